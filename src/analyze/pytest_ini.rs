@@ -1,0 +1,240 @@
+//! Test discovery as pytest does it: the first of `pytest.ini`, `pyproject.toml`
+//! (`[tool.pytest.ini_options]`), `tox.ini` (`[pytest]`) and `setup.cfg` (`[tool:pytest]`) at the
+//! repository root gives `python_files` and `testpaths`; without one, pytest's defaults apply.
+
+use crate::error::{Error, Result};
+use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
+
+pub struct TestDiscovery {
+    /// The file the settings came from, if any.
+    pub source: Option<String>,
+    python_files: GlobSet,
+    testpaths: Option<GlobSet>,
+    /// `pythonpath`: directories pytest puts on `sys.path`, so import roots too.
+    pub pythonpath: Vec<String>,
+}
+
+/// Directories pytest never descends into by default (`norecursedirs`).
+const NORECURSE: &[&str] = &[
+    ".*",
+    "*.egg",
+    "_darcs",
+    "build",
+    "CVS",
+    "dist",
+    "node_modules",
+    "venv",
+    "{arch}",
+];
+
+impl TestDiscovery {
+    /// `read` gives a root file's content from the gated tree.
+    pub fn load(read: impl Fn(&str) -> Option<Vec<u8>>) -> Result<Self> {
+        let mut found: Option<(String, Vec<(String, String)>)> = None;
+        for (file, section) in [
+            ("pytest.ini", "pytest"),
+            ("pyproject.toml", ""),
+            ("tox.ini", "pytest"),
+            ("setup.cfg", "tool:pytest"),
+        ] {
+            let Some(bytes) = read(file) else { continue };
+            let text = String::from_utf8_lossy(&bytes);
+            let keys = if file == "pyproject.toml" {
+                pyproject_keys(&text).map_err(|message| Error::Config {
+                    path: file.into(),
+                    message,
+                })?
+            } else {
+                ini_section(&text, section)
+            };
+            // pytest.ini wins even when empty; the others only when they have the section.
+            if let Some(keys) = keys.or_else(|| (file == "pytest.ini").then(Vec::new)) {
+                found = Some((file.to_string(), keys));
+                break;
+            }
+        }
+        let get = |key: &str| {
+            found
+                .as_ref()
+                .and_then(|(_, keys)| keys.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()))
+        };
+        let python_files = get("python_files").unwrap_or_else(|| "test_*.py *_test.py".into());
+        let testpaths = get("testpaths").filter(|t| !t.trim().is_empty());
+        let pythonpath = get("pythonpath")
+            .map(|p| p.split_whitespace().map(crate::graph::normalize).collect())
+            .unwrap_or_default();
+        let source = found.map(|(file, _)| file);
+        let origin = source.clone().unwrap_or_else(|| "pytest defaults".into());
+        let build = |patterns: &str, under: bool| -> Result<GlobSet> {
+            let mut set = GlobSetBuilder::new();
+            for p in patterns.split_whitespace() {
+                let p = p.trim_end_matches('/');
+                let glob = |pattern: &str| {
+                    GlobBuilder::new(pattern)
+                        .literal_separator(true)
+                        .build()
+                        .map_err(|e| Error::Config {
+                            path: origin.clone().into(),
+                            message: format!("bad pattern `{p}`: {e}"),
+                        })
+                };
+                if under {
+                    set.add(glob(p)?);
+                    set.add(glob(&format!("{p}/**"))?);
+                } else {
+                    set.add(glob(p)?);
+                }
+            }
+            set.build().map_err(|e| Error::Config {
+                path: origin.clone().into(),
+                message: e.to_string(),
+            })
+        };
+        Ok(TestDiscovery {
+            python_files: build(&python_files, false)?,
+            testpaths: testpaths.map(|t| build(&t, true)).transpose()?,
+            pythonpath,
+            source,
+        })
+    }
+
+    /// Would a plain `pytest` at the root collect this file as a test module?
+    pub fn is_test(&self, path: &str) -> bool {
+        let (dirs, name) = path.rsplit_once('/').unwrap_or(("", path));
+        if !name.ends_with(".py") || name == "conftest.py" || !self.python_files.is_match(name) {
+            return false;
+        }
+        let skipped = |dir: &str| {
+            NORECURSE
+                .iter()
+                .any(|pat| Glob::new(pat).is_ok_and(|g| g.compile_matcher().is_match(dir)))
+        };
+        if dirs.split('/').filter(|d| !d.is_empty()).any(skipped) {
+            return false;
+        }
+        self.testpaths.as_ref().is_none_or(|t| t.is_match(path))
+    }
+}
+
+/// `[tool.pytest.ini_options]` keys, lists joined by spaces as pytest reads them.
+fn pyproject_keys(text: &str) -> std::result::Result<Option<Vec<(String, String)>>, String> {
+    let doc: toml::Table = toml::from_str(text).map_err(|e| one_line(&e.to_string()))?;
+    let Some(options) = doc
+        .get("tool")
+        .and_then(|t| t.get("pytest"))
+        .and_then(|p| p.get("ini_options"))
+        .and_then(|o| o.as_table())
+    else {
+        return Ok(None);
+    };
+    let keys = options
+        .iter()
+        .map(|(k, v)| {
+            let value = match v {
+                toml::Value::String(s) => s.clone(),
+                toml::Value::Array(items) => items
+                    .iter()
+                    .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                other => other.to_string(),
+            };
+            (k.clone(), value)
+        })
+        .collect();
+    Ok(Some(keys))
+}
+
+/// The keys of one section of an INI file; continuation lines (indented) join the value.
+pub fn ini_section(text: &str, section: &str) -> Option<Vec<(String, String)>> {
+    let mut keys: Option<Vec<(String, String)>> = None;
+    let mut inside = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() || trimmed.starts_with('#') || trimmed.starts_with(';') {
+            continue;
+        }
+        if let Some(name) = trimmed.strip_prefix('[').and_then(|t| t.strip_suffix(']')) {
+            inside = name.trim() == section;
+            if inside {
+                keys.get_or_insert_with(Vec::new);
+            }
+            continue;
+        }
+        if !inside {
+            continue;
+        }
+        let keys = keys.get_or_insert_with(Vec::new);
+        if line.starts_with([' ', '\t']) {
+            if let Some((_, value)) = keys.last_mut() {
+                value.push(' ');
+                value.push_str(trimmed);
+            }
+        } else if let Some((k, v)) = trimmed.split_once(['=', ':']) {
+            keys.push((k.trim().to_string(), v.trim().to_string()));
+        }
+    }
+    keys
+}
+
+/// toml's errors span several lines with a source excerpt; gate prints one.
+pub fn one_line(message: &str) -> String {
+    message
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(str::trim)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn discovery(files: &[(&str, &str)]) -> TestDiscovery {
+        TestDiscovery::load(|name| {
+            files
+                .iter()
+                .find(|(n, _)| *n == name)
+                .map(|(_, c)| c.as_bytes().to_vec())
+        })
+        .unwrap()
+    }
+
+    #[test]
+    fn defaults_match_pytest() {
+        let d = discovery(&[]);
+        assert!(d.is_test("tests/test_cart.py"));
+        assert!(d.is_test("cart_test.py"));
+        assert!(!d.is_test("tests/conftest.py"));
+        assert!(!d.is_test("tests/helpers.py"));
+        assert!(!d.is_test(".venv/lib/test_x.py"));
+        assert!(!d.is_test("build/test_x.py"));
+    }
+
+    #[test]
+    fn settings_from_each_file() {
+        let ini = discovery(&[(
+            "pytest.ini",
+            "[pytest]\npython_files = check_*.py\ntestpaths =\n    tests\n    more\n",
+        )]);
+        assert!(ini.is_test("tests/check_a.py") && ini.is_test("more/x/check_b.py"));
+        assert!(!ini.is_test("tests/test_a.py") && !ini.is_test("other/check_a.py"));
+        let py = discovery(&[(
+            "pyproject.toml",
+            "[tool.pytest.ini_options]\ntestpaths = [\"t\"]\n",
+        )]);
+        assert!(py.is_test("t/test_a.py") && !py.is_test("src/test_a.py"));
+        let cfg = discovery(&[(
+            "setup.cfg",
+            "[metadata]\nname=x\n[tool:pytest]\npython_files = spec_*.py\n",
+        )]);
+        assert!(cfg.is_test("spec_a.py") && !cfg.is_test("test_a.py"));
+        let tox = discovery(&[
+            ("tox.ini", "[tox]\n[pytest]\ntestpaths = it\n"),
+            ("setup.cfg", "[tool:pytest]\ntestpaths = no\n"),
+        ]);
+        assert_eq!(tox.source.as_deref(), Some("tox.ini"));
+        assert!(tox.is_test("it/test_a.py"));
+    }
+}

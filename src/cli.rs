@@ -1,0 +1,64 @@
+//! What the user typed (clap derive only); meaning is given in `commands`.
+
+use crate::report::styles::ColorChoice;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// Runs only the tests a change can break, and names the missing fact when it cannot tell.
+#[derive(Parser, Debug)]
+#[command(name = "gate", version, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Sub>,
+    #[command(flatten)]
+    pub gate: GateArgs,
+    /// Run as if gate was started in DIR (like `git -C`).
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    /// When to colour output.
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+}
+
+#[derive(Args, Debug)]
+pub struct GateArgs {
+    /// Gate a range: `A...B` (since the merge-base), `A..B` (tree to tree) or `R` (`R...HEAD`).
+    #[arg(long, value_name = "RANGE", group = "input")]
+    pub affected: Option<String>,
+    /// Gate the changes from REV to the working tree, uncommitted ones included.
+    #[arg(long, value_name = "REV", group = "input")]
+    pub since: Option<String>,
+    /// Gate these paths as changed (working tree).
+    #[arg(long, value_name = "PATH", num_args = 1.., group = "input")]
+    pub files: Vec<String>,
+    /// Select only: print the verdicts, the selection and the command; run nothing.
+    #[arg(long)]
+    pub list: bool,
+    /// Print the report as JSON (plans/report.schema.json) on stdout.
+    #[arg(long)]
+    pub json: bool,
+    /// Record a human decision (a citation) that lets a refused run go on with its bounded remainder.
+    #[arg(long, value_name = "CITATION")]
+    pub affected_decision: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Sub {
+    /// Analyse the tree and refresh the plan cache; `--out` exports the plans for review.
+    Plan {
+        /// Analyse this commit's tree instead of the working tree.
+        #[arg(long, value_name = "REV")]
+        rev: Option<String>,
+        /// Write ast-plan.json, import-graph.json and reference-edges.json into DIR.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+    },
+    /// Show which tests reach a file, or what a test depends on, as chains with file:line.
+    Explain {
+        /// A path relative to the repository root.
+        path: String,
+        /// Explain in this commit's tree instead of the working tree.
+        #[arg(long, value_name = "REV")]
+        rev: Option<String>,
+    },
+}

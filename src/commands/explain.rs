@@ -1,0 +1,86 @@
+//! `gate explain PATH`: for a test, what it depends on; for any other file, which tests reach
+//! it — each as the chain of edges with file:line that a selection would report.
+
+use crate::error::{Error, Result};
+use crate::graph::{Direction, Edge};
+use crate::project::Project;
+use crate::repo::{self, range, snapshot::Snapshot};
+use crate::report::styles::Styles;
+use owo_colors::OwoColorize;
+use std::path::Path;
+
+pub fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result<u8> {
+    let repo = repo::open(dir)?;
+    let snapshot = match rev {
+        Some(rev) => Snapshot::of_commit(&repo, range::commit(&repo, rev)?)?,
+        None => Snapshot::of_workdir(&repo)?,
+    };
+    let path = crate::graph::normalize(path);
+    if !snapshot.contains(&path) {
+        return Err(Error::Usage(format!(
+            "{path}: not a file of the {}",
+            snapshot.describe()
+        )));
+    }
+    let project = Project::load(&repo, &snapshot, &[], &mut super::warn)?;
+    let graph = &project.graph;
+    let is_test = project.tests.contains(&path);
+    let direction = if is_test {
+        Direction::Dependencies
+    } else {
+        Direction::Dependents
+    };
+    let walk = graph.walk(&path, direction, None);
+    let render = |chain: Vec<&Edge>| {
+        chain
+            .iter()
+            .map(|e| e.explain())
+            .collect::<Vec<_>>()
+            .join("; ")
+    };
+    if is_test {
+        println!(
+            "{} is a test; a change to any of these {} files selects it:",
+            path.style(styles.bold),
+            walk.via.len()
+        );
+        for node in walk.via.keys() {
+            let mut chain = walk.chain(graph, node);
+            chain.reverse();
+            println!("  {}\n      {}", node, render(chain).style(styles.dim));
+        }
+    } else {
+        let tests: Vec<&String> = walk
+            .via
+            .keys()
+            .filter(|n| project.tests.contains(*n))
+            .collect();
+        println!(
+            "{} is reached by {} test file(s):",
+            path.style(styles.bold),
+            tests.len()
+        );
+        for test in tests {
+            println!(
+                "  {}\n      {}",
+                test,
+                render(walk.chain(graph, test)).style(styles.dim)
+            );
+        }
+        for rule in project
+            .config
+            .depends
+            .iter()
+            .filter(|r| r.on.is_match(&path))
+        {
+            println!(
+                "  [[depends]] rule {} selects tests matching {}",
+                rule.index, rule.tests.text
+            );
+        }
+        if let Some(reason) = project.config.whole_suite_reason(&path) {
+            println!("  a change to it is named_full: {reason}");
+        }
+    }
+    Ok(crate::exit_codes::OK)
+}

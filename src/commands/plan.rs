@@ -1,0 +1,60 @@
+//! `gate plan`: analyse a tree, refresh the blob-id cache, and export the plans for review.
+
+use crate::error::Result;
+use crate::graph::EdgeKind;
+use crate::plan::Plans;
+use crate::project::Project;
+use crate::repo::{self, range, snapshot::Snapshot};
+use std::path::Path;
+
+pub fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u8> {
+    let repo = repo::open(dir)?;
+    let snapshot = match rev {
+        Some(rev) => Snapshot::of_commit(&repo, range::commit(&repo, rev)?)?,
+        None => Snapshot::of_workdir(&repo)?,
+    };
+    let project = Project::load(&repo, &snapshot, &[], &mut super::warn)?;
+    let is_test = |p: &str| project.tests.contains(p);
+    let plans = Plans::new(
+        snapshot.describe(),
+        &project.analysis,
+        &project.graph,
+        &project.roots,
+        project.discovery.source.as_deref(),
+        &is_test,
+    );
+    if let Some(out) = out {
+        for path in plans.write(out)? {
+            println!("wrote {}", path.display());
+        }
+    }
+    let a = &project.analysis;
+    let imports = project
+        .graph
+        .edges
+        .iter()
+        .filter(|e| e.kind == EdgeKind::Import)
+        .count();
+    println!(
+        "gate plan: {} Python files ({} parsed, {} from cache), {} test files, {} import edges, {} reference edges, {} flagged ({})",
+        a.facts.len(),
+        a.parsed,
+        a.cached,
+        project.tests.len(),
+        imports,
+        plans.references.edges.len(),
+        project.flagged.len(),
+        snapshot.describe()
+    );
+    for (path, lines) in &project.flagged {
+        println!(
+            "  flagged {path}: parse errors at line {}",
+            lines
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+    }
+    Ok(crate::exit_codes::OK)
+}

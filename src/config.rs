@@ -1,0 +1,406 @@
+//! `.gate.toml` → resolved settings: compiled globs, the runner's argv, defaults filled in.
+//! The file is read from the tree being gated, so a pushed config governs its own push.
+//! Every mistake (unknown key, bad glob, wrong type) is one error naming the key and line.
+
+use crate::analyze::pytest_ini::one_line;
+use crate::error::{Error, Result};
+use globset::{GlobBuilder, GlobMatcher, GlobSet, GlobSetBuilder};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+pub const FILE: &str = ".gate.toml";
+
+/// Non-code files that cannot break a test unless something references them.
+pub const DEFAULT_INERT: &[&str] = &[
+    "**/*.md",
+    "**/*.rst",
+    "**/*.adoc",
+    "docs/**",
+    "doc/**",
+    "LICENSE*",
+    "LICENCE*",
+    "COPYING*",
+    "AUTHORS*",
+    "CHANGELOG*",
+    "CHANGES*",
+    "HISTORY*",
+    "NEWS*",
+    "CONTRIBUTING*",
+    "CODE_OF_CONDUCT*",
+    ".gitignore",
+    ".gitattributes",
+    ".mailmap",
+    ".editorconfig",
+    ".git-blame-ignore-revs",
+];
+
+/// Changes whose honest blast radius is the whole suite, with the reason recorded.
+pub const DEFAULT_WHOLE_SUITE: &[(&str, &str)] = &[
+    ("conftest.py", "root conftest.py applies to every test"),
+    ("pytest.ini", "pytest configuration"),
+    ("pyproject.toml", "project and pytest configuration"),
+    ("setup.cfg", "project and pytest configuration"),
+    ("tox.ini", "test environment and pytest configuration"),
+    ("setup.py", "package build configuration"),
+    ("noxfile.py", "test session configuration"),
+    ("**/requirements*.txt", "dependency versions"),
+    ("**/constraints*.txt", "dependency versions"),
+    ("**/*.lock", "locked dependency versions"),
+    ("Pipfile", "dependency versions"),
+    (".python-version", "interpreter version"),
+    (".github/workflows/**", "CI configuration"),
+    (".gitlab-ci.yml", "CI configuration"),
+    (".ci/**", "CI configuration"),
+    (FILE, "gate's own configuration"),
+];
+
+/// The file as written. Doc comments here are the configuration reference.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawConfig {
+    /// Tests that run with every non-inert run: test file globs or pytest ids
+    /// (`tests/test_health.py::test_up`, `tests.test_health::*`).
+    #[serde(default)]
+    always_run: Vec<Spanned<String>>,
+    /// Test file globs whose failures are known flaky; marked in reports.
+    #[serde(default)]
+    known_flaky: Vec<Spanned<String>>,
+    /// Dependencies no import graph can see: when a file matching `on` changes, run `tests`.
+    #[serde(default)]
+    depends: Vec<RawDepends>,
+    /// Extra globs of non-code files that are inert when nothing references them.
+    #[serde(default)]
+    inert: Vec<Spanned<String>>,
+    /// `false` drops the built-in inert globs.
+    #[serde(default = "yes")]
+    inert_defaults: bool,
+    /// Extra changes whose blast radius is the whole suite: `on` globs and a `reason`.
+    #[serde(default)]
+    whole_suite: Vec<RawWholeSuite>,
+    /// `false` drops the built-in whole-suite globs.
+    #[serde(default = "yes")]
+    whole_suite_defaults: bool,
+    /// On a `named_full` verdict: `"subset"` runs the resolved subset, `"full"` the whole suite.
+    #[serde(default)]
+    named_full: NamedFullMode,
+    /// Caps how many import hops the selection walks back; the report names what the cap cut.
+    max_depth: Option<u32>,
+    /// A change nothing reaches: `"refuse"` (the default) or `"full"` (named_full, whole suite).
+    #[serde(default)]
+    fallback: Fallback,
+    /// The runner's command, as an argv list or a string split on spaces.
+    runner: Option<Spanned<Argv>>,
+    /// Environment for the runner (e.g. `PYTHONPATH`).
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    #[serde(default)]
+    python: RawPython,
+}
+
+fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawDepends {
+    tests: Spanned<OneOrMany>,
+    on: Spanned<OneOrMany>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWholeSuite {
+    on: Spanned<OneOrMany>,
+    reason: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawPython {
+    /// Import roots (directories holding top-level packages); detected when absent.
+    roots: Option<Vec<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// The globs of a `tests`/`on` value, each carrying the value's span for error lines.
+fn spread(value: Spanned<OneOrMany>) -> Vec<Spanned<String>> {
+    let span = value.span();
+    let items = match value.into_inner() {
+        OneOrMany::One(s) => vec![s],
+        OneOrMany::Many(v) => v,
+    };
+    items
+        .into_iter()
+        .map(|s| Spanned::new(span.clone(), s))
+        .collect()
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(untagged)]
+enum Argv {
+    Line(String),
+    List(Vec<String>),
+}
+
+#[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub enum NamedFullMode {
+    #[default]
+    Subset,
+    Full,
+}
+
+#[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub enum Fallback {
+    #[default]
+    Refuse,
+    Full,
+}
+
+/// Globs with `!` excludes, as in `on = ["**/*.go", "!**/*_test.go"]`.
+pub struct Matcher {
+    include: GlobSet,
+    exclude: GlobSet,
+    pub text: String,
+}
+
+impl Matcher {
+    pub fn is_match(&self, path: &str) -> bool {
+        self.include.is_match(path) && !self.exclude.is_match(path)
+    }
+}
+
+pub struct DependsRule {
+    pub index: usize,
+    pub tests: Matcher,
+    pub on: Matcher,
+}
+
+pub struct Config {
+    /// Where the settings came from: `.gate.toml`, or built-in defaults.
+    pub source: Option<String>,
+    pub always_run: Vec<String>,
+    pub known_flaky: Matcher,
+    pub depends: Vec<DependsRule>,
+    pub inert: Matcher,
+    pub whole_suite: Vec<(GlobMatcher, String)>,
+    pub named_full: NamedFullMode,
+    pub max_depth: Option<u32>,
+    pub fallback: Fallback,
+    pub runner: Option<Vec<String>>,
+    pub env: BTreeMap<String, String>,
+    pub python_roots: Option<Vec<String>>,
+}
+
+impl Config {
+    pub fn defaults() -> Self {
+        Self::parse(None, "").expect("the built-in defaults are valid")
+    }
+
+    /// Parses `.gate.toml`'s text; `file` names it in errors.
+    pub fn parse(file: Option<&str>, text: &str) -> Result<Self> {
+        let path = file.unwrap_or(FILE);
+        let err = |message: String| Error::Config {
+            path: path.into(),
+            message,
+        };
+        let raw: RawConfig = toml::from_str(text).map_err(|e| {
+            let at = e
+                .span()
+                .map(|s| format!("line {}: ", line_of(text, s.start)))
+                .unwrap_or_default();
+            err(format!("{at}{}", one_line(e.message())))
+        })?;
+        let globs = |key: &str, items: Vec<Spanned<String>>, extra: &[&str]| -> Result<Matcher> {
+            let mut include = GlobSetBuilder::new();
+            let mut exclude = GlobSetBuilder::new();
+            let mut text_parts: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+            for item in extra
+                .iter()
+                .map(|s| (s.to_string(), 0))
+                .chain(items.into_iter().map(|s| {
+                    let line = line_of(text, s.span().start);
+                    (s.into_inner(), line)
+                }))
+            {
+                let (pattern, line) = item;
+                let (target, pat) = match pattern.strip_prefix('!') {
+                    Some(rest) => (&mut exclude, rest.to_string()),
+                    None => (&mut include, pattern.clone()),
+                };
+                target.add(glob(&pat).map_err(|e| {
+                    err(format!("line {line}: `{key}`: bad glob `{pattern}`: {e}"))
+                })?);
+                if line > 0 {
+                    text_parts.push(pattern);
+                }
+            }
+            let build = |b: GlobSetBuilder| b.build().map_err(|e| err(format!("`{key}`: {e}")));
+            Ok(Matcher {
+                include: build(include)?,
+                exclude: build(exclude)?,
+                text: text_parts.join(", "),
+            })
+        };
+        let always_run: Vec<String> = raw.always_run.iter().map(|s| s.get_ref().clone()).collect();
+        for entry in &raw.always_run {
+            let pattern = entry.get_ref().split("::").next().unwrap_or_default();
+            if !pattern.contains('/') && pattern.contains('.') && !pattern.ends_with(".py") {
+                continue; // a dotted module id, resolved against the tree later
+            }
+            glob(pattern).map_err(|e| {
+                err(format!(
+                    "line {}: `always_run`: bad glob `{}`: {e}",
+                    line_of(text, entry.span().start),
+                    entry.get_ref()
+                ))
+            })?;
+        }
+        let mut depends = Vec::new();
+        for (index, rule) in raw.depends.into_iter().enumerate() {
+            depends.push(DependsRule {
+                index: index + 1,
+                tests: globs("depends.tests", spread(rule.tests), &[])?,
+                on: globs("depends.on", spread(rule.on), &[])?,
+            });
+        }
+        let mut whole_suite = Vec::new();
+        if raw.whole_suite_defaults {
+            for (pattern, reason) in DEFAULT_WHOLE_SUITE {
+                whole_suite.push((
+                    glob(pattern).expect("built-in glob").compile_matcher(),
+                    reason.to_string(),
+                ));
+            }
+        }
+        for entry in raw.whole_suite {
+            for on in spread(entry.on) {
+                let line = line_of(text, on.span().start);
+                let g = glob(on.get_ref()).map_err(|e| {
+                    err(format!(
+                        "line {line}: `whole_suite.on`: bad glob `{}`: {e}",
+                        on.get_ref()
+                    ))
+                })?;
+                whole_suite.push((g.compile_matcher(), entry.reason.clone()));
+            }
+        }
+        let runner = match raw.runner {
+            None => None,
+            Some(spanned) => {
+                let line = line_of(text, spanned.span().start);
+                let argv = match spanned.into_inner() {
+                    Argv::Line(s) => s.split_whitespace().map(str::to_string).collect(),
+                    Argv::List(v) => v,
+                };
+                if argv.is_empty() {
+                    return Err(err(format!("line {line}: `runner` is empty")));
+                }
+                Some(argv)
+            }
+        };
+        Ok(Config {
+            source: file.map(str::to_string),
+            always_run,
+            known_flaky: globs("known_flaky", raw.known_flaky, &[])?,
+            depends,
+            inert: globs(
+                "inert",
+                raw.inert,
+                if raw.inert_defaults {
+                    DEFAULT_INERT
+                } else {
+                    &[]
+                },
+            )?,
+            whole_suite,
+            named_full: raw.named_full,
+            max_depth: raw.max_depth,
+            fallback: raw.fallback,
+            runner,
+            env: raw.env,
+            python_roots: raw.python.roots.map(|roots| {
+                roots
+                    .into_iter()
+                    .map(|r| r.trim_matches('/').trim_start_matches("./").to_string())
+                    .collect()
+            }),
+        })
+    }
+
+    /// The reason a change's blast radius is the whole suite, if it is one of those.
+    pub fn whole_suite_reason(&self, path: &str) -> Option<&str> {
+        self.whole_suite
+            .iter()
+            .find(|(g, _)| g.is_match(path))
+            .map(|(_, r)| r.as_str())
+    }
+}
+
+/// gate's glob dialect: `*` stops at `/`, `**` crosses directories.
+pub fn glob(pattern: &str) -> std::result::Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(pattern).literal_separator(true).build()
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_names_key_and_line() {
+        let e = Config::parse(Some(".gate.toml"), "always_run = []\nmax_dpth = 3\n")
+            .err()
+            .unwrap();
+        let msg = e.to_string();
+        assert!(msg.starts_with(".gate.toml: line 2:"), "{msg}");
+        assert!(msg.contains("max_dpth"), "{msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+    }
+
+    #[test]
+    fn bad_glob_names_key_and_line() {
+        let e = Config::parse(
+            Some(".gate.toml"),
+            "\n[[depends]]\ntests = \"tests/**\"\non = [\"src/[a\"]\n",
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.to_string().lines().count(), 1);
+        assert!(
+            e.to_string()
+                .contains("line 4: `depends.on`: bad glob `src/[a`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn depends_excludes_and_defaults() {
+        let c = Config::parse(
+            None,
+            "[[depends]]\ntests = \"tests/cli/**\"\non = [\"**/*.sh\", \"!scripts/skip.sh\"]\n",
+        )
+        .unwrap();
+        let on = &c.depends[0].on;
+        assert!(on.is_match("scripts/run.sh") && !on.is_match("scripts/skip.sh"));
+        assert!(c.inert.is_match("README.md") && c.inert.is_match("docs/x/y.txt"));
+        assert_eq!(
+            c.whole_suite_reason("conftest.py"),
+            Some("root conftest.py applies to every test")
+        );
+        assert_eq!(c.whole_suite_reason("tests/conftest.py"), None);
+        assert!(c.whole_suite_reason("requirements-dev.txt").is_some());
+    }
+}

@@ -1,0 +1,291 @@
+//! Plans: the analysis of one tree, serialized in a stable, sorted, versioned form.
+//! Facts are cached under `.git/gate/` by git blob id, so a file whose content was seen before
+//! is never parsed again; a cache of another format or a corrupt one is rebuilt, never trusted.
+
+use crate::analyze::python::{self, Facts};
+use crate::error::{Error, Result};
+use crate::graph::{self, Edge, EdgeKind, Graph};
+use crate::repo::snapshot::Snapshot;
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// Version of every plan and cache file gate writes; the schemas in `plans/` carry it.
+pub const FORMAT: u32 = 1;
+pub const ANALYZER: &str = concat!("gate ", env!("CARGO_PKG_VERSION"));
+
+/// The Python facts of every `.py`/`.pyi` file of a snapshot, and how they were obtained.
+pub struct Analysis {
+    pub facts: BTreeMap<String, Facts>,
+    pub blobs: BTreeMap<String, String>,
+    pub parsed: usize,
+    pub cached: usize,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Cache {
+    format: u32,
+    analyzer: String,
+    grammar: String,
+    /// blob id → facts
+    entries: BTreeMap<String, Facts>,
+}
+
+fn cache_path(state: &Path) -> PathBuf {
+    state.join("cache").join("python.json")
+}
+
+/// Analyses every Python file of `snapshot`, reusing and refreshing the blob-id cache.
+/// `warn` receives one line per problem that does not stop the run.
+pub fn analyze(
+    repo: &git2::Repository,
+    snapshot: &Snapshot,
+    state: &Path,
+    warn: &mut dyn FnMut(String),
+) -> Result<Analysis> {
+    let path = cache_path(state);
+    let mut cache = load_cache(&path, warn);
+    let mut blobs = BTreeMap::new();
+    let mut todo: Vec<(String, String, Vec<u8>)> = Vec::new();
+    let mut facts = BTreeMap::new();
+    for file in snapshot.files.iter().filter(|f| graph::is_python(f)) {
+        let (oid, content) = match snapshot.known_blob(file) {
+            Some(oid) if cache.entries.contains_key(&oid.to_string()) => (oid, None),
+            _ => {
+                let (oid, bytes) = snapshot.read(repo, file)?;
+                (oid, Some(bytes))
+            }
+        };
+        let id = oid.to_string();
+        blobs.insert(file.clone(), id.clone());
+        match (cache.entries.get(&id), content) {
+            (Some(hit), _) => {
+                facts.insert(file.clone(), hit.clone());
+            }
+            (None, Some(bytes)) => todo.push((file.clone(), id, bytes)),
+            (None, None) => unreachable!("a cache miss always reads the content"),
+        }
+    }
+    let cached = facts.len();
+    let fresh: Vec<(String, String, Facts)> = todo
+        .into_par_iter()
+        .map(|(file, id, bytes)| (file, id, python::analyze(&bytes)))
+        .collect();
+    let parsed = fresh.len();
+    for (file, id, f) in fresh {
+        cache.entries.insert(id, f.clone());
+        facts.insert(file, f);
+    }
+    if parsed > 0 {
+        save_cache(&path, &cache, warn);
+    }
+    Ok(Analysis {
+        facts,
+        blobs,
+        parsed,
+        cached,
+    })
+}
+
+fn empty_cache() -> Cache {
+    Cache {
+        format: FORMAT,
+        analyzer: ANALYZER.to_string(),
+        grammar: python::GRAMMAR.to_string(),
+        entries: BTreeMap::new(),
+    }
+}
+
+fn load_cache(path: &Path, warn: &mut dyn FnMut(String)) -> Cache {
+    let bytes = match std::fs::read(path) {
+        Ok(bytes) => bytes,
+        Err(_) => return empty_cache(),
+    };
+    match serde_json::from_slice::<Cache>(&bytes) {
+        Ok(c) if c.format == FORMAT && c.analyzer == ANALYZER && c.grammar == python::GRAMMAR => c,
+        Ok(c) => {
+            warn(format!(
+                "{}: written by {} (format {}), this is {ANALYZER} (format {FORMAT}); rebuilding it",
+                path.display(),
+                c.analyzer,
+                c.format
+            ));
+            empty_cache()
+        }
+        Err(e) => {
+            warn(format!(
+                "{}: corrupt plan cache ({e}); rebuilding it",
+                path.display()
+            ));
+            empty_cache()
+        }
+    }
+}
+
+/// Writes through a temporary file and a rename, so a killed run never leaves half a cache.
+/// A cache that cannot be written costs speed, not correctness: a warning, not an error.
+fn save_cache(path: &Path, cache: &Cache, warn: &mut dyn FnMut(String)) {
+    let write = || -> std::io::Result<()> {
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
+        std::fs::write(&tmp, serde_json::to_vec(cache)?)?;
+        std::fs::rename(&tmp, path)
+    };
+    if let Err(e) = write() {
+        warn(format!(
+            "{}: cannot write the plan cache ({e})",
+            path.display()
+        ));
+    }
+}
+
+/// The AST plan: per file, what the source says.
+#[derive(Serialize)]
+pub struct AstPlan<'a> {
+    pub version: u32,
+    pub kind: &'static str,
+    pub analyzer: &'static str,
+    pub grammar: &'static str,
+    /// `commit <sha>` or `working tree`.
+    pub tree: String,
+    pub roots: &'a [String],
+    pub test_config: Option<&'a str>,
+    pub files: Vec<AstFile<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct AstFile<'a> {
+    pub path: &'a str,
+    pub blob: &'a str,
+    pub module: Option<String>,
+    pub role: &'static str,
+    pub imports: &'a [python::Import],
+    pub strings: &'a [python::StringRef],
+    pub parse_errors: &'a [u32],
+}
+
+/// An edge plan: the resolved edges of some kinds.
+#[derive(Serialize)]
+pub struct EdgePlan<'a> {
+    pub version: u32,
+    pub kind: &'static str,
+    pub analyzer: &'static str,
+    pub tree: String,
+    pub edges: Vec<&'a Edge>,
+}
+
+pub struct Plans<'a> {
+    pub ast: AstPlan<'a>,
+    pub imports: EdgePlan<'a>,
+    pub references: EdgePlan<'a>,
+}
+
+impl<'a> Plans<'a> {
+    pub fn new(
+        tree: String,
+        analysis: &'a Analysis,
+        graph: &'a Graph,
+        roots: &'a [String],
+        test_config: Option<&'a str>,
+        is_test: &dyn Fn(&str) -> bool,
+    ) -> Self {
+        let files = analysis
+            .facts
+            .iter()
+            .map(|(path, f)| AstFile {
+                path,
+                blob: &analysis.blobs[path],
+                module: module_name(path, roots),
+                role: if graph::file_name(path) == "conftest.py" {
+                    "conftest"
+                } else if is_test(path) {
+                    "test"
+                } else if path.ends_with(".pyi") {
+                    "stub"
+                } else {
+                    "source"
+                },
+                imports: &f.imports,
+                strings: &f.strings,
+                parse_errors: &f.parse_errors,
+            })
+            .collect();
+        let is_reference =
+            |e: &&Edge| matches!(e.kind, EdgeKind::StringModule | EdgeKind::PathLiteral);
+        Plans {
+            ast: AstPlan {
+                version: FORMAT,
+                kind: "ast-plan",
+                analyzer: ANALYZER,
+                grammar: python::GRAMMAR,
+                tree: tree.clone(),
+                roots,
+                test_config,
+                files,
+            },
+            imports: EdgePlan {
+                version: FORMAT,
+                kind: "import-graph",
+                analyzer: ANALYZER,
+                tree: tree.clone(),
+                edges: graph.edges.iter().filter(|e| !is_reference(e)).collect(),
+            },
+            references: EdgePlan {
+                version: FORMAT,
+                kind: "reference-edges",
+                analyzer: ANALYZER,
+                tree,
+                edges: graph.edges.iter().filter(is_reference).collect(),
+            },
+        }
+    }
+
+    /// Writes `ast-plan.json`, `import-graph.json` and `reference-edges.json` into `dir`.
+    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io(dir, "cannot create the plan directory", e))?;
+        let mut written = Vec::new();
+        for (name, value) in [
+            ("ast-plan.json", serde_json::to_value(&self.ast)),
+            ("import-graph.json", serde_json::to_value(&self.imports)),
+            (
+                "reference-edges.json",
+                serde_json::to_value(&self.references),
+            ),
+        ] {
+            let path = dir.join(name);
+            let value = value.expect("plans serialize");
+            let mut text = serde_json::to_string_pretty(&value).expect("plans serialize");
+            text.push('\n');
+            std::fs::write(&path, text)
+                .map_err(|e| Error::io(&path, "cannot write the plan", e))?;
+            written.push(path);
+        }
+        Ok(written)
+    }
+}
+
+/// The dotted module name of a file under the deepest root that holds it.
+pub fn module_name(path: &str, roots: &[String]) -> Option<String> {
+    let stem = path
+        .strip_suffix(".pyi")
+        .or_else(|| path.strip_suffix(".py"))?;
+    let rel = roots
+        .iter()
+        .filter_map(|r| {
+            if r.is_empty() {
+                Some(stem)
+            } else {
+                stem.strip_prefix(&format!("{r}/"))
+            }
+        })
+        .min_by_key(|rel| rel.len())?;
+    let module = rel
+        .strip_suffix("/__init__")
+        .unwrap_or(rel)
+        .replace('/', ".");
+    (!module.is_empty() && module != "__init__").then_some(module)
+}

@@ -1,0 +1,86 @@
+//! Loads everything the later stages read about one tree: `.gate.toml`, pytest's discovery
+//! settings, import roots, the analysed Python files and the resolved graph.
+
+use crate::analyze::pytest_ini::TestDiscovery;
+use crate::analyze::roots;
+use crate::config::{self, Config};
+use crate::error::Result;
+use crate::graph::{self, Graph, Tree};
+use crate::plan::{self, Analysis};
+use crate::repo::snapshot::Snapshot;
+use std::collections::{BTreeMap, BTreeSet};
+
+pub struct Project {
+    pub config: Config,
+    pub discovery: TestDiscovery,
+    pub roots: Vec<String>,
+    pub analysis: Analysis,
+    pub graph: Graph,
+    /// Test files of the tree (as pytest would collect them with no arguments).
+    pub tests: BTreeSet<String>,
+    /// Python files that parsed with errors → lines.
+    pub flagged: BTreeMap<String, Vec<u32>>,
+}
+
+impl Project {
+    /// `deleted` are paths gone from the tree that imports may still name: they stay graph
+    /// nodes so whatever imports them is selected.
+    pub fn load(
+        repo: &git2::Repository,
+        snapshot: &Snapshot,
+        deleted: &[String],
+        warn: &mut dyn FnMut(String),
+    ) -> Result<Project> {
+        let read = |path: &str| {
+            snapshot
+                .contains(path)
+                .then(|| snapshot.read(repo, path).ok().map(|(_, b)| b))
+                .flatten()
+        };
+        let config = match read(config::FILE) {
+            Some(bytes) => Config::parse(Some(config::FILE), &String::from_utf8_lossy(&bytes))?,
+            None => Config::defaults(),
+        };
+        let discovery = TestDiscovery::load(read)?;
+        let roots = config.python_roots.clone().unwrap_or_else(|| {
+            let mut roots = roots::detect(&snapshot.files, read);
+            roots.extend(discovery.pythonpath.iter().cloned());
+            roots.sort();
+            roots.dedup();
+            roots
+        });
+        let analysis = plan::analyze(repo, snapshot, &crate::repo::state_dir(repo), warn)?;
+        let tests: BTreeSet<String> = snapshot
+            .files
+            .iter()
+            .filter(|f| discovery.is_test(f))
+            .cloned()
+            .collect();
+        let mut nodes = snapshot.files.clone();
+        nodes.extend(deleted.iter().filter(|d| graph::is_python(d)).cloned());
+        let is_test = |p: &str| tests.contains(p);
+        let graph = Graph::build(
+            &Tree {
+                files: &nodes,
+                roots: &roots,
+                is_test: &is_test,
+            },
+            &analysis.facts,
+        );
+        let flagged = analysis
+            .facts
+            .iter()
+            .filter(|(_, f)| !f.parse_errors.is_empty())
+            .map(|(p, f)| (p.clone(), f.parse_errors.clone()))
+            .collect();
+        Ok(Project {
+            config,
+            discovery,
+            roots,
+            analysis,
+            graph,
+            tests,
+            flagged,
+        })
+    }
+}

@@ -1,0 +1,6 @@
+//! Stage 7 — reports: the same result as a human table (with colour only on a TTY without
+//! `NO_COLOR`) or as versioned JSON (`plans/report.schema.json`).
+
+pub mod human;
+pub mod json;
+pub mod styles;

@@ -1,0 +1,68 @@
+//! pytest: `python -m pytest <test files>`, run from the repository root.
+//! The runner is never called without test arguments unless the whole suite is meant:
+//! pytest with no arguments runs everything, which gate never does silently.
+
+use crate::config::Config;
+use crate::error::{Error, Result};
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// The runner's argv before the test arguments: `runner` from `.gate.toml`, else
+/// `.venv/bin/python -m pytest` when the repository has that virtualenv, else `python3` (or
+/// `python` where no `python3` is on PATH) `-m pytest`.
+pub fn base_argv(config: &Config, root: &Path) -> Vec<String> {
+    if let Some(argv) = &config.runner {
+        return argv.clone();
+    }
+    let python = if root.join(".venv/bin/python").is_file() {
+        ".venv/bin/python".to_string()
+    } else if on_path("python3") {
+        "python3".to_string()
+    } else {
+        "python".to_string()
+    };
+    vec![python, "-m".into(), "pytest".into()]
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+pub enum Outcome {
+    Passed,
+    Failed(i32),
+    /// pytest's own usage/internal errors, or a runner killed by a signal.
+    Broken(Option<i32>),
+}
+
+/// Runs `argv` in `root`. With `quiet_stdout` the runner's stdout goes to stderr, so gate's own
+/// stdout stays machine-readable (`--json`).
+pub fn run(
+    argv: &[String],
+    env: &BTreeMap<String, String>,
+    root: &Path,
+    quiet_stdout: bool,
+) -> Result<Outcome> {
+    let (program, args) = argv
+        .split_first()
+        .ok_or_else(|| Error::Runner("the runner command is empty".into()))?;
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(root)
+        .envs(env)
+        .stdin(Stdio::null());
+    if quiet_stdout {
+        cmd.stdout(std::io::stderr());
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| Error::Runner(format!("cannot start the runner `{program}`: {e}")))?;
+    Ok(match status.code() {
+        // 5: pytest collected no test from the files given — nothing failed.
+        Some(0 | 5) => Outcome::Passed,
+        Some(1) => Outcome::Failed(1),
+        other => Outcome::Broken(other),
+    })
+}

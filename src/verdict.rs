@@ -1,0 +1,346 @@
+//! Stage 4 — verdicts: every changed path gets exactly one row (resolved, inert, named_full or
+//! refused) with its reasons, and the rows decide the run-level verdict and the selection.
+//! Invariant: a selected path always exists in the gated tree; a deleted test leaves the
+//! selection with a row that says so.
+
+use crate::config::{Config, Fallback};
+use crate::graph::{self, Direction, Edge, Graph};
+use crate::repo::diff::{Change, Status};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Verdict {
+    Resolved,
+    Inert,
+    NamedFull,
+    Refused,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunVerdict {
+    /// Every change bounded: the resolved subset runs.
+    Bounded,
+    /// At least one change's blast radius is the whole suite, recorded by name.
+    NamedFull,
+    /// At least one change cannot be bounded: the run aborts unless a decision is recorded.
+    Refused,
+    /// Every change is inert: nothing runs.
+    Inert,
+    /// Nothing changed.
+    Empty,
+}
+
+/// A test and the chain of edges from it down to the changed file.
+#[derive(Debug, Clone, Serialize)]
+pub struct TestEdge {
+    pub test: String,
+    pub chain: Vec<Edge>,
+    /// Set when a `[[depends]]` rule, not the graph, selected the test.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Row {
+    pub path: String,
+    pub status: Status,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub other: Option<String>,
+    pub verdict: Verdict,
+    pub reasons: Vec<String>,
+    pub tests: Vec<String>,
+    pub edges: Vec<TestEdge>,
+}
+
+/// What `decide` needs to know about the gated tree.
+pub struct Context<'a> {
+    pub graph: &'a Graph,
+    pub config: &'a Config,
+    /// Test files of the gated tree (never deleted ones).
+    pub tests: &'a BTreeSet<String>,
+    /// Python files that parsed with errors → the lines.
+    pub flagged: &'a BTreeMap<String, Vec<u32>>,
+}
+
+pub struct Decision {
+    pub rows: Vec<Row>,
+    pub verdict: RunVerdict,
+    /// Selected test files (or pytest node ids) → why.
+    pub selected: BTreeMap<String, Vec<String>>,
+    /// Tests that `max_depth` kept out, with the change that would have selected them.
+    pub cut: BTreeMap<String, Vec<String>>,
+    /// Problems with the configuration that did not stop the run (e.g. an unmatched always_run).
+    pub notes: Vec<String>,
+}
+
+pub fn decide(changes: &[Change], ctx: &Context<'_>) -> Decision {
+    let mut cut: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let rows: Vec<Row> = changes.iter().map(|c| row(c, ctx, &mut cut)).collect();
+    let verdict = if rows.is_empty() {
+        RunVerdict::Empty
+    } else if rows.iter().any(|r| r.verdict == Verdict::Refused) {
+        RunVerdict::Refused
+    } else if rows.iter().any(|r| r.verdict == Verdict::NamedFull) {
+        RunVerdict::NamedFull
+    } else if rows.iter().all(|r| r.verdict == Verdict::Inert) {
+        RunVerdict::Inert
+    } else {
+        RunVerdict::Bounded
+    };
+    let mut selected: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for row in &rows {
+        for e in &row.edges {
+            let why = match (&e.rule, e.chain.is_empty()) {
+                (Some(rule), _) => format!("{rule} matches {}", row.path),
+                (None, true) => format!("{} changed ({})", row.path, status_word(row.status)),
+                (None, false) => e
+                    .chain
+                    .iter()
+                    .map(Edge::explain)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            };
+            selected.entry(e.test.clone()).or_default().push(why);
+        }
+    }
+    let mut notes = Vec::new();
+    if !matches!(verdict, RunVerdict::Inert | RunVerdict::Empty) {
+        for entry in &ctx.config.always_run {
+            let matched = always_run(entry, ctx.tests);
+            if matched.is_empty() {
+                notes.push(format!(
+                    "always_run `{entry}` matches no test file of the gated tree"
+                ));
+            }
+            for m in matched {
+                selected
+                    .entry(m)
+                    .or_default()
+                    .push(format!("always_run `{entry}` (smoke floor)"));
+            }
+        }
+    }
+    // A node id is redundant when its whole file runs.
+    let files: BTreeSet<String> = selected
+        .keys()
+        .filter(|k| !k.contains("::"))
+        .cloned()
+        .collect();
+    selected.retain(|k, _| {
+        k.split_once("::")
+            .is_none_or(|(file, _)| !files.contains(file))
+    });
+    for reasons in selected.values_mut() {
+        reasons.dedup();
+    }
+    Decision {
+        rows,
+        verdict,
+        selected,
+        cut,
+        notes,
+    }
+}
+
+fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String>>) -> Row {
+    let path = &change.path;
+    let mut row = Row {
+        path: path.clone(),
+        status: change.status,
+        other: change.other.clone(),
+        verdict: Verdict::Resolved,
+        reasons: Vec::new(),
+        tests: Vec::new(),
+        edges: Vec::new(),
+    };
+    if change.non_utf8 {
+        row.verdict = Verdict::Refused;
+        row.reasons.push(format!(
+            "{path}: the path is not valid UTF-8, so no edge can name it"
+        ));
+        return row;
+    }
+    if let Some(reason) = ctx.config.whole_suite_reason(path) {
+        row.verdict = Verdict::NamedFull;
+        row.reasons.push(reason.to_string());
+        return row;
+    }
+    if ctx.tests.contains(path) {
+        row.edges.push(TestEdge {
+            test: path.clone(),
+            chain: Vec::new(),
+            rule: None,
+        });
+    }
+    let walk = ctx
+        .graph
+        .walk(path, Direction::Dependents, ctx.config.max_depth);
+    for test in walk.via.keys().filter(|n| ctx.tests.contains(*n)) {
+        let chain = walk.chain(ctx.graph, test).into_iter().cloned().collect();
+        row.edges.push(TestEdge {
+            test: test.clone(),
+            chain,
+            rule: None,
+        });
+    }
+    let cut_tests: Vec<&String> = walk.cut.iter().filter(|n| ctx.tests.contains(*n)).collect();
+    if let Some(depth) = ctx.config.max_depth
+        && !cut_tests.is_empty()
+    {
+        row.reasons.push(format!(
+            "max_depth = {depth} cut {} test file(s) this change reaches: {}",
+            cut_tests.len(),
+            cut_tests
+                .iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+        for t in cut_tests {
+            cut.entry(t.clone()).or_default().push(path.clone());
+        }
+    }
+    let mut ruled = false;
+    for rule in ctx.config.depends.iter().filter(|r| r.on.is_match(path)) {
+        ruled = true;
+        let name = format!(
+            "[[depends]] rule {} (tests = {}; on = {})",
+            rule.index, rule.tests.text, rule.on.text
+        );
+        for test in ctx.tests.iter().filter(|t| rule.tests.is_match(t)) {
+            if !row.edges.iter().any(|e| &e.test == test) {
+                row.edges.push(TestEdge {
+                    test: test.clone(),
+                    chain: Vec::new(),
+                    rule: Some(name.clone()),
+                });
+            }
+        }
+    }
+    row.edges.sort_by(|a, b| a.test.cmp(&b.test));
+    row.tests = row.edges.iter().map(|e| e.test.clone()).collect();
+    if let Some(lines) = ctx.flagged.get(path) {
+        row.reasons.push(format!(
+            "parsed with errors (line {}): only the imports tree-sitter recovered are known",
+            lines
+                .iter()
+                .map(u32::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let reached = graph::is_python(path) || ctx.graph.has_dependents(path) || ruled;
+    if reached {
+        let n = row.tests.len();
+        row.reasons.insert(
+            0,
+            match (n, change.status) {
+                (0, Status::Deleted) if change.other.is_none() && is_test_name(path) => {
+                    "deleted test file — it leaves the selection".to_string()
+                }
+                (0, _) => "no test reaches it — an untested file, not a reason to run the suite"
+                    .to_string(),
+                (n, _) => format!("selects {n} test file(s)"),
+            },
+        );
+        return row;
+    }
+    if ctx.config.inert.is_match(path) {
+        row.verdict = Verdict::Inert;
+        row.reasons
+            .push("non-code with zero reference edges — inert".to_string());
+        return row;
+    }
+    let fact = format!(
+        "{path}: no import, reference edge or [[depends]] rule reaches it, and it is not inert"
+    );
+    match ctx.config.fallback {
+        Fallback::Refuse => row.verdict = Verdict::Refused,
+        Fallback::Full => row.verdict = Verdict::NamedFull,
+    }
+    row.reasons.push(match ctx.config.fallback {
+        Fallback::Refuse => fact,
+        Fallback::Full => format!("{fact} (fallback = \"full\")"),
+    });
+    row
+}
+
+/// A deleted path is no longer a test of the tree, so its name alone tells.
+fn is_test_name(path: &str) -> bool {
+    let name = graph::file_name(path);
+    name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
+}
+
+pub fn status_word(status: Status) -> &'static str {
+    match status {
+        Status::Added => "added",
+        Status::Modified => "modified",
+        Status::Deleted => "deleted",
+        Status::Renamed => "renamed",
+        Status::TypeChanged => "type changed",
+    }
+}
+
+/// `always_run` entries: a test file glob, a pytest id (`path::name`), or a dotted module id
+/// (`tests.test_health::*`). Only tests of the gated tree are returned.
+fn always_run(entry: &str, tests: &BTreeSet<String>) -> Vec<String> {
+    let (target, name) = match entry.split_once("::") {
+        Some((t, n)) => (t, Some(n)),
+        None => (entry, None),
+    };
+    let file_glob = if !target.contains('/') && !target.ends_with(".py") && target.contains('.') {
+        format!("**/{}.py", target.replace('.', "/"))
+    } else {
+        target.to_string()
+    };
+    let Ok(glob) = crate::config::glob(&file_glob) else {
+        return Vec::new();
+    };
+    let matcher = glob.compile_matcher();
+    let dotted = file_glob.starts_with("**/") && !target.contains('/');
+    tests
+        .iter()
+        .filter(|t| {
+            matcher.is_match(t.as_str())
+                && (!dotted || t.as_str() == &file_glob[3..] || t.ends_with(&file_glob[2..]))
+        })
+        .map(|t| match name {
+            Some(n) if n != "*" => format!("{t}::{n}"),
+            _ => t.clone(),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::always_run;
+    use std::collections::BTreeSet;
+
+    #[test]
+    fn always_run_forms() {
+        let tests: BTreeSet<String> = [
+            "tests/test_health.py",
+            "tests/smoke/test_a.py",
+            "tests/test_cart.py",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            always_run("tests/smoke/**", &tests),
+            vec!["tests/smoke/test_a.py"]
+        );
+        assert_eq!(
+            always_run("tests.test_health::*", &tests),
+            vec!["tests/test_health.py"]
+        );
+        assert_eq!(
+            always_run("tests/test_cart.py::test_total", &tests),
+            vec!["tests/test_cart.py::test_total"]
+        );
+        assert!(always_run("tests/test_gone.py", &tests).is_empty());
+    }
+}

@@ -1,0 +1,167 @@
+//! A real git repository in a temp dir, built from a fixture tree with fixed author and committer
+//! dates and no global git config, and the real `gate` binary run inside it.
+
+use assert_cmd::Command;
+use git2::{IndexAddOption, Repository, Signature, Time};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicI64, Ordering};
+
+pub struct TestRepo {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    pub repo: Repository,
+}
+
+static CLOCK: AtomicI64 = AtomicI64::new(1_700_000_000);
+
+pub fn fixture(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures")
+        .join(name)
+}
+
+impl TestRepo {
+    /// A repository whose first commit holds the fixture tree `name`.
+    pub fn from_fixture(name: &str) -> TestRepo {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        copy_tree(&fixture(name), &root);
+        let repo = Repository::init(&root).unwrap();
+        repo.set_head("refs/heads/master").unwrap();
+        let t = TestRepo {
+            _dir: dir,
+            root,
+            repo,
+        };
+        t.commit("initial");
+        t
+    }
+
+    pub fn write(&self, path: &str, content: &str) -> &Self {
+        let full = self.root.join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, content).unwrap();
+        self
+    }
+
+    pub fn append(&self, path: &str, content: &str) -> &Self {
+        let old = std::fs::read_to_string(self.root.join(path)).unwrap();
+        self.write(path, &format!("{old}{content}"))
+    }
+
+    pub fn remove(&self, path: &str) -> &Self {
+        std::fs::remove_file(self.root.join(path)).unwrap();
+        self
+    }
+
+    pub fn rename(&self, from: &str, to: &str) -> &Self {
+        std::fs::rename(self.root.join(from), self.root.join(to)).unwrap();
+        self
+    }
+
+    /// Stages everything (additions, edits, deletions) and commits with a fixed, rising date.
+    pub fn commit(&self, message: &str) -> git2::Oid {
+        let mut index = self.repo.index().unwrap();
+        index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
+        index.update_all(["*"], None).unwrap();
+        index.write().unwrap();
+        let tree = self.repo.find_tree(index.write_tree().unwrap()).unwrap();
+        let when = Time::new(CLOCK.fetch_add(60, Ordering::SeqCst), 0);
+        let sig = Signature::new("gate test", "test@example.com", &when).unwrap();
+        let parents: Vec<git2::Commit<'_>> = self
+            .repo
+            .head()
+            .ok()
+            .and_then(|h| h.peel_to_commit().ok())
+            .into_iter()
+            .collect();
+        let parents: Vec<&git2::Commit<'_>> = parents.iter().collect();
+        self.repo
+            .commit(Some("HEAD"), &sig, &sig, message, &tree, &parents)
+            .unwrap()
+    }
+
+    pub fn branch(&self, name: &str) {
+        let head = self.repo.head().unwrap().peel_to_commit().unwrap();
+        self.repo.branch(name, &head, true).unwrap();
+    }
+
+    pub fn checkout(&self, name: &str) {
+        let refname = format!("refs/heads/{name}");
+        let obj = self.repo.revparse_single(&refname).unwrap();
+        self.repo
+            .checkout_tree(&obj, Some(git2::build::CheckoutBuilder::new().force()))
+            .unwrap();
+        self.repo.set_head(&refname).unwrap();
+    }
+
+    /// The real binary, run in the repository with a clean, isolated environment.
+    pub fn gate(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::cargo_bin("gate").unwrap();
+        cmd.args(args)
+            .current_dir(&self.root)
+            .env("HOME", self.root.parent().unwrap())
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "gate test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.com")
+            .env("NO_COLOR", "1")
+            .env("PYTHONDONTWRITEBYTECODE", "1");
+        cmd
+    }
+
+    /// `gate <args> --json --list`: the report, whatever the exit code.
+    pub fn report(&self, args: &[&str]) -> Value {
+        let mut all: Vec<&str> = args.to_vec();
+        all.extend(["--json", "--list"]);
+        let out = self.gate(&all).output().unwrap();
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "not JSON ({e}): {}\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    }
+}
+
+/// The selected test paths of a report.
+pub fn selected(report: &Value) -> Vec<String> {
+    report["selected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["path"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The row of one changed file.
+pub fn row<'a>(report: &'a Value, path: &str) -> &'a Value {
+    report["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["path"] == path)
+        .unwrap_or_else(|| panic!("no row for {path}: {report:#}"))
+}
+
+pub fn strings(v: &Value) -> Vec<String> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s.as_str().unwrap().to_string())
+        .collect()
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
