@@ -133,8 +133,18 @@ pub fn decide(changes: &[Change], ctx: &Context<'_>) -> Decision {
         k.split_once("::")
             .is_none_or(|(file, _)| !files.contains(file))
     });
-    for reasons in selected.values_mut() {
+    for (test, reasons) in selected.iter_mut() {
         reasons.dedup();
+        if ctx
+            .config
+            .known_flaky
+            .is_match(test.split("::").next().unwrap_or(test))
+        {
+            reasons.push(
+                "known flaky (`known_flaky` in .gate.toml): a failure here is triaged as flaky"
+                    .to_string(),
+            );
+        }
     }
     Decision {
         rows,

@@ -113,6 +113,13 @@ fn every_import_form_is_an_edge() {
             );
         }
     }
+    // a namespace package (no __init__.py) and a stub beside a module
+    t.write("src/nsroot/nsmod.py", "VALUE = 1\n");
+    t.write(
+        "tests/forms/test_namespace.py",
+        "from nsroot import nsmod\n",
+    );
+    t.write("src/shop/f_import.pyi", "THING: int\n");
     t.write(
         "tests/forms/conftest.py",
         "pytest_plugins = ['shop_plugin']\n",
@@ -136,6 +143,8 @@ fn every_import_form_is_an_edge() {
         }
     }
     expect("src/shop/f_except.py", "tests/forms/test_f_try.py");
+    expect("src/nsroot/nsmod.py", "tests/forms/test_namespace.py");
+    expect("src/shop/f_import.pyi", "tests/forms/test_f_import.py");
     // relative imports of every level, through the package `shop.pkg`
     expect("src/shop/pkg/sibling.py", "tests/forms/test_f_relative.py");
     expect("src/shop/deep/leaf.py", "tests/forms/test_f_relative.py");

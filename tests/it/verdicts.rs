@@ -208,7 +208,7 @@ fn config_rules_always_run_max_depth_and_fallback() {
     let t = TestRepo::from_fixture("shop");
     t.write(
         ".gate.toml",
-        "always_run = [\"tests/unit/**\"]\nmax_depth = 2\n\n[[depends]]\ntests = \"tests/test_money.py\"\non = [\"scripts/*.sh\", \"!scripts/skip.sh\"]\n",
+        "always_run = [\"tests/unit/**\"]\nknown_flaky = [\"tests/test_money.py\"]\nmax_depth = 2\n\n[[depends]]\ntests = \"tests/test_money.py\"\non = [\"scripts/*.sh\", \"!scripts/skip.sh\"]\n",
     );
     t.write("scripts/skip.sh", "echo skip\n");
     t.commit("config");
@@ -223,6 +223,12 @@ fn config_rules_always_run_max_depth_and_fallback() {
             .as_str()
             .unwrap()
             .contains("always_run")
+    );
+    assert!(
+        r["selected"][0]["reasons"][1]
+            .as_str()
+            .unwrap()
+            .starts_with("known flaky")
     );
     let r = t.report(&["--files", "scripts/skip.sh"]);
     assert_eq!(
