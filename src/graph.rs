@@ -52,6 +52,15 @@ impl Edge {
     }
 }
 
+/// A chain of edges as one line: `a imports b at line 1; b imports c at line 2`.
+pub fn explain_chain<'e>(chain: impl IntoIterator<Item = &'e Edge>) -> String {
+    chain
+        .into_iter()
+        .map(Edge::explain)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 pub struct Graph {
     pub edges: Vec<Edge>,
     dependents: BTreeMap<String, Vec<usize>>,

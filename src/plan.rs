@@ -50,22 +50,25 @@ pub fn analyze(
     let mut todo: Vec<(String, String, Vec<u8>)> = Vec::new();
     let mut facts = BTreeMap::new();
     for file in snapshot.files.iter().filter(|f| graph::is_python(f)) {
-        let (oid, content) = match snapshot.known_blob(file) {
-            Some(oid) if cache.entries.contains_key(&oid.to_string()) => (oid, None),
-            _ => {
+        // A commit's tree knows the blob id, so a hit costs no read; the working tree must be
+        // read and hashed to know it.
+        let (id, content) = match snapshot.known_blob(file) {
+            Some(oid) => (oid.to_string(), None),
+            None => {
                 let (oid, bytes) = snapshot.read(repo, file)?;
-                (oid, Some(bytes))
+                (oid.to_string(), Some(bytes))
             }
         };
-        let id = oid.to_string();
         blobs.insert(file.clone(), id.clone());
-        match (cache.entries.get(&id), content) {
-            (Some(hit), _) => {
-                facts.insert(file.clone(), hit.clone());
-            }
-            (None, Some(bytes)) => todo.push((file.clone(), id, bytes)),
-            (None, None) => unreachable!("a cache miss always reads the content"),
+        if let Some(hit) = cache.entries.get(&id) {
+            facts.insert(file.clone(), hit.clone());
+            continue;
         }
+        let bytes = match content {
+            Some(bytes) => bytes,
+            None => snapshot.read(repo, file)?.1,
+        };
+        todo.push((file.clone(), id, bytes));
     }
     let cached = facts.len();
     let fresh: Vec<(String, String, Facts)> = todo

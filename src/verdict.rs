@@ -96,12 +96,7 @@ pub fn decide(changes: &[Change], ctx: &Context<'_>) -> Decision {
             let why = match (&e.rule, e.chain.is_empty()) {
                 (Some(rule), _) => format!("{rule} matches {}", row.path),
                 (None, true) => format!("{} changed ({})", row.path, status_word(row.status)),
-                (None, false) => e
-                    .chain
-                    .iter()
-                    .map(Edge::explain)
-                    .collect::<Vec<_>>()
-                    .join("; "),
+                (None, false) => graph::explain_chain(&e.chain),
             };
             selected.entry(e.test.clone()).or_default().push(why);
         }

@@ -31,13 +31,7 @@ pub fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result
         Direction::Dependents
     };
     let walk = graph.walk(&path, direction, None);
-    let render = |chain: Vec<&Edge>| {
-        chain
-            .iter()
-            .map(|e| e.explain())
-            .collect::<Vec<_>>()
-            .join("; ")
-    };
+    let render = |chain: Vec<&Edge>| crate::graph::explain_chain(chain);
     if is_test {
         println!(
             "{} is a test; a change to any of these {} files selects it:",

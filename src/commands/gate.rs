@@ -71,7 +71,6 @@ pub fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
         }
         None => None,
     };
-    let cut: Vec<(String, Vec<String>)> = decided.cut.clone().into_iter().collect();
     let mut report = Report {
         version: crate::report::json::REPORT_VERSION,
         gate: crate::plan::ANALYZER,
@@ -87,7 +86,8 @@ pub fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
                 reasons: r,
             })
             .collect(),
-        cut: cut
+        cut: decided
+            .cut
             .iter()
             .map(|(p, r)| Selected {
                 path: p,

@@ -57,12 +57,7 @@ pub fn rows(out: &mut dyn Write, report: &Report<'_>, s: &Styles) -> io::Result<
             let why = match (&e.rule, e.chain.is_empty()) {
                 (Some(rule), _) => rule.clone(),
                 (None, true) => "changed".to_string(),
-                (None, false) => e
-                    .chain
-                    .iter()
-                    .map(|c| c.explain())
-                    .collect::<Vec<_>>()
-                    .join("; "),
+                (None, false) => crate::graph::explain_chain(&e.chain),
             };
             writeln!(out, "             → {}: {}", e.test, why)?;
         }
