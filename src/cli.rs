@@ -61,4 +61,46 @@ pub enum Sub {
         #[arg(long, value_name = "REV")]
         rev: Option<String>,
     },
+    /// Gate a range non-interactively for ship/deploy scripts and CI: the `verify` steps, no
+    /// colour, a JSON receipt.
+    Verify {
+        /// `A...B`, `A..B` or `R` (`R...HEAD`), as for `--affected`.
+        range: String,
+        /// Write the receipt (the JSON report: shas, verdicts, selection, decision, steps,
+        /// exit codes, durations, gate's version) to FILE.
+        #[arg(long, value_name = "FILE")]
+        receipt: Option<PathBuf>,
+        /// Print the receipt on stdout as well.
+        #[arg(long)]
+        json: bool,
+        /// Record a human decision for a refused range (also read from `GATE_DECISION`).
+        #[arg(long, value_name = "CITATION")]
+        affected_decision: Option<String>,
+    },
+    /// Entry points for git hooks (called by the installed hook scripts).
+    Hook {
+        #[command(subcommand)]
+        hook: HookKind,
+    },
+    /// Install gate's pre-push hook (honours core.hooksPath; never overwrites a foreign hook).
+    InstallHook {
+        /// The repository (default: the current one).
+        #[arg(long, value_name = "REPO")]
+        repo: Option<PathBuf>,
+        /// Keep an existing pre-push hook and run it before gate.
+        #[arg(long)]
+        chain: bool,
+    },
+    /// Remove gate's pre-push hook (only gate's; a chained hook is put back).
+    UninstallHook {
+        /// The repository (default: the current one).
+        #[arg(long, value_name = "REPO")]
+        repo: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum HookKind {
+    /// git's pre-push protocol: refs on stdin, `<remote-name> <remote-url>` as arguments.
+    PrePush { remote: String, url: Option<String> },
 }

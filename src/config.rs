@@ -96,6 +96,11 @@ struct RawConfig {
     env: BTreeMap<String, String>,
     #[serde(default)]
     python: RawPython,
+    /// The branch a new branch is compared with when pushed, after the remote's own HEAD.
+    base_branch: Option<String>,
+    /// Ordered checks run by the pre-push hook and `gate verify` around the affected tests.
+    #[serde(default)]
+    step: Vec<RawStep>,
 }
 
 fn yes() -> bool {
@@ -114,6 +119,17 @@ struct RawDepends {
 struct RawWholeSuite {
     on: Spanned<OneOrMany>,
     reason: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStep {
+    name: Spanned<String>,
+    /// An argv list, or a string run by `sh -c`.
+    run: Option<Spanned<Argv>>,
+    on: Option<Spanned<OneOrMany>>,
+    #[serde(default)]
+    when: When,
 }
 
 #[derive(Deserialize, Default)]
@@ -158,6 +174,46 @@ pub enum NamedFullMode {
     Full,
 }
 
+/// Where a step runs: in the pre-push hook, in `gate verify`, or both.
+#[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "kebab-case")]
+pub enum When {
+    PrePush,
+    Verify,
+    #[default]
+    Always,
+}
+
+/// The name of the built-in step that selects and runs the affected tests.
+pub const AFFECTED_TESTS: &str = "affected-tests";
+
+pub enum StepRun {
+    /// The built-in step: the affected tests, with the project's runner.
+    AffectedTests,
+    Argv(Vec<String>),
+    /// Run by `sh -c`.
+    Shell(String),
+}
+
+pub struct Step {
+    pub name: String,
+    pub run: StepRun,
+    /// Run only when a changed path matches.
+    pub on: Option<Matcher>,
+    pub when: When,
+}
+
+impl Step {
+    /// The command to run; `None` for the built-in affected-tests step.
+    pub fn argv(&self) -> Option<Vec<String>> {
+        match &self.run {
+            StepRun::AffectedTests => None,
+            StepRun::Argv(argv) => Some(argv.clone()),
+            StepRun::Shell(line) => Some(vec!["sh".into(), "-c".into(), line.clone()]),
+        }
+    }
+}
+
 #[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq, Debug)]
 #[serde(rename_all = "snake_case")]
 pub enum Fallback {
@@ -199,6 +255,9 @@ pub struct Config {
     pub runner: Option<Vec<String>>,
     pub env: BTreeMap<String, String>,
     pub python_roots: Option<Vec<String>>,
+    pub base_branch: Option<String>,
+    /// In order; always holds the affected-tests step (last unless placed).
+    pub steps: Vec<Step>,
 }
 
 impl Config {
@@ -308,6 +367,58 @@ impl Config {
                 Some(argv)
             }
         };
+        let mut steps: Vec<Step> = Vec::new();
+        for raw_step in raw.step {
+            let line = line_of(text, raw_step.name.span().start);
+            let name = raw_step.name.into_inner();
+            if name.trim().is_empty() {
+                return Err(err(format!("line {line}: `step.name` is empty")));
+            }
+            if steps.iter().any(|s| s.name == name) {
+                return Err(err(format!("line {line}: step `{name}` is defined twice")));
+            }
+            let run = match (
+                name == AFFECTED_TESTS,
+                raw_step.run.map(Spanned::into_inner),
+            ) {
+                (true, None) => StepRun::AffectedTests,
+                (true, Some(_)) => {
+                    return Err(err(format!(
+                        "line {line}: step `{AFFECTED_TESTS}` is built in and takes no `run`"
+                    )));
+                }
+                (false, None) => {
+                    return Err(err(format!("line {line}: step `{name}` has no `run`")));
+                }
+                (false, Some(Argv::List(argv))) if !argv.is_empty() => StepRun::Argv(argv),
+                (false, Some(Argv::Line(line_text))) if !line_text.trim().is_empty() => {
+                    StepRun::Shell(line_text)
+                }
+                (false, Some(_)) => {
+                    return Err(err(format!(
+                        "line {line}: step `{name}` has an empty `run`"
+                    )));
+                }
+            };
+            let on = match raw_step.on {
+                Some(on) => Some(globs("step.on", spread(on), &[])?),
+                None => None,
+            };
+            steps.push(Step {
+                name,
+                run,
+                on,
+                when: raw_step.when,
+            });
+        }
+        if !steps.iter().any(|s| s.name == AFFECTED_TESTS) {
+            steps.push(Step {
+                name: AFFECTED_TESTS.into(),
+                run: StepRun::AffectedTests,
+                on: None,
+                when: When::Always,
+            });
+        }
         Ok(Config {
             source: file.map(str::to_string),
             always_run,
@@ -334,6 +445,8 @@ impl Config {
                     .map(|r| r.trim_matches('/').trim_start_matches("./").to_string())
                     .collect()
             }),
+            base_branch: raw.base_branch,
+            steps,
         })
     }
 
@@ -402,5 +515,41 @@ mod tests {
         );
         assert_eq!(c.whole_suite_reason("tests/conftest.py"), None);
         assert!(c.whole_suite_reason("requirements-dev.txt").is_some());
+    }
+
+    #[test]
+    fn steps_keep_order_and_the_builtin_goes_last_unless_placed() {
+        let names = |c: &Config| c.steps.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        let c = Config::parse(None, "[[step]]\nname = \"lint\"\nrun = \"ruff check\"\n").unwrap();
+        assert_eq!(names(&c), ["lint", AFFECTED_TESTS]);
+        let c = Config::parse(
+            None,
+            "[[step]]\nname = \"affected-tests\"\n[[step]]\nname = \"docs\"\nrun = [\"make\", \"docs\"]\nwhen = \"verify\"\non = \"docs/**\"\n",
+        )
+        .unwrap();
+        assert_eq!(names(&c), [AFFECTED_TESTS, "docs"]);
+        assert_eq!(c.steps[1].when, When::Verify);
+        assert!(c.steps[1].on.as_ref().unwrap().is_match("docs/a.md"));
+        for (bad, says) in [
+            ("[[step]]\nname = \"x\"\n", "line 2: step `x` has no `run`"),
+            (
+                "[[step]]\nname = \"affected-tests\"\nrun = \"pytest\"\n",
+                "takes no `run`",
+            ),
+            (
+                "[[step]]\nname = \"x\"\nrun = \"a\"\n[[step]]\nname = \"x\"\nrun = \"b\"\n",
+                "line 5: step `x` is defined twice",
+            ),
+            (
+                "[[step]]\nname = \"x\"\nrun = \"a\"\nwhen = \"sometimes\"\n",
+                "line 4",
+            ),
+        ] {
+            let e = Config::parse(Some(".gate.toml"), bad)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
     }
 }

@@ -10,3 +10,5 @@ pub const REFUSED: u8 = 2;
 pub const USAGE: u8 = 3;
 /// The test runner could not be started, or stopped without a test verdict.
 pub const RUNNER: u8 = 4;
+/// A gate step (`[[step]]` in `.gate.toml`) failed or could not start: the push or ship is blocked.
+pub const STEP_FAILED: u8 = 5;

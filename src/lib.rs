@@ -13,6 +13,7 @@ pub mod decision;
 pub mod error;
 pub mod exit_codes;
 pub mod graph;
+pub mod hook;
 pub mod plan;
 pub mod project;
 pub mod repo;

@@ -1,46 +1,122 @@
-//! `gate --affected | --since | --files`: range → diff → snapshot → analyse → graph → verdicts
-//! → decision → report → run → summary.
+//! The gate itself, shared by `gate --affected | --since | --files`, `gate verify` and the
+//! pre-push hook: target → diff → snapshot → analyse → graph → verdicts → decision → report →
+//! steps (the affected tests among them) → summary.
 
 use crate::cli::GateArgs;
-use crate::config::NamedFullMode;
+use crate::config::{AFFECTED_TESTS, NamedFullMode, Step, StepRun, When};
 use crate::decision;
 use crate::error::{Error, Result};
 use crate::exit_codes;
 use crate::project::Project;
+use crate::repo::checkout::Workspace;
 use crate::repo::{self, diff, range, snapshot::Snapshot};
 use crate::report::json::{RangeInfo, Report, RunResult, Selected};
 use crate::report::{human, styles::Styles};
 use crate::run::pytest::{self, Outcome};
+use crate::run::steps::{self, StepResult};
 use crate::verdict::{self, Context, RunVerdict, Verdict};
 use owo_colors::OwoColorize;
 use std::io::Write;
 use std::path::Path;
+use std::time::Instant;
+
+/// What is gated.
+pub enum Target {
+    /// Ranges ending at one commit: one for `--affected` and `verify`, the refs of a push that
+    /// share a head. Their changes are gated as a union against that commit's tree.
+    Ranges(Vec<range::Resolution>),
+    /// From a revision to the working tree.
+    Since(String),
+    /// Named paths of the working tree.
+    Files(Vec<String>),
+}
+
+/// Who asked: it decides which steps run and how a refusal tells the user to cite a decision.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Caller {
+    /// `gate --affected …`: the affected tests only.
+    Command,
+    PrePush,
+    Verify,
+}
+
+pub struct Options<'a> {
+    pub caller: Caller,
+    pub citation: Option<&'a str>,
+    pub list: bool,
+    pub json: bool,
+    pub styles: &'a Styles,
+    /// The same gate with a decision, shown when it refuses.
+    pub retry: String,
+}
+
+/// The exit code and the JSON report (a `verify` receipt is this report).
+pub struct Gated {
+    pub code: u8,
+    pub json: String,
+}
 
 pub fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
     let repo = repo::open(dir)?;
-    let root = repo::workdir(&repo)?;
-    let (range_info, snapshot, changes, range_refusal) = inputs(&repo, args)?;
-    let deleted: Vec<String> = changes
+    let (target, retry) = if let Some(spec) = &args.affected {
+        (
+            Target::Ranges(vec![range::resolve(&repo, spec)?]),
+            format!("gate --affected {spec} --affected-decision \"<citation>\""),
+        )
+    } else if let Some(rev) = &args.since {
+        (
+            Target::Since(rev.clone()),
+            format!("gate --since {rev} --affected-decision \"<citation>\""),
+        )
+    } else if !args.files.is_empty() {
+        (
+            Target::Files(args.files.clone()),
+            format!(
+                "gate --files {} --affected-decision \"<citation>\"",
+                args.files.join(" ")
+            ),
+        )
+    } else {
+        return Err(Error::Usage(
+            "nothing to gate: give --affected RANGE, --since REV or --files PATH…".into(),
+        ));
+    };
+    let opts = Options {
+        caller: Caller::Command,
+        citation: args.affected_decision.as_deref(),
+        list: args.list,
+        json: args.json,
+        styles,
+        retry,
+    };
+    gate(&repo, target, &opts).map(|g| g.code)
+}
+
+pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Result<Gated> {
+    let started = Instant::now();
+    let root = repo::workdir(repo)?;
+    let input = inputs(repo, target)?;
+    let deleted: Vec<String> = input
+        .changes
         .iter()
         .filter(|c| c.status == diff::Status::Deleted)
         .map(|c| c.path.clone())
         .collect();
-    let project = Project::load(&repo, &snapshot, &deleted, &mut super::warn)?;
+    let project = Project::load(repo, &input.snapshot, &deleted, &mut super::warn)?;
     let ctx = Context {
         graph: &project.graph,
         config: &project.config,
         tests: &project.tests,
         flagged: &project.flagged,
     };
-    let mut decided = verdict::decide(&changes, &ctx);
-    if range_refusal.is_some() {
+    let mut decided = verdict::decide(&input.changes, &ctx);
+    if input.range_refusal.is_some() {
         decided.verdict = RunVerdict::Refused;
     }
     let refused = decided.verdict == RunVerdict::Refused;
-    let citation = args.affected_decision.as_deref();
     let runs = match decided.verdict {
         RunVerdict::Inert | RunVerdict::Empty => false,
-        RunVerdict::Refused => citation.is_some(),
+        RunVerdict::Refused => opts.citation.is_some(),
         RunVerdict::Bounded | RunVerdict::NamedFull => true,
     };
     let whole_suite = decided.verdict == RunVerdict::NamedFull
@@ -53,20 +129,21 @@ pub fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
         (true, false) if selected.is_empty() => None,
         (true, false) => Some(base.into_iter().chain(selected.iter().cloned()).collect()),
     };
-    let record = match citation {
+    let record = match opts.citation {
         Some(c) => {
-            let spec = range_info
+            let spec = input
+                .range
                 .as_ref()
-                .map_or_else(|| snapshot.describe(), |r| r.spec.clone());
+                .map_or_else(|| input.snapshot.describe(), |r| r.spec.clone());
             let rec = decision::record(
-                &repo,
+                repo,
                 c,
                 &spec,
                 &decided.rows,
-                range_refusal.as_deref(),
+                input.range_refusal.as_deref(),
                 &selected,
             )?;
-            decision::append(&repo::state_dir(&repo), &rec)?;
+            decision::append(&repo::state_dir(repo), &rec)?;
             Some(rec)
         }
         None => None,
@@ -74,93 +151,258 @@ pub fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
     let mut report = Report {
         version: crate::report::json::REPORT_VERSION,
         gate: crate::plan::ANALYZER,
-        range: range_info,
-        tree: snapshot.describe(),
+        range: input.range,
+        tree: input.snapshot.describe(),
         verdict: decided.verdict,
         files: &decided.rows,
-        selected: decided
-            .selected
-            .iter()
-            .map(|(p, r)| Selected {
-                path: p,
-                reasons: r,
-            })
-            .collect(),
-        cut: decided
-            .cut
-            .iter()
-            .map(|(p, r)| Selected {
-                path: p,
-                reasons: r,
-            })
-            .collect(),
-        range_refusal: range_refusal.clone(),
+        selected: listing(&decided.selected),
+        cut: listing(&decided.cut),
+        range_refusal: input.range_refusal.clone(),
         notes: &decided.notes,
         test_files: project.tests.len(),
         command,
         decision: record,
         summary: String::new(),
         run: None,
+        steps: None,
+        exit_code: exit_codes::OK,
+        duration_ms: 0,
     };
     report.summary = human::summary(&report);
     let mut stdout = std::io::stdout().lock();
-    if !args.json {
-        super::ignore_broken_pipe(human::rows(&mut stdout, &report, styles))?;
+    if !opts.json {
+        super::ignore_broken_pipe(human::rows(&mut stdout, &report, opts.styles))?;
     }
     let mut code = exit_codes::OK;
-    if refused && citation.is_none() {
+    if refused && opts.citation.is_none() {
         code = exit_codes::REFUSED;
-        if !args.json {
+        if !opts.json {
             let _ = stdout.flush();
+            eprintln!("error: refused — {}", refusal_facts(&report));
             eprintln!(
-                "error: refused — {}",
-                refusal_facts(&report, range_refusal.as_deref())
-            );
-            eprintln!(
-                "\nhint: fix the missing fact (fetch the base, add a [[depends]] rule or an edge), or record a decision:\n      gate {} --affected-decision \"<citation>\"   (in a push: GATE_DECISION=\"<citation>\" git push)",
-                match (&args.affected, &args.since) {
-                    (Some(r), _) => format!("--affected {r}"),
-                    (_, Some(r)) => format!("--since {r}"),
-                    _ => format!("--files {}", args.files.join(" ")),
-                }
+                "\nhint: fix the missing fact (fetch the base, add a [[depends]] rule or an edge), or record a decision:\n      {}",
+                opts.retry
             );
         }
-    } else if let (false, Some(argv)) = (args.list, report.command.clone()) {
-        let missing: Vec<&String> = selected
-            .iter()
-            .filter(|s| !whole_suite && !root.join(s.split("::").next().unwrap_or(s)).exists())
-            .collect();
-        if !missing.is_empty() {
-            return Err(Error::Usage(format!(
-                "selected test {} is not in the working tree — check out the gated commit ({}) before running",
-                missing[0],
-                snapshot.describe()
-            )));
-        }
+    } else if !opts.list {
         let _ = stdout.flush();
-        let outcome = pytest::run(&argv, &project.config.env, &root, args.json)?;
-        let (word, exit, c) = match outcome {
-            Outcome::Passed => ("passed", Some(0), exit_codes::OK),
-            Outcome::Failed(n) => ("failed", Some(n), exit_codes::TESTS_FAILED),
-            Outcome::Broken(n) => ("broken", n, exit_codes::RUNNER),
+        drop(stdout);
+        let changed: Vec<&str> = decided
+            .rows
+            .iter()
+            .flat_map(|r| std::iter::once(r.path.as_str()).chain(r.other.as_deref()))
+            .collect();
+        let plan = StepPlan {
+            project: &project,
+            root: &root,
+            head: input.head,
+            changed: &changed,
+            whole_suite,
         };
+        let (c, results) = run_steps(repo, &plan, &mut report, opts)?;
         code = c;
-        report.run = Some(RunResult {
-            outcome: word,
-            exit_code: exit,
-        });
+        if opts.caller != Caller::Command {
+            report.steps = Some(results);
+        }
+        stdout = std::io::stdout().lock();
     }
-    if args.json {
-        let text = serde_json::to_string_pretty(&report).expect("reports serialize");
-        super::ignore_broken_pipe(writeln!(stdout, "{text}"))?;
+    report.exit_code = code;
+    report.duration_ms = started.elapsed().as_millis() as u64;
+    let json = serde_json::to_string_pretty(&report).expect("reports serialize");
+    if opts.json {
+        super::ignore_broken_pipe(writeln!(stdout, "{json}"))?;
     } else {
-        super::ignore_broken_pipe(writeln!(stdout, "{}", report.summary.style(styles.bold)))?;
+        super::ignore_broken_pipe(writeln!(
+            stdout,
+            "{}",
+            report.summary.style(opts.styles.bold)
+        ))?;
     }
-    Ok(code)
+    Ok(Gated { code, json })
 }
 
-fn refusal_facts(report: &Report<'_>, range_refusal: Option<&str>) -> String {
-    let mut facts: Vec<String> = range_refusal.map(str::to_string).into_iter().collect();
+fn listing(map: &std::collections::BTreeMap<String, Vec<String>>) -> Vec<Selected<'_>> {
+    map.iter()
+        .map(|(p, r)| Selected {
+            path: p,
+            reasons: r,
+        })
+        .collect()
+}
+
+struct StepPlan<'a> {
+    project: &'a Project,
+    root: &'a Path,
+    /// The gated commit; `None` for the working tree.
+    head: Option<git2::Oid>,
+    changed: &'a [&'a str],
+    whole_suite: bool,
+}
+
+/// Runs the caller's steps in order; the first failure blocks the rest.
+fn run_steps(
+    repo: &git2::Repository,
+    plan: &StepPlan<'_>,
+    report: &mut Report<'_>,
+    opts: &Options<'_>,
+) -> Result<(u8, Vec<StepResult>)> {
+    let builtin = [Step {
+        name: AFFECTED_TESTS.into(),
+        run: StepRun::AffectedTests,
+        on: None,
+        when: When::Always,
+    }];
+    let chosen: Vec<&Step> = match opts.caller {
+        Caller::Command => builtin.iter().collect(),
+        Caller::PrePush => steps::for_context(&plan.project.config.steps, When::PrePush).collect(),
+        Caller::Verify => steps::for_context(&plan.project.config.steps, When::Verify).collect(),
+    };
+    let announce = opts.caller != Caller::Command && !opts.json;
+    let mut workspace: Option<Workspace> = None;
+    let mut results: Vec<StepResult> = Vec::new();
+    let mut code = exit_codes::OK;
+    let mut blocked_by: Option<String> = None;
+    let mut env = plan.project.config.env.clone();
+    env.insert("GATE_CHANGED_FILES".into(), plan.changed.join("\n"));
+    for step in chosen {
+        let result = if let Some(name) = &blocked_by {
+            StepResult::skipped(&step.name, format!("blocked by the failure of `{name}`"))
+        } else if let Some(why) = steps::unmatched(step, plan.changed) {
+            StepResult::skipped(&step.name, why)
+        } else if step.argv().is_none() && report.command.is_none() {
+            StepResult::skipped(&step.name, nothing_to_run(report.verdict))
+        } else {
+            if workspace.is_none() {
+                let ws = match plan.head {
+                    Some(head) => Workspace::for_commit(repo, plan.root, head)?,
+                    None => Workspace::in_place(plan.root),
+                };
+                if ws.is_temporary() && !opts.json {
+                    eprintln!(
+                        "gate: running in a temporary checkout of {} (the working tree holds another tree)",
+                        report.tree
+                    );
+                }
+                workspace = Some(ws);
+            }
+            let ws = workspace.as_ref().expect("set just above");
+            match step.argv() {
+                Some(argv) => {
+                    if announce {
+                        eprintln!("gate: step `{}`: {}", step.name, argv.join(" "));
+                    }
+                    steps::run(&step.name, &argv, &env, ws, plan.root, opts.json)
+                }
+                None => affected_tests(plan, ws, report, &step.name, opts.json)?,
+            }
+        };
+        if blocked_by.is_none() {
+            let failed_code = match (result.outcome, step.argv().is_none()) {
+                (steps::Outcome::Failed, true) => Some(exit_codes::TESTS_FAILED),
+                (steps::Outcome::Broken, true) => Some(exit_codes::RUNNER),
+                (steps::Outcome::Failed | steps::Outcome::Broken, false) => {
+                    Some(exit_codes::STEP_FAILED)
+                }
+                _ => None,
+            };
+            if let Some(c) = failed_code {
+                code = c;
+                blocked_by = Some(step.name.clone());
+            }
+        }
+        if announce {
+            print_step(&result, opts.styles);
+        }
+        results.push(result);
+    }
+    if let (Some(name), true) = (&blocked_by, announce) {
+        eprintln!(
+            "error: step `{name}` failed — {}",
+            match opts.caller {
+                Caller::PrePush => "the push is blocked (bypass once with `git push --no-verify`)",
+                _ => "verify failed",
+            }
+        );
+    }
+    Ok((code, results))
+}
+
+fn nothing_to_run(verdict: RunVerdict) -> String {
+    match verdict {
+        RunVerdict::Inert => "every change is inert".into(),
+        RunVerdict::Empty => "nothing changed".into(),
+        _ => "no test reaches the changes".into(),
+    }
+}
+
+/// The built-in step: the selection, run by the project's runner in the gated tree.
+fn affected_tests(
+    plan: &StepPlan<'_>,
+    ws: &Workspace,
+    report: &mut Report<'_>,
+    name: &str,
+    quiet_stdout: bool,
+) -> Result<StepResult> {
+    let argv = report.command.clone().expect("checked by the caller");
+    if !plan.whole_suite
+        && let Some(missing) = report
+            .selected
+            .iter()
+            .map(|s| s.path.split("::").next().unwrap_or(s.path))
+            .find(|p| !ws.dir.join(p).exists())
+    {
+        return Err(Error::Usage(format!(
+            "selected test {missing} is not in {} — the checkout does not hold the gated tree ({})",
+            ws.dir.display(),
+            report.tree
+        )));
+    }
+    let started = Instant::now();
+    let outcome = pytest::run(&argv, &plan.project.config.env, ws, plan.root, quiet_stdout)?;
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let (word, exit, step_outcome) = match outcome {
+        Outcome::Passed => ("passed", Some(0), steps::Outcome::Passed),
+        Outcome::Failed(n) => ("failed", Some(n), steps::Outcome::Failed),
+        Outcome::Broken(n) => ("broken", n, steps::Outcome::Broken),
+    };
+    report.run = Some(RunResult {
+        outcome: word,
+        exit_code: exit,
+        duration_ms,
+        directory: ws
+            .is_temporary()
+            .then(|| "temporary checkout of the gated commit".into()),
+    });
+    Ok(StepResult {
+        name: name.to_string(),
+        outcome: step_outcome,
+        exit_code: exit,
+        duration_ms,
+        reason: None,
+    })
+}
+
+fn print_step(result: &StepResult, s: &Styles) {
+    let (word, style) = match result.outcome {
+        steps::Outcome::Passed => ("passed", s.good),
+        steps::Outcome::Failed => ("failed", s.bad),
+        steps::Outcome::Broken => ("broken", s.bad),
+        steps::Outcome::Skipped => ("skipped", s.dim),
+    };
+    let detail = match (&result.reason, result.outcome) {
+        (Some(r), _) => format!(" — {r}"),
+        (None, steps::Outcome::Failed) => format!(
+            " (exit {}) in {:.1} s",
+            result.exit_code.unwrap_or(-1),
+            result.duration_ms as f64 / 1000.0
+        ),
+        (None, _) => format!(" in {:.1} s", result.duration_ms as f64 / 1000.0),
+    };
+    eprintln!("gate: step `{}` {}{detail}", result.name, word.style(style));
+}
+
+fn refusal_facts(report: &Report<'_>) -> String {
+    let mut facts: Vec<String> = report.range_refusal.iter().cloned().collect();
     facts.extend(
         report
             .files
@@ -171,68 +413,103 @@ fn refusal_facts(report: &Report<'_>, range_refusal: Option<&str>) -> String {
     facts.join("; ")
 }
 
-type Inputs = (
-    Option<RangeInfo>,
-    Snapshot,
-    Vec<diff::Change>,
-    Option<String>,
-);
+/// The tree being gated and what changed in it.
+struct Input {
+    range: Option<RangeInfo>,
+    snapshot: Snapshot,
+    changes: Vec<diff::Change>,
+    /// The missing facts that keep the range itself from being bounded (its base is absent).
+    range_refusal: Option<String>,
+    /// The gated commit; `None` for the working tree.
+    head: Option<git2::Oid>,
+}
 
-/// Which tree is gated and what changed in it, from the one input the user gave.
-fn inputs(repo: &git2::Repository, args: &GateArgs) -> Result<Inputs> {
-    if let Some(spec) = &args.affected {
-        return Ok(match range::resolve(repo, spec)? {
+fn inputs(repo: &git2::Repository, target: Target) -> Result<Input> {
+    match target {
+        Target::Ranges(resolutions) => ranges(repo, resolutions),
+        Target::Since(rev) => {
+            let snapshot = Snapshot::of_workdir(repo)?;
+            let base = range::commit(repo, &rev)?;
+            let changes = diff::to_workdir(repo, base)?;
+            let range = RangeInfo {
+                spec: rev,
+                mode: "to-working-tree".into(),
+                base: Some(base.to_string()),
+                head: None,
+            };
+            Ok(Input {
+                range: Some(range),
+                snapshot,
+                changes,
+                range_refusal: None,
+                head: None,
+            })
+        }
+        Target::Files(files) => {
+            let snapshot = Snapshot::of_workdir(repo)?;
+            let changes = diff::named(&files, |p| snapshot.contains(p));
+            Ok(Input {
+                range: None,
+                snapshot,
+                changes,
+                range_refusal: None,
+                head: None,
+            })
+        }
+    }
+}
+
+/// The union of ranges that end at one commit: every path changed in any of them.
+fn ranges(repo: &git2::Repository, resolutions: Vec<range::Resolution>) -> Result<Input> {
+    let mut specs = Vec::new();
+    let mut bases = Vec::new();
+    let mut modes = Vec::new();
+    let mut facts = Vec::new();
+    // Keyed by path: one head, so a path is in its tree or not, whichever range named it.
+    let mut changes: std::collections::BTreeMap<String, diff::Change> = Default::default();
+    let mut head = None;
+    for resolution in resolutions {
+        match resolution {
             range::Resolution::Range(r) => {
-                let changes = diff::between(repo, r.base, r.head)?;
-                let info = RangeInfo {
-                    spec: r.spec.clone(),
-                    mode: r.mode.to_string(),
-                    base: Some(r.base.to_string()),
-                    head: Some(r.head.to_string()),
-                };
-                (
-                    Some(info),
-                    Snapshot::of_commit(repo, r.head)?,
-                    changes,
-                    None,
-                )
+                for change in diff::between(repo, r.base, r.head)? {
+                    changes.entry(change.path.clone()).or_insert(change);
+                }
+                specs.push(r.spec);
+                bases.push(r.base.to_string());
+                modes.push(r.mode);
+                head = Some(r.head);
             }
-            range::Resolution::MissingBase { spec, fact, head } => {
-                let info = RangeInfo {
-                    spec,
-                    mode: "unresolved".into(),
-                    base: None,
-                    head: Some(head.to_string()),
-                };
-                let fix = format!(
-                    "{fact}; fetch it (`git fetch`) or record a decision with --affected-decision"
-                );
-                (
-                    Some(info),
-                    Snapshot::of_commit(repo, head)?,
-                    Vec::new(),
-                    Some(fix),
-                )
+            range::Resolution::MissingBase {
+                spec,
+                fact,
+                head: h,
+            } => {
+                facts.push(format!(
+                    "{fact}; fetch it (`git fetch`) or record a decision"
+                ));
+                specs.push(spec);
+                modes.push("unresolved");
+                head = Some(h);
             }
-        });
+        }
     }
-    let snapshot = Snapshot::of_workdir(repo)?;
-    if let Some(rev) = &args.since {
-        let base = range::commit(repo, rev)?;
-        let changes = diff::to_workdir(repo, base)?;
-        let info = RangeInfo {
-            spec: rev.clone(),
-            mode: "to-working-tree".into(),
-            base: Some(base.to_string()),
-            head: None,
-        };
-        return Ok((Some(info), snapshot, changes, None));
-    }
-    if !args.files.is_empty() {
-        let changes = diff::named(&args.files, |p| snapshot.contains(p));
-        return Ok((None, snapshot, changes, None));
-    }
-    Err(Error::Usage(
-        "nothing to gate: give --affected RANGE, --since REV or --files PATH…".into(),
-    ))
+    let head = head.ok_or_else(|| Error::Usage("no range to gate".into()))?;
+    let one = specs.len() == 1;
+    let range = RangeInfo {
+        spec: specs.join(", "),
+        mode: if one {
+            modes[0].to_string()
+        } else {
+            "union".into()
+        },
+        base: (one && bases.len() == 1).then(|| bases[0].clone()),
+        head: Some(head.to_string()),
+    };
+    Ok(Input {
+        range: Some(range),
+        snapshot: Snapshot::of_commit(repo, head)?,
+        changes: changes.into_values().collect(),
+        range_refusal: (!facts.is_empty()).then(|| facts.join("; ")),
+        head: Some(head),
+    })
 }

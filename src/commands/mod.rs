@@ -2,9 +2,12 @@
 
 mod explain;
 mod gate;
+mod hook;
+mod install;
 mod plan;
+mod verify;
 
-use crate::cli::{Cli, Sub};
+use crate::cli::{Cli, HookKind, Sub};
 use crate::error::Result;
 use crate::report::styles::Styles;
 
@@ -17,8 +20,26 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
     match cli.command {
         Some(Sub::Plan { rev, out }) => plan::run(&dir, rev.as_deref(), out.as_deref()),
         Some(Sub::Explain { path, rev }) => explain::run(&dir, &path, rev.as_deref(), &styles),
+        Some(Sub::Verify {
+            range,
+            receipt,
+            json,
+            affected_decision,
+        }) => verify::run(&dir, &range, receipt.as_deref(), json, affected_decision),
+        Some(Sub::Hook {
+            hook: HookKind::PrePush { remote, .. },
+        }) => hook::pre_push(&dir, &remote, &styles),
+        Some(Sub::InstallHook { repo, chain }) => install::install(&repo.unwrap_or(dir), chain),
+        Some(Sub::UninstallHook { repo }) => install::uninstall(&repo.unwrap_or(dir)),
         None => gate::run(&dir, &cli.gate, &styles),
     }
+}
+
+/// A decision cited through the environment, for callers that take no flags (a push).
+fn env_decision() -> Option<String> {
+    std::env::var("GATE_DECISION")
+        .ok()
+        .filter(|c| !c.trim().is_empty())
 }
 
 /// Warnings go to stderr, one line each, and never stop the run.

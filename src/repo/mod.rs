@@ -1,6 +1,7 @@
 //! Stage 1 — git: which commits are compared (range), what changed (diff), and the files of the
 //! tree being gated (snapshot). Reads go through git2; nothing shells out to git.
 
+pub mod checkout;
 pub mod diff;
 pub mod range;
 pub mod snapshot;

@@ -1,10 +1,12 @@
 //! The `--json` report. Its shape is `plans/report.schema.json`, version `REPORT_VERSION`.
 
 use crate::decision::Record;
+use crate::run::steps::StepResult;
 use crate::verdict::{Row, RunVerdict};
 use serde::Serialize;
 
-pub const REPORT_VERSION: u32 = 1;
+/// 2 added `steps`, `exit_code`, `duration_ms` and the run's `duration_ms` and `directory`.
+pub const REPORT_VERSION: u32 = 2;
 
 #[derive(Serialize)]
 pub struct Report<'a> {
@@ -28,6 +30,11 @@ pub struct Report<'a> {
     pub summary: String,
     /// What the run did; null with `--list` or when nothing ran.
     pub run: Option<RunResult>,
+    /// The gate steps in order (pre-push hook and `verify`); null for `gate --affected`.
+    pub steps: Option<Vec<StepResult>>,
+    /// gate's exit code for this report.
+    pub exit_code: u8,
+    pub duration_ms: u64,
 }
 
 #[derive(Serialize)]
@@ -49,4 +56,7 @@ pub struct RunResult {
     /// `passed`, `failed` or `broken`.
     pub outcome: &'static str,
     pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    /// Set when the tests ran in a temporary checkout instead of the working tree.
+    pub directory: Option<String>,
 }

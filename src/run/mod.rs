@@ -1,3 +1,53 @@
-//! Stage 5 — running: the project's own runner over the selection, its output streamed.
+//! Stage 5 — running: the project's own runner over the selection and the team's gate steps,
+//! their output streamed, in the directory that holds the gated tree.
 
 pub mod pytest;
+pub mod steps;
+
+use crate::repo::checkout::Workspace;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// git's variables that point a child at the repository the hook runs in; a temporary checkout
+/// must not inherit them, or a test that calls git would see the wrong tree.
+const GIT_LOCATION_VARS: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_PREFIX",
+    "GIT_COMMON_DIR",
+];
+
+/// A command for `argv` in `workspace`. A relative program path (`./scripts/lint.sh`,
+/// `.venv/bin/python`) is looked up in the gated tree first, then in the repository's working
+/// tree, where untracked tools such as a virtualenv live.
+pub fn command(
+    argv: &[String],
+    env: &BTreeMap<String, String>,
+    workspace: &Workspace,
+    root: &Path,
+) -> Option<Command> {
+    let (program, args) = argv.split_first()?;
+    let program = if program.contains('/') && Path::new(program).is_relative() {
+        let in_tree = workspace.dir.join(program);
+        if in_tree.exists() {
+            in_tree
+        } else {
+            root.join(program)
+        }
+    } else {
+        program.into()
+    };
+    let mut cmd = Command::new(program);
+    cmd.args(args)
+        .current_dir(&workspace.dir)
+        .envs(env)
+        .stdin(Stdio::null());
+    if workspace.is_temporary() {
+        for var in GIT_LOCATION_VARS {
+            cmd.env_remove(var);
+        }
+    }
+    Some(cmd)
+}

@@ -1,12 +1,12 @@
-//! pytest: `python -m pytest <test files>`, run from the repository root.
+//! pytest: `python -m pytest <test files>`, run from the root of the gated tree.
 //! The runner is never called without test arguments unless the whole suite is meant:
 //! pytest with no arguments runs everything, which gate never does silently.
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::repo::checkout::Workspace;
 use std::collections::BTreeMap;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 /// The runner's argv before the test arguments: `runner` from `.gate.toml`, else
 /// `.venv/bin/python -m pytest` when the repository has that virtualenv, else `python3` (or
@@ -37,28 +37,23 @@ pub enum Outcome {
     Broken(Option<i32>),
 }
 
-/// Runs `argv` in `root`. With `quiet_stdout` the runner's stdout goes to stderr, so gate's own
-/// stdout stays machine-readable (`--json`).
+/// Runs `argv` in the workspace. With `quiet_stdout` the runner's stdout goes to stderr, so
+/// gate's own stdout stays machine-readable (`--json`).
 pub fn run(
     argv: &[String],
     env: &BTreeMap<String, String>,
+    workspace: &Workspace,
     root: &Path,
     quiet_stdout: bool,
 ) -> Result<Outcome> {
-    let (program, args) = argv
-        .split_first()
+    let mut cmd = super::command(argv, env, workspace, root)
         .ok_or_else(|| Error::Runner("the runner command is empty".into()))?;
-    let mut cmd = Command::new(program);
-    cmd.args(args)
-        .current_dir(root)
-        .envs(env)
-        .stdin(Stdio::null());
     if quiet_stdout {
         cmd.stdout(std::io::stderr());
     }
     let status = cmd
         .status()
-        .map_err(|e| Error::Runner(format!("cannot start the runner `{program}`: {e}")))?;
+        .map_err(|e| Error::Runner(format!("cannot start the runner `{}`: {e}", argv[0])))?;
     Ok(match status.code() {
         // 5: pytest collected no test from the files given — nothing failed.
         Some(0 | 5) => Outcome::Passed,

@@ -1,7 +1,11 @@
 //! One integration binary: real git repositories, the real `gate` binary, real pytest.
 
 mod errors;
+mod hook;
+mod install;
 mod plans;
+mod push_support;
 mod selection;
+mod steps;
 mod support;
 mod verdicts;

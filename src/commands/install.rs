@@ -1,0 +1,44 @@
+//! `gate install-hook` / `gate uninstall-hook`.
+
+use crate::error::{Error, Result};
+use crate::exit_codes;
+use crate::hook::install::{self, Installed, Removed};
+use crate::repo;
+use std::path::Path;
+
+pub fn install(dir: &Path, chain: bool) -> Result<u8> {
+    let repo = repo::open(dir)?;
+    let hooks = install::hooks_dir(&repo)?;
+    let binary = std::env::current_exe()
+        .and_then(|p| p.canonicalize())
+        .map_err(|e| Error::io("gate", "cannot tell where this gate binary is", e))?;
+    let how = match install::install(&hooks, &binary, chain)? {
+        Installed::New => "installed".to_string(),
+        Installed::Replaced => "updated".to_string(),
+        Installed::Chained => format!(
+            "installed; the existing hook (now {}) runs first",
+            install::CHAINED
+        ),
+    };
+    println!(
+        "gate: pre-push hook {how}: {} (runs {})",
+        hooks.join("pre-push").display(),
+        binary.display()
+    );
+    Ok(exit_codes::OK)
+}
+
+pub fn uninstall(dir: &Path) -> Result<u8> {
+    let repo = repo::open(dir)?;
+    let hooks = install::hooks_dir(&repo)?;
+    let hook = hooks.join("pre-push");
+    match install::uninstall(&hooks)? {
+        Removed::Nothing => println!("gate: no pre-push hook in {}", hooks.display()),
+        Removed::Removed => println!("gate: removed {}", hook.display()),
+        Removed::Restored => println!(
+            "gate: removed gate's hook and put the chained one back at {}",
+            hook.display()
+        ),
+    }
+    Ok(exit_codes::OK)
+}

@@ -1,0 +1,40 @@
+//! `gate verify RANGE`: the gate for ship/deploy scripts and CI — the `verify` steps, no colour,
+//! and a JSON receipt of what was gated and run.
+
+use super::gate::{self, Caller, Options, Target};
+use crate::error::{Error, Result};
+use crate::repo::{self, range};
+use crate::report::styles::{ColorChoice, Styles};
+use std::path::Path;
+
+pub fn run(
+    dir: &Path,
+    spec: &str,
+    receipt: Option<&Path>,
+    json: bool,
+    citation: Option<String>,
+) -> Result<u8> {
+    let repo = repo::open(dir)?;
+    let citation = citation.or_else(super::env_decision);
+    let styles = Styles::new(ColorChoice::Never);
+    let opts = Options {
+        caller: Caller::Verify,
+        citation: citation.as_deref(),
+        list: false,
+        json,
+        styles: &styles,
+        retry: format!(
+            "gate verify {spec} --affected-decision \"<citation>\"   (or GATE_DECISION=\"<citation>\")"
+        ),
+    };
+    let gated = gate::gate(
+        &repo,
+        Target::Ranges(vec![range::resolve(&repo, spec)?]),
+        &opts,
+    )?;
+    if let Some(path) = receipt {
+        std::fs::write(path, format!("{}\n", gated.json))
+            .map_err(|e| Error::io(path, "cannot write the receipt", e))?;
+    }
+    Ok(gated.code)
+}
