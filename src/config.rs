@@ -18,9 +18,9 @@ pub const DEFAULT_INERT: &[&str] = &[
     "**/*.adoc",
     "docs/**",
     "doc/**",
-    "LICENSE*",
-    "LICENCE*",
-    "COPYING*",
+    "**/LICENSE*",
+    "**/LICENCE*",
+    "**/COPYING*",
     "AUTHORS*",
     "CHANGELOG*",
     "CHANGES*",
@@ -28,8 +28,8 @@ pub const DEFAULT_INERT: &[&str] = &[
     "NEWS*",
     "CONTRIBUTING*",
     "CODE_OF_CONDUCT*",
-    ".gitignore",
-    ".gitattributes",
+    "**/.gitignore",
+    "**/.gitattributes",
     ".mailmap",
     ".editorconfig",
     ".git-blame-ignore-revs",
@@ -101,6 +101,52 @@ struct RawConfig {
     /// Ordered checks run by the pre-push hook and `gate verify` around the affected tests.
     #[serde(default)]
     step: Vec<RawStep>,
+    /// Extractors for references no built-in analysis knows: a regex with a `path` group.
+    #[serde(default)]
+    reference: Vec<RawReference>,
+    /// What a dynamic import with no literal part (`__import__(name)`) in `file` may load.
+    #[serde(default)]
+    loads: Vec<RawLoads>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLoads {
+    file: Spanned<OneOrMany>,
+    modules: Spanned<OneOrMany>,
+}
+
+/// `[[loads]]`: the files a run-time-named import in `file` can load, declared by the team.
+pub struct Loads {
+    pub index: usize,
+    pub file: Matcher,
+    pub modules: Matcher,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawReference {
+    files: Spanned<OneOrMany>,
+    pattern: Spanned<String>,
+    #[serde(default)]
+    relative_to: RelativeTo,
+}
+
+#[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq, Debug)]
+#[serde(rename_all = "snake_case")]
+pub enum RelativeTo {
+    #[default]
+    File,
+    Root,
+}
+
+/// A `[[reference]]` extractor: in files matching `files`, every match of `pattern` names a
+/// path (its `path` group).
+pub struct Reference {
+    pub index: usize,
+    pub files: Matcher,
+    pub pattern: regex::Regex,
+    pub relative_to: RelativeTo,
 }
 
 fn yes() -> bool {
@@ -258,6 +304,8 @@ pub struct Config {
     pub base_branch: Option<String>,
     /// In order; always holds the affected-tests step (last unless placed).
     pub steps: Vec<Step>,
+    pub references: Vec<Reference>,
+    pub loads: Vec<Loads>,
 }
 
 impl Config {
@@ -411,6 +459,35 @@ impl Config {
                 when: raw_step.when,
             });
         }
+        let mut references = Vec::new();
+        for (i, raw_ref) in raw.reference.into_iter().enumerate() {
+            let line = line_of(text, raw_ref.pattern.span().start);
+            let pattern = regex::Regex::new(raw_ref.pattern.get_ref()).map_err(|e| {
+                err(format!(
+                    "line {line}: `reference.pattern`: {}",
+                    one_line(&e.to_string())
+                ))
+            })?;
+            if !pattern.capture_names().any(|n| n == Some("path")) {
+                return Err(err(format!(
+                    "line {line}: `reference.pattern` has no `(?P<path>…)` group naming the path"
+                )));
+            }
+            references.push(Reference {
+                index: i + 1,
+                files: globs("reference.files", spread(raw_ref.files), &[])?,
+                pattern,
+                relative_to: raw_ref.relative_to,
+            });
+        }
+        let mut loads = Vec::new();
+        for (i, rule) in raw.loads.into_iter().enumerate() {
+            loads.push(Loads {
+                index: i + 1,
+                file: globs("loads.file", spread(rule.file), &[])?,
+                modules: globs("loads.modules", spread(rule.modules), &[])?,
+            });
+        }
         if !steps.iter().any(|s| s.name == AFFECTED_TESTS) {
             steps.push(Step {
                 name: AFFECTED_TESTS.into(),
@@ -447,6 +524,8 @@ impl Config {
             }),
             base_branch: raw.base_branch,
             steps,
+            references,
+            loads,
         })
     }
 

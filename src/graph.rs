@@ -2,6 +2,7 @@
 //! `from` (the file that needs) → `to` (the file it needs), each with its origin line.
 //! Edges are kept sorted; the reverse index answers "who depends on this file?".
 
+use crate::analyze::paths::PathValue;
 use crate::analyze::python::{Facts, Import, StringContext};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -19,6 +20,23 @@ pub enum EdgeKind {
     PackageInit,
     /// A `conftest.py` applies to every test at or below its directory.
     Conftest,
+    /// A path built from `__file__`, joins, module constants or package resources.
+    ComputedPath,
+    /// A subprocess argv or shell command runs the file, or a tool over the folder.
+    Subprocess,
+    /// `import_module(f"pkg.{name}")`: every module under the constant prefix.
+    DynamicImport,
+    /// A framework convention: a Flask app serves `templates/` and `static/` beside it.
+    Convention,
+    /// A pytest-bdd binding names the feature file or folder.
+    Feature,
+    /// A `[[reference]]` extractor from `.gate.toml` matched.
+    UserReference,
+    /// Last resort for a file nothing else reaches: `foo.py` ↔ `test_foo.py`.
+    NameMatch,
+    /// Last resort for a non-code file nothing else reaches: the tests of the nearest folder
+    /// above it that holds tests.
+    Proximity,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -48,8 +66,41 @@ impl Edge {
             EdgeKind::PathLiteral => format!("{from} names {to} at line {line}"),
             EdgeKind::PackageInit => format!("{from} runs {to} (package {detail})"),
             EdgeKind::Conftest => format!("{from} is under {to}"),
+            EdgeKind::ComputedPath => {
+                format!("{from} builds the path {to} at line {line} (`{detail}`)")
+            }
+            EdgeKind::Subprocess if detail == to => format!("{from} runs {to} at line {line}"),
+            EdgeKind::Subprocess => {
+                format!("{from} runs `{detail}` at line {line}, which covers {to}")
+            }
+            EdgeKind::DynamicImport => format!(
+                "{from} imports a module named at run time at line {line} (`{detail}`), which can load {to}"
+            ),
+            EdgeKind::Convention if *line == 0 => format!("{from} {detail}, which holds {to}"),
+            EdgeKind::Convention => format!("{from} {detail} at line {line}, which reads {to}"),
+            EdgeKind::NameMatch => {
+                format!(
+                    "{from} is named after {to} (name mapping, used only when no stronger edge exists)"
+                )
+            }
+            EdgeKind::Proximity => format!(
+                "{to} lives under {detail}/ with {from} (proximity: the weakest edge, used only when no other exists)"
+            ),
+            EdgeKind::Feature => format!("{from} binds the feature {to} at line {line}"),
+            EdgeKind::UserReference => format!("{from} references {to} at line {line} ({detail})"),
         }
     }
+}
+
+/// A reference a `[[reference]]` extractor found in a file.
+pub struct UserRef {
+    pub from: String,
+    pub line: u32,
+    pub path: String,
+    /// `relative_to = "file"`: the path is relative to the file's folder, else to the root.
+    pub relative_to_file: bool,
+    /// `[[reference]] rule 1 (files = …)`.
+    pub rule: String,
 }
 
 /// A chain of edges as one line: `a imports b at line 1; b imports c at line 2`.
@@ -63,6 +114,9 @@ pub fn explain_chain<'e>(chain: impl IntoIterator<Item = &'e Edge>) -> String {
 
 pub struct Graph {
     pub edges: Vec<Edge>,
+    /// Dynamic imports with no literal part: `(file, line, call)`. Whatever depends on the file
+    /// may load any module, so changes cannot be bounded against it.
+    pub unbounded: Vec<(String, u32, String)>,
     dependents: BTreeMap<String, Vec<usize>>,
     dependencies: BTreeMap<String, Vec<usize>>,
 }
@@ -74,11 +128,19 @@ pub struct Tree<'a> {
     pub files: &'a BTreeSet<String>,
     pub roots: &'a [String],
     pub is_test: &'a dyn Fn(&str) -> bool,
+    /// pytest-bdd's `bdd_features_base_dir`, when the ini sets one.
+    pub feature_base: Option<&'a str>,
 }
 
 impl Graph {
-    pub fn build(tree: &Tree<'_>, facts: &BTreeMap<String, Facts>) -> Graph {
+    pub fn build(
+        tree: &Tree<'_>,
+        facts: &BTreeMap<String, Facts>,
+        user: &[UserRef],
+        loads: &[crate::config::Loads],
+    ) -> Graph {
         let mut edges: BTreeMap<(String, String, EdgeKind), (u32, String)> = BTreeMap::new();
+        let mut unbounded = Vec::new();
         let mut add = |from: &str, to: String, kind, line, detail: String| {
             if from == to {
                 return;
@@ -100,16 +162,109 @@ impl Graph {
             }
             for s in &f.strings {
                 let dotted = s.value.split(':').next().unwrap_or_default();
-                if s.context == StringContext::Plain
-                    && let Some(to) = path_literal(tree, path, &s.value)
+                let (path_kind, module_kind) = match s.context {
+                    StringContext::Plain | StringContext::PathArg => {
+                        (Some(EdgeKind::PathLiteral), Some(EdgeKind::StringModule))
+                    }
+                    StringContext::Argv => (Some(EdgeKind::Subprocess), None),
+                    StringContext::Feature => (Some(EdgeKind::Feature), None),
+                    StringContext::ImportCall | StringContext::PytestPlugins => {
+                        (None, Some(EdgeKind::StringModule))
+                    }
+                    StringContext::RunModule => (None, Some(EdgeKind::Subprocess)),
+                };
+                let mut bases = vec![String::new(), parent(path).to_string()];
+                if s.context == StringContext::Feature
+                    && let Some(base) = tree.feature_base
                 {
-                    add(path, to, EdgeKind::PathLiteral, s.line, s.value.clone());
-                } else if is_dotted_name(dotted) {
+                    bases.push(base.to_string());
+                }
+                let found = path_kind
+                    .map(|kind| {
+                        let tool = kind == EdgeKind::Subprocess;
+                        (kind, path_targets(tree, path, &bases, &s.value, tool))
+                    })
+                    .filter(|(_, targets)| !targets.is_empty());
+                if let Some((kind, targets)) = found {
+                    for to in targets {
+                        add(path, to, kind, s.line, s.value.clone());
+                    }
+                } else if let Some(kind) = module_kind
+                    && is_dotted_name(dotted)
+                {
                     let parts: Vec<&str> = dotted.split('.').collect();
-                    for (to, module) in resolve_absolute(tree, path, &parts) {
-                        add(path, to, EdgeKind::StringModule, s.line, module);
+                    let mut targets = resolve_absolute(tree, path, &parts);
+                    if s.context == StringContext::RunModule {
+                        // `python -m pkg` runs `pkg/__main__.py`.
+                        targets.extend(resolve_in(tree, tree.roots, &[dotted, "__main__"], 2));
+                        let main: Vec<String> = targets
+                            .iter()
+                            .filter_map(|(f, _)| f.strip_suffix("/__init__.py"))
+                            .map(|d| format!("{d}/__main__.py"))
+                            .filter(|m| tree.files.contains(m))
+                            .collect();
+                        targets.extend(main.into_iter().map(|m| (m, dotted.to_string())));
+                    }
+                    for (to, module) in targets {
+                        add(path, to, kind, s.line, module);
                     }
                 }
+            }
+            for p in &f.paths {
+                for to in value_targets(tree, path, &p.value) {
+                    add(path, to, EdgeKind::ComputedPath, p.line, p.text.clone());
+                }
+            }
+            for d in &f.dynamic_imports {
+                if d.prefix.is_empty() {
+                    let declared: Vec<&crate::config::Loads> =
+                        loads.iter().filter(|l| l.file.is_match(path)).collect();
+                    if declared.is_empty() {
+                        unbounded.push((path.clone(), d.line, d.text.clone()));
+                    }
+                    for rule in declared {
+                        let detail = format!(
+                            "{} — [[loads]] rule {}: {}",
+                            d.text, rule.index, rule.modules.text
+                        );
+                        for to in tree.files.iter().filter(|f| rule.modules.is_match(f)) {
+                            add(
+                                path,
+                                to.clone(),
+                                EdgeKind::DynamicImport,
+                                d.line,
+                                detail.clone(),
+                            );
+                        }
+                    }
+                    continue;
+                }
+                for to in modules_under_prefix(tree, &d.prefix) {
+                    add(path, to, EdgeKind::DynamicImport, d.line, d.text.clone());
+                }
+            }
+            for &line in &f.apps {
+                for folder in ["templates", "static"] {
+                    for to in under(tree, &join(parent(path), folder)) {
+                        add(
+                            path,
+                            to,
+                            EdgeKind::Convention,
+                            line,
+                            format!("creates a Flask app (its {folder}/ folder)"),
+                        );
+                    }
+                }
+            }
+        }
+        for u in user {
+            let bases = if u.relative_to_file {
+                vec![parent(&u.from).to_string()]
+            } else {
+                vec![String::new()]
+            };
+            for to in path_targets(tree, &u.from, &bases, &u.path, false) {
+                add(&u.from, to, EdgeKind::UserReference, u.line, u.rule.clone());
             }
         }
         let python: Vec<&String> = tree.files.iter().filter(|f| is_python(f)).collect();
@@ -156,8 +311,10 @@ impl Graph {
             dependents.entry(e.to.clone()).or_default().push(i);
             dependencies.entry(e.from.clone()).or_default().push(i);
         }
+        unbounded.sort();
         Graph {
             edges,
+            unbounded,
             dependents,
             dependencies,
         }
@@ -336,15 +493,144 @@ fn base_dir(tree: &Tree<'_>, file: &str) -> String {
     dir.to_string()
 }
 
-/// A string naming a file of the tree, relative to the root or to the naming file's folder.
-fn path_literal(tree: &Tree<'_>, from: &str, value: &str) -> Option<String> {
-    if !value.contains('/') && !value.contains('.') {
-        return None;
+/// What a path names, tried against each base folder in order (the first that names
+/// something wins): a file, every file under a folder, or every file a glob matches. The root
+/// itself, a path leaving the repository and the naming file itself name nothing. An import
+/// root (`src`) named as a path is where modules come from (`PYTHONPATH=src`), not a read of
+/// every file in it — except for a tool run over it (`["mypy", "src"]`, `tool`).
+fn path_targets(
+    tree: &Tree<'_>,
+    from: &str,
+    bases: &[String],
+    value: &str,
+    tool: bool,
+) -> Vec<String> {
+    let value = value.trim_start_matches("./");
+    if value.is_empty() || value.starts_with('/') {
+        return Vec::new();
     }
-    let candidates = [normalize(value), normalize(&join(parent(from), value))];
-    candidates
-        .into_iter()
-        .find(|c| c != from && tree.files.contains(c))
+    let mut seen = BTreeSet::new();
+    for base in bases {
+        if !seen.insert(base) {
+            continue;
+        }
+        let path = normalize(&join(base, value));
+        if !tool && tree.roots.contains(&path) {
+            return Vec::new();
+        }
+        let found: Vec<String> = targets(tree, &path)
+            .into_iter()
+            .filter(|t| t != from)
+            .collect();
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    Vec::new()
+}
+
+/// The files a repository-relative path names.
+fn targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
+    if path.is_empty() || path == "." || path.starts_with("..") {
+        return Vec::new();
+    }
+    if path.contains(['*', '?', '[', '{']) {
+        return match crate::config::glob(path) {
+            Ok(g) => {
+                let m = g.compile_matcher();
+                let mut out: Vec<String> = tree
+                    .files
+                    .iter()
+                    .filter(|f| m.is_match(f))
+                    .cloned()
+                    .collect();
+                // `data/*.json` should not grab `data/sub/x.json`, but `data/*` names a folder too.
+                out.extend(
+                    tree.files
+                        .iter()
+                        .filter(|f| ancestors(f).any(|d| !d.is_empty() && m.is_match(d)))
+                        .cloned(),
+                );
+                out.sort();
+                out.dedup();
+                out
+            }
+            Err(_) => Vec::new(),
+        };
+    }
+    if tree.files.contains(path) {
+        return vec![path.to_string()];
+    }
+    under(tree, path)
+}
+
+/// Every file under folder `dir`.
+fn under(tree: &Tree<'_>, dir: &str) -> Vec<String> {
+    let prefix = format!("{dir}/");
+    tree.files
+        .range(prefix.clone()..)
+        .take_while(|f| f.starts_with(&prefix))
+        .cloned()
+        .collect()
+}
+
+/// The files a computed path names.
+fn value_targets(tree: &Tree<'_>, from: &str, value: &PathValue) -> Vec<String> {
+    match value {
+        PathValue::File => Vec::new(),
+        PathValue::Relative(p) => path_targets(
+            tree,
+            from,
+            &[String::new(), parent(from).to_string()],
+            p,
+            false,
+        ),
+        PathValue::FileDir(p) => path_targets(tree, from, &[parent(from).to_string()], p, false),
+        PathValue::Package { package, path } => {
+            let parts: Vec<&str> = package.split('.').collect();
+            let mut dirs: Vec<String> = resolve_absolute(tree, from, &parts)
+                .into_iter()
+                .filter(|(_, m)| m == package)
+                .filter_map(|(f, _)| {
+                    f.strip_suffix("/__init__.py")
+                        .or_else(|| f.strip_suffix("/__init__.pyi"))
+                        .map(str::to_string)
+                })
+                .collect();
+            // A namespace package: a folder without `__init__.py` under a root.
+            for root in tree.roots {
+                let dir = join(root, &parts.join("/"));
+                if !under(tree, &dir).is_empty() {
+                    dirs.push(dir);
+                }
+            }
+            dirs.sort();
+            dirs.dedup();
+            path_targets(tree, from, &dirs, path, false)
+        }
+    }
+}
+
+/// Python modules whose dotted name starts with `prefix` (`shop.plugins.` → every module of
+/// the package; `shop.plug` → `shop/plug*`).
+fn modules_under_prefix(tree: &Tree<'_>, prefix: &str) -> Vec<String> {
+    let path_prefix = prefix.replace('.', "/");
+    let mut out: Vec<String> = tree
+        .roots
+        .iter()
+        .flat_map(|root| {
+            let start = join(root, &path_prefix);
+            tree.files
+                .range(start.clone()..)
+                .take_while(move |f| f.starts_with(&start))
+                .filter(|f| is_python(f))
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 fn is_dotted_name(s: &str) -> bool {

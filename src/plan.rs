@@ -3,6 +3,7 @@
 //! is never parsed again; a cache of another format or a corrupt one is rebuilt, never trusted.
 
 use crate::analyze::python::{self, Facts};
+use crate::analyze::shell;
 use crate::error::{Error, Result};
 use crate::graph::{self, Edge, EdgeKind, Graph};
 use crate::repo::snapshot::Snapshot;
@@ -12,10 +13,12 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// Version of every plan and cache file gate writes; the schemas in `plans/` carry it.
-pub const FORMAT: u32 = 1;
+/// 2: reference facts (paths, dynamic imports, apps, argv and shell contexts), shell scripts.
+pub const FORMAT: u32 = 2;
 pub const ANALYZER: &str = concat!("gate ", env!("CARGO_PKG_VERSION"));
 
-/// The Python facts of every `.py`/`.pyi` file of a snapshot, and how they were obtained.
+/// The facts of every analysed file (Python sources and stubs, shell scripts) of a snapshot,
+/// and how they were obtained.
 pub struct Analysis {
     pub facts: BTreeMap<String, Facts>,
     pub blobs: BTreeMap<String, String>,
@@ -49,7 +52,7 @@ pub fn analyze(
     let mut blobs = BTreeMap::new();
     let mut todo: Vec<(String, String, Vec<u8>)> = Vec::new();
     let mut facts = BTreeMap::new();
-    for file in snapshot.files.iter().filter(|f| graph::is_python(f)) {
+    for file in snapshot.files.iter().filter(|f| analysed(f)) {
         // A commit's tree knows the blob id, so a hit costs no read; the working tree must be
         // read and hashed to know it.
         let (id, content) = match snapshot.known_blob(file) {
@@ -60,6 +63,12 @@ pub fn analyze(
             }
         };
         blobs.insert(file.clone(), id.clone());
+        // The same bytes mean different things to the Python and the shell analysers.
+        let id = if graph::is_python(file) {
+            id
+        } else {
+            format!("sh:{id}")
+        };
         if let Some(hit) = cache.entries.get(&id) {
             facts.insert(file.clone(), hit.clone());
             continue;
@@ -73,7 +82,14 @@ pub fn analyze(
     let cached = facts.len();
     let fresh: Vec<(String, String, Facts)> = todo
         .into_par_iter()
-        .map(|(file, id, bytes)| (file, id, python::analyze(&bytes)))
+        .map(|(file, id, bytes)| {
+            let facts = if graph::is_python(&file) {
+                python::analyze(&bytes)
+            } else {
+                shell::facts(&bytes)
+            };
+            (file, id, facts)
+        })
         .collect();
     let parsed = fresh.len();
     for (file, id, f) in fresh {
@@ -126,6 +142,15 @@ fn load_cache(path: &Path, warn: &mut dyn FnMut(String)) -> Cache {
     }
 }
 
+/// Shell scripts are followed for the scripts, files and modules they run.
+pub fn analysed(path: &str) -> bool {
+    graph::is_python(path) || is_shell(path)
+}
+
+pub fn is_shell(path: &str) -> bool {
+    [".sh", ".bash", ".zsh"].iter().any(|e| path.ends_with(e))
+}
+
 /// Writes through a temporary file and a rename, so a killed run never leaves half a cache.
 /// A cache that cannot be written costs speed, not correctness: a warning, not an error.
 fn save_cache(path: &Path, cache: &Cache, warn: &mut dyn FnMut(String)) {
@@ -167,6 +192,9 @@ pub struct AstFile<'a> {
     pub role: &'static str,
     pub imports: &'a [python::Import],
     pub strings: &'a [python::StringRef],
+    pub paths: &'a [python::PathRef],
+    pub dynamic_imports: &'a [python::DynamicImport],
+    pub apps: &'a [u32],
     pub parse_errors: &'a [u32],
 }
 
@@ -208,16 +236,25 @@ impl<'a> Plans<'a> {
                     "test"
                 } else if path.ends_with(".pyi") {
                     "stub"
+                } else if !graph::is_python(path) {
+                    "shell"
                 } else {
                     "source"
                 },
                 imports: &f.imports,
                 strings: &f.strings,
+                paths: &f.paths,
+                dynamic_imports: &f.dynamic_imports,
+                apps: &f.apps,
                 parse_errors: &f.parse_errors,
             })
             .collect();
-        let is_reference =
-            |e: &&Edge| matches!(e.kind, EdgeKind::StringModule | EdgeKind::PathLiteral);
+        let is_reference = |e: &&Edge| {
+            !matches!(
+                e.kind,
+                EdgeKind::Import | EdgeKind::PackageInit | EdgeKind::Conftest
+            )
+        };
         Plans {
             ast: AstPlan {
                 version: FORMAT,

@@ -5,7 +5,7 @@ use crate::analyze::pytest_ini::TestDiscovery;
 use crate::analyze::roots;
 use crate::config::{self, Config};
 use crate::error::Result;
-use crate::graph::{self, Graph, Tree};
+use crate::graph::{self, Graph, Tree, UserRef};
 use crate::plan::{self, Analysis};
 use crate::repo::snapshot::Snapshot;
 use std::collections::{BTreeMap, BTreeSet};
@@ -59,13 +59,17 @@ impl Project {
         let mut nodes = snapshot.files.clone();
         nodes.extend(deleted.iter().filter(|d| graph::is_python(d)).cloned());
         let is_test = |p: &str| tests.contains(p);
+        let user = user_references(&config, snapshot, &read);
         let graph = Graph::build(
             &Tree {
                 files: &nodes,
                 roots: &roots,
                 is_test: &is_test,
+                feature_base: discovery.bdd_features_base_dir.as_deref(),
             },
             &analysis.facts,
+            &user,
+            &config.loads,
         );
         let flagged = analysis
             .facts
@@ -83,4 +87,36 @@ impl Project {
             flagged,
         })
     }
+}
+
+/// Runs the `[[reference]]` extractors over the files they name. They are the team's own
+/// patterns, so they are applied on every run rather than cached with the built-in facts.
+fn user_references(
+    config: &Config,
+    snapshot: &Snapshot,
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> Vec<UserRef> {
+    let mut out = Vec::new();
+    for rule in &config.references {
+        for file in snapshot.files.iter().filter(|f| rule.files.is_match(f)) {
+            let Some(bytes) = read(file) else { continue };
+            let text = String::from_utf8_lossy(&bytes);
+            for caps in rule.pattern.captures_iter(&text) {
+                let Some(path) = caps.name("path") else {
+                    continue;
+                };
+                out.push(UserRef {
+                    from: file.clone(),
+                    line: text[..path.start()].matches('\n').count() as u32 + 1,
+                    path: path.as_str().to_string(),
+                    relative_to_file: rule.relative_to == config::RelativeTo::File,
+                    rule: format!(
+                        "[[reference]] rule {} (files = {})",
+                        rule.index, rule.files.text
+                    ),
+                });
+            }
+        }
+    }
+    out
 }

@@ -4,7 +4,7 @@
 //! selection with a row that says so.
 
 use crate::config::{Config, Fallback};
-use crate::graph::{self, Direction, Edge, Graph};
+use crate::graph::{self, Direction, Edge, EdgeKind, Graph};
 use crate::repo::diff::{Change, Status};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
@@ -237,7 +237,26 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
                 .join(", ")
         ));
     }
-    let reached = graph::is_python(path) || ctx.graph.has_dependents(path) || ruled;
+    let is_test = ctx.tests.contains(path) || is_test_name(path);
+    let has_edges = ctx.graph.has_dependents(path) || ruled;
+    if row.tests.is_empty() && !is_test && !has_edges {
+        let inert_doc = !graph::is_python(path) && ctx.config.inert.is_match(path);
+        if !inert_doc && let Some(weak) = weak_edges(path, ctx) {
+            row.reasons.push(format!(
+                "no import, reference edge or [[depends]] rule reaches it; {}",
+                weak.1
+            ));
+            row.edges = weak.0;
+            row.tests = row.edges.iter().map(|e| e.test.clone()).collect();
+        }
+    }
+    if graph::is_python(path) && !is_test && graph::file_name(path) != "conftest.py" {
+        unbounded_loads(path, ctx, &mut row);
+        if row.verdict == Verdict::Refused {
+            return row;
+        }
+    }
+    let reached = graph::is_python(path) || has_edges || !row.tests.is_empty();
     if reached {
         let n = row.tests.len();
         row.reasons.insert(
@@ -271,6 +290,96 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
         Fallback::Full => format!("{fact} (fallback = \"full\")"),
     });
     row
+}
+
+/// The last-resort edges for a file nothing else reaches, weakest last: a test named after it
+/// (`foo.py` ↔ `test_foo.py`), the pytest-datadir folder of a test (`tests/test_x/` ↔
+/// `tests/test_x.py`), then the tests of the nearest folder above it that holds tests.
+fn weak_edges(path: &str, ctx: &Context<'_>) -> Option<(Vec<TestEdge>, String)> {
+    let edge = |test: &str, kind: EdgeKind, detail: String| TestEdge {
+        test: test.to_string(),
+        chain: vec![Edge {
+            from: test.to_string(),
+            to: path.to_string(),
+            kind,
+            line: 0,
+            detail,
+        }],
+        rule: None,
+    };
+    if graph::is_python(path) {
+        let name = graph::file_name(path);
+        let stem = name.trim_end_matches(".pyi").trim_end_matches(".py");
+        let wanted = [format!("test_{stem}.py"), format!("{stem}_test.py")];
+        let named: Vec<TestEdge> = ctx
+            .tests
+            .iter()
+            .filter(|t| wanted.iter().any(|w| graph::file_name(t) == w))
+            .map(|t| edge(t, EdgeKind::NameMatch, stem.to_string()))
+            .collect();
+        if !named.is_empty() {
+            return Some((named, "name mapping: the tests named after it".into()));
+        }
+    }
+    for dir in graph::ancestors(path).filter(|d| !d.is_empty()) {
+        let test = format!("{dir}.py");
+        if ctx.tests.contains(&test) {
+            return Some((
+                vec![edge(
+                    &test,
+                    EdgeKind::Convention,
+                    format!("has its data folder {dir}/ (pytest-datadir)"),
+                )],
+                format!("it is in {test}'s data folder"),
+            ));
+        }
+    }
+    if graph::is_python(path) {
+        return None; // an untested module: no test reaches it
+    }
+    for dir in graph::ancestors(path).filter(|d| !d.is_empty()) {
+        let prefix = format!("{dir}/");
+        let near: Vec<TestEdge> = ctx
+            .tests
+            .range(prefix.clone()..)
+            .take_while(|t| t.starts_with(&prefix))
+            .map(|t| edge(t, EdgeKind::Proximity, dir.to_string()))
+            .collect();
+        if !near.is_empty() {
+            return Some((
+                near,
+                format!("proximity: the tests under {dir}/ (the weakest edge)"),
+            ));
+        }
+    }
+    None
+}
+
+/// A dynamic import with no literal part (`import_module(name)`) may load any module. A changed
+/// module is refused when the tests of such a file are not all selected already — naming the
+/// file and line, so the fix (a constant prefix, or a `[[depends]]` rule) is clear.
+fn unbounded_loads(path: &str, ctx: &Context<'_>, row: &mut Row) {
+    for (file, line, text) in &ctx.graph.unbounded {
+        if file == path {
+            continue;
+        }
+        let walk = ctx.graph.walk(file, Direction::Dependents, None);
+        let exposed: Vec<&String> = walk
+            .via
+            .keys()
+            .chain(std::iter::once(file))
+            .filter(|t| ctx.tests.contains(*t) && !row.tests.contains(t))
+            .collect();
+        if !exposed.is_empty() {
+            row.verdict = Verdict::Refused;
+            row.reasons.push(format!(
+                "{file} line {line} imports a module named at run time (`{text}`), which may be {path}: {} test file(s) that depend on it ({}) cannot be bounded — give the name a constant prefix, or declare what it loads: [[loads]] file = \"{file}\", modules = [\"<globs>\"]",
+                exposed.len(),
+                exposed.iter().take(3).map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                    + if exposed.len() > 3 { ", …" } else { "" }
+            ));
+        }
+    }
 }
 
 /// A deleted path is no longer a test of the tree, so its name alone tells.

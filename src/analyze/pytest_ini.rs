@@ -12,6 +12,8 @@ pub struct TestDiscovery {
     testpaths: Option<GlobSet>,
     /// `pythonpath`: directories pytest puts on `sys.path`, so import roots too.
     pub pythonpath: Vec<String>,
+    /// pytest-bdd's `bdd_features_base_dir`: where feature paths are relative to.
+    pub bdd_features_base_dir: Option<String>,
 }
 
 /// Directories pytest never descends into by default (`norecursedirs`).
@@ -63,6 +65,9 @@ impl TestDiscovery {
         let pythonpath = get("pythonpath")
             .map(|p| p.split_whitespace().map(crate::graph::normalize).collect())
             .unwrap_or_default();
+        let bdd_features_base_dir = get("bdd_features_base_dir")
+            .map(|d| crate::graph::normalize(d.trim()))
+            .filter(|d| !d.is_empty());
         let source = found.map(|(file, _)| file);
         let origin = source.clone().unwrap_or_else(|| "pytest defaults".into());
         let build = |patterns: &str, under: bool| -> Result<GlobSet> {
@@ -94,6 +99,7 @@ impl TestDiscovery {
             python_files: build(&python_files, false)?,
             testpaths: testpaths.map(|t| build(&t, true)).transpose()?,
             pythonpath,
+            bdd_features_base_dir,
             source,
         })
     }

@@ -1,10 +1,16 @@
 //! Python source → facts, in one tree-sitter pass: every import (module level, in functions,
-//! under `TYPE_CHECKING`, in both `try`/`except ImportError` branches), and the string literals
-//! that may name a module or a file. Meaning (which file a name resolves to) is decided later,
-//! in `graph`, because it depends on the rest of the tree.
+//! under `TYPE_CHECKING`, in both `try`/`except ImportError` branches), the string literals that
+//! may name a module or a file (with where they stood: an import call, a subprocess argv, a path
+//! argument, a pytest-bdd binding), path expressions built from `__file__`, package resources or
+//! joins, dynamic imports, and the lines that create a Flask app. Meaning (which file a name
+//! resolves to) is decided later, in `graph`, because it depends on the rest of the tree; facts
+//! depend on the text alone, so they are cached by blob id.
 
+use super::paths::{self, PathValue};
+use super::shell;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
+use std::collections::BTreeMap;
 use tree_sitter::{Node, Parser};
 
 /// The grammar gate was built with; recorded in plans so a grammar bump invalidates caches.
@@ -14,6 +20,17 @@ pub const GRAMMAR: &str = "tree-sitter-python 0.25";
 pub struct Facts {
     pub imports: Vec<Import>,
     pub strings: Vec<StringRef>,
+    /// Path expressions that are not a single literal: `Path(__file__).parent / "data.json"`,
+    /// `os.path.join("tests", "data")`, `importlib.resources.files("pkg") / "x.json"`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<PathRef>,
+    /// `import_module(f"pkg.{name}")`, `__import__(name)`: the constant prefix, or none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dynamic_imports: Vec<DynamicImport>,
+    /// Lines that create a Flask app (`Flask(__name__)`): it reads `templates/` and `static/`
+    /// beside the file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<u32>,
     /// Lines holding `ERROR`/`MISSING` nodes: what was recovered is kept, and the file is flagged.
     pub parse_errors: Vec<u32>,
 }
@@ -36,14 +53,40 @@ pub struct StringRef {
     pub context: StringContext,
 }
 
-/// Where a string stood: a module name given to an import function or `pytest_plugins` is a
-/// module even without a dot; any other string must look like a dotted name or a path.
+/// Where a string stood. A module name given to an import function, `pytest_plugins` or
+/// `python -m` is a module even without a dot; a string in a subprocess argv or a path argument
+/// may name a file or directory even without a `/`; any other string must look like a dotted
+/// name or a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum StringContext {
     Plain,
     ImportCall,
     PytestPlugins,
+    /// An element of a subprocess argv (`["mypy", "src"]`), or a word of a shell command.
+    Argv,
+    /// The module of `python -m X`, in an argv or a shell command.
+    RunModule,
+    /// An argument of a call that takes a path (`open`, `Path`, `FileSystemLoader`, `*_dir=`).
+    PathArg,
+    /// A pytest-bdd feature file or folder (`scenarios(...)`, `@scenario(...)`).
+    Feature,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PathRef {
+    pub line: u32,
+    pub value: PathValue,
+    /// The source text that produced it, for reports.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct DynamicImport {
+    pub line: u32,
+    /// The constant module prefix (`shop.plugins.`); empty when the name has no literal part.
+    pub prefix: String,
+    pub text: String,
 }
 
 thread_local! {
@@ -58,93 +101,511 @@ thread_local! {
 
 const IMPORT_FUNCTIONS: &[&str] = &["importlib.import_module", "import_module", "__import__"];
 
+/// Calls that start a process: an argv list, or a command line for a shell.
+const PROCESS_CALLS: &[&str] = &[
+    "run",
+    "call",
+    "check_call",
+    "check_output",
+    "Popen",
+    "getoutput",
+    "getstatusoutput",
+    "create_subprocess_exec",
+    "create_subprocess_shell",
+    "system",
+    "popen",
+    "execv",
+    "execvp",
+    "execl",
+    "execlp",
+    "spawnv",
+    "spawnl",
+    "invoke",
+];
+/// Calls whose string argument is always a shell command line.
+const SHELL_CALLS: &[&str] = &[
+    "os.system",
+    "os.popen",
+    "subprocess.getoutput",
+    "subprocess.getstatusoutput",
+    "asyncio.create_subprocess_shell",
+    "create_subprocess_shell",
+];
+/// Calls whose string arguments are paths (so a bare `"templates"` may name a folder).
+const PATH_CALLS: &[&str] = &[
+    "open",
+    "io.open",
+    "codecs.open",
+    "Path",
+    "pathlib.Path",
+    "PurePath",
+    "FileSystemLoader",
+    "jinja2.FileSystemLoader",
+    "os.listdir",
+    "os.scandir",
+    "os.walk",
+    "glob",
+    "glob.glob",
+    "glob.iglob",
+    "iglob",
+    "load_dotenv",
+    "dotenv.load_dotenv",
+    "send_from_directory",
+    "StaticFiles",
+    "Jinja2Templates",
+    "shutil.copy",
+    "shutil.copyfile",
+    "shutil.copytree",
+    "os.path.exists",
+    "os.path.isfile",
+    "os.path.isdir",
+];
+/// Keyword arguments whose value is a path (`template_folder="templates"`, `cwd=…`).
+fn path_keyword(name: &str) -> bool {
+    [
+        "folder",
+        "dir",
+        "dirs",
+        "directory",
+        "path",
+        "file",
+        "filename",
+        "root",
+    ]
+    .iter()
+    .any(|s| name == *s || name.ends_with(&format!("_{s}")))
+}
+
+/// Per-file state of the one pass: module-level names bound to path expressions.
+struct Pass<'s> {
+    source: &'s [u8],
+    facts: Facts,
+    names: BTreeMap<String, PathValue>,
+}
+
 pub fn analyze(source: &[u8]) -> Facts {
     let tree = PARSER.with(|p| p.borrow_mut().parse(source, None));
-    let mut facts = Facts::default();
     let Some(tree) = tree else {
         // The parser gives up only on cancellation or timeouts, neither of which gate sets.
-        facts.parse_errors.push(1);
-        return facts;
+        return Facts {
+            parse_errors: vec![1],
+            ..Facts::default()
+        };
     };
-    // An explicit stack, not recursion: deeply nested files must not overflow.
-    let mut stack: Vec<(Node<'_>, StringContext)> = vec![(tree.root_node(), StringContext::Plain)];
-    while let Some((node, context)) = stack.pop() {
-        let line = node.start_position().row as u32 + 1;
-        if node.is_error() || node.is_missing() {
-            facts.parse_errors.push(line);
-        }
-        let mut child_context = context;
-        match node.kind() {
-            "import_statement" => {
-                for name in node.children_by_field_name("name", &mut node.walk()) {
-                    let dotted = if name.kind() == "aliased_import" {
-                        name.child_by_field_name("name")
-                    } else {
-                        Some(name)
-                    };
-                    if let Some(dotted) = dotted {
-                        facts.imports.push(Import {
-                            line,
-                            level: 0,
-                            module: text(dotted, source),
-                            names: Vec::new(),
-                        });
+    let mut pass = Pass {
+        source,
+        facts: Facts::default(),
+        names: BTreeMap::new(),
+    };
+    pass.walk(tree.root_node());
+    pass.finish()
+}
+
+impl<'s> Pass<'s> {
+    fn text(&self, node: Node<'_>) -> String {
+        text(node, self.source)
+    }
+
+    /// Visits `root` in source order (an explicit stack: deeply nested files must not
+    /// overflow).
+    fn walk(&mut self, root: Node<'_>) {
+        let mut stack: Vec<(Node<'_>, StringContext)> = vec![(root, StringContext::Plain)];
+        while let Some((node, context)) = stack.pop() {
+            let line = node.start_position().row as u32 + 1;
+            if node.is_error() || node.is_missing() {
+                self.facts.parse_errors.push(line);
+            }
+            let mut child_context = context;
+            match node.kind() {
+                "import_statement" => {
+                    for name in node.children_by_field_name("name", &mut node.walk()) {
+                        let dotted = if name.kind() == "aliased_import" {
+                            name.child_by_field_name("name")
+                        } else {
+                            Some(name)
+                        };
+                        if let Some(dotted) = dotted {
+                            let module = self.text(dotted);
+                            self.facts.imports.push(Import {
+                                line,
+                                level: 0,
+                                module,
+                                names: Vec::new(),
+                            });
+                        }
+                    }
+                    continue;
+                }
+                "import_from_statement" => {
+                    self.facts
+                        .imports
+                        .push(from_import(node, self.source, line));
+                    continue;
+                }
+                "future_import_statement" => continue,
+                "call" => self.call(node, line),
+                "assignment" => {
+                    let left = node.child_by_field_name("left");
+                    if left.is_some_and(|l| self.text(l) == "pytest_plugins") {
+                        child_context = StringContext::PytestPlugins;
+                    }
+                    if let (Some(left), Some(right)) = (left, node.child_by_field_name("right"))
+                        && left.kind() == "identifier"
+                        && let Some(value) = self.eval(right)
+                    {
+                        self.names.insert(self.text(left), value);
                     }
                 }
-                continue;
-            }
-            "import_from_statement" => {
-                facts.imports.push(from_import(node, source, line));
-                continue;
-            }
-            "future_import_statement" => continue,
-            "call" => {
-                let function = node
-                    .child_by_field_name("function")
-                    .map(|f| text(f, source));
-                if function.is_some_and(|f| IMPORT_FUNCTIONS.contains(&f.as_str()))
-                    && let Some(first) = node
-                        .child_by_field_name("arguments")
-                        .and_then(|args| args.named_child(0))
-                    && first.kind() == "string"
+                "keyword_argument"
+                    if node
+                        .child_by_field_name("name")
+                        .is_some_and(|n| path_keyword(&self.text(n))) =>
                 {
-                    push_string(&mut facts, first, source, StringContext::ImportCall);
+                    child_context = StringContext::PathArg;
                 }
+                "string" | "concatenated_string" => {
+                    self.string(node, context, line);
+                    continue;
+                }
+                _ => {}
             }
-            "assignment"
-                if node
-                    .child_by_field_name("left")
-                    .is_some_and(|l| text(l, source) == "pytest_plugins") =>
+            // Names are not recorded where used: their value was recorded where it was bound.
+            if matches!(
+                node.kind(),
+                "call" | "binary_operator" | "attribute" | "subscript"
+            ) {
+                self.path_expression(node, line);
+            }
+            let mut cursor = node.walk();
+            let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+            let context_of = |c: &Node<'_>| {
+                // Arguments of calls keep their own context (set in `call`); the callee's
+                // own strings are plain.
+                if c.kind() == "argument_list" {
+                    self.argument_context(node).unwrap_or(child_context)
+                } else {
+                    child_context
+                }
+            };
+            let pushed: Vec<(Node<'_>, StringContext)> =
+                children.iter().rev().map(|c| (*c, context_of(c))).collect();
+            stack.extend(pushed);
+        }
+    }
+
+    /// The context for the strings among a call's arguments.
+    fn argument_context(&self, call: Node<'_>) -> Option<StringContext> {
+        let function = self.text(call.child_by_field_name("function")?);
+        let last = function.rsplit('.').next().unwrap_or(&function);
+        if PATH_CALLS.contains(&function.as_str()) || PATH_CALLS.contains(&last) {
+            return Some(StringContext::PathArg);
+        }
+        if matches!(last, "scenarios" | "scenario") {
+            return Some(StringContext::Feature);
+        }
+        if is_process_call(&function) {
+            return Some(StringContext::Argv);
+        }
+        None
+    }
+
+    fn call(&mut self, node: Node<'_>, line: u32) {
+        let Some(function) = node.child_by_field_name("function").map(|f| self.text(f)) else {
+            return;
+        };
+        let args: Vec<Node<'_>> = node
+            .child_by_field_name("arguments")
+            .map(|a| {
+                let mut cursor = a.walk();
+                a.named_children(&mut cursor).collect()
+            })
+            .unwrap_or_default();
+        let last = function.rsplit('.').next().unwrap_or(&function).to_string();
+        if IMPORT_FUNCTIONS.contains(&function.as_str())
+            && let Some(first) = args.first()
+        {
+            if first.kind() == "string" && !has_interpolation(*first) {
+                self.push(
+                    line,
+                    string_value(*first, self.source),
+                    StringContext::ImportCall,
+                );
+            } else if first.kind() != "keyword_argument" {
+                let prefix = self.constant_prefix(*first);
+                self.facts.dynamic_imports.push(DynamicImport {
+                    line,
+                    prefix,
+                    text: one_line(&self.text(node)),
+                });
+            }
+        }
+        if (function == "Flask" || function == "flask.Flask")
+            && args.first().is_some_and(|a| self.text(*a) == "__name__")
+        {
+            self.facts.apps.push(line);
+        }
+        if !is_process_call(&function) {
+            return;
+        }
+        let shell_kw = args.iter().any(|a| {
+            a.kind() == "keyword_argument" && self.text(*a).replace(' ', "") == "shell=True"
+        });
+        let Some(first) = args.first() else { return };
+        match first.kind() {
+            "list" | "tuple" => self.argv(*first, line),
+            "string" | "concatenated_string"
+                if shell_kw || SHELL_CALLS.contains(&function.as_str()) || last == "system" =>
             {
-                child_context = StringContext::PytestPlugins;
-            }
-            "string" => {
-                push_string(&mut facts, node, source, context);
-                continue;
+                let command = string_value(*first, self.source);
+                self.shell(&command, line);
             }
             _ => {}
         }
-        let mut cursor = node.walk();
-        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev().map(|c| (c, child_context)));
     }
-    facts.imports.sort();
-    facts.imports.dedup();
-    // A string given to an import function was also met as a plain string; keep the stronger one.
-    facts.strings.sort_by(|a, b| {
-        (a.line, &a.value, std::cmp::Reverse(a.context)).cmp(&(
-            b.line,
-            &b.value,
-            std::cmp::Reverse(b.context),
-        ))
-    });
-    facts
-        .strings
-        .dedup_by(|later, first| later.line == first.line && later.value == first.value);
-    facts.strings.sort();
-    facts.parse_errors.sort_unstable();
-    facts.parse_errors.dedup();
-    facts
+
+    /// An argv list: `-m X` names a module, `-c CODE` is Python (or shell, after `sh`/`bash`).
+    fn argv(&mut self, list: Node<'_>, line: u32) {
+        let mut cursor = list.walk();
+        let items: Vec<Node<'_>> = list.named_children(&mut cursor).collect();
+        let words: Vec<Option<String>> = items
+            .iter()
+            .map(|n| (n.kind() == "string").then(|| string_value(*n, self.source)))
+            .collect();
+        let program = words.first().cloned().flatten().unwrap_or_default();
+        let shell_program = matches!(
+            program.rsplit('/').next().unwrap_or(&program),
+            "sh" | "bash" | "zsh" | "dash"
+        );
+        for (i, word) in words.iter().enumerate() {
+            let (Some(prev), Some(word)) = (i.checked_sub(1).and_then(|p| words[p].as_ref()), word)
+            else {
+                continue;
+            };
+            match prev.as_str() {
+                "-m" => self.push(line, word.clone(), StringContext::RunModule),
+                "-c" if shell_program => self.shell(word, line),
+                "-c" => self.python_code(word, line),
+                _ => {}
+            }
+        }
+    }
+
+    /// Code given to `python -c`: its imports and strings are this file's, on the string's line.
+    fn python_code(&mut self, code: &str, line: u32) {
+        let inner = analyze(code.as_bytes());
+        for mut import in inner.imports {
+            import.line = line;
+            self.facts.imports.push(import);
+        }
+        for mut s in inner.strings {
+            s.line = line;
+            self.facts.strings.push(s);
+        }
+    }
+
+    /// A shell command line: its words may name scripts, files and `python -m` modules.
+    fn shell(&mut self, command: &str, line: u32) {
+        for word in shell::scan(command) {
+            let context = if word.module {
+                StringContext::RunModule
+            } else {
+                StringContext::Argv
+            };
+            self.push(line, word.value, context);
+        }
+    }
+
+    fn string(&mut self, node: Node<'_>, context: StringContext, line: u32) {
+        if has_interpolation(node) {
+            // An f-string in a path position is a glob over what it can name.
+            match self.eval(node) {
+                Some(PathValue::Relative(glob))
+                    if matches!(
+                        context,
+                        StringContext::PathArg | StringContext::Argv | StringContext::Feature
+                    ) =>
+                {
+                    self.push(line, glob, context)
+                }
+                Some(value @ (PathValue::FileDir(_) | PathValue::Package { .. })) => {
+                    let text = one_line(&self.text(node));
+                    self.facts.paths.push(PathRef { line, value, text });
+                }
+                _ => {}
+            }
+            return;
+        }
+        let value = string_value(node, self.source);
+        self.push(line, value, context);
+    }
+
+    /// Keeps a string that may name a module or a file; prose and docstrings are dropped so
+    /// plans stay small.
+    fn push(&mut self, line: u32, value: String, context: StringContext) {
+        if context == StringContext::Argv && value.starts_with('-') {
+            return; // an option, not a file
+        }
+        let bare_allowed = !matches!(context, StringContext::Plain);
+        let looks_like_name = !value.is_empty()
+            && value.len() <= 256
+            && value
+                .chars()
+                .all(|c| c.is_alphanumeric() || "._-/:+@*?[]{},".contains(c))
+            && (bare_allowed || value.contains('.') || value.contains('/'))
+            // A glob must say something besides its wildcards (`f"{x}"` names nothing), and
+            // only counts where a path is expected: `"*.md"` in a list is a pattern, not a read.
+            && (!value.contains(['*', '?', '[', ']', '{', '}'])
+                || (bare_allowed && value.chars().any(char::is_alphanumeric)));
+        if looks_like_name {
+            self.facts.strings.push(StringRef {
+                line,
+                value,
+                context,
+            });
+        }
+    }
+
+    /// Records a path expression that is not a lone literal, where it is complete: its parent
+    /// does not build on it (`Path(__file__).parent` inside `… / "data.json"` is not recorded,
+    /// the whole join is).
+    fn path_expression(&mut self, node: Node<'_>, line: u32) {
+        let Some(value) = self.eval(node) else { return };
+        if matches!(&value, PathValue::Relative(p) if !p.contains('/')) {
+            return; // a lone word: the string itself was already recorded
+        }
+        if node.parent().is_some_and(|p| self.builds_on(p))
+            || value.is_anchor()
+            || !value.is_specific()
+        {
+            return;
+        }
+        let text = one_line(&self.text(node));
+        self.facts.paths.push(PathRef { line, value, text });
+    }
+
+    /// True when `parent` is itself a path expression or an argument list of one.
+    fn builds_on(&self, parent: Node<'_>) -> bool {
+        let node = if parent.kind() == "argument_list" {
+            match parent.parent() {
+                Some(call) => call,
+                None => return false,
+            }
+        } else {
+            parent
+        };
+        matches!(
+            node.kind(),
+            "call" | "binary_operator" | "attribute" | "subscript"
+        ) && self.eval(node).is_some()
+    }
+
+    fn eval(&self, node: Node<'_>) -> Option<PathValue> {
+        paths::eval(node, self.source, &self.names)
+    }
+
+    /// The literal start of a module name built at run time: `f"shop.plugins.{x}"`,
+    /// `"shop.plugins." + x`, `"shop.plugins.%s" % x`, `"shop.plugins.{}".format(x)`.
+    fn constant_prefix(&self, node: Node<'_>) -> String {
+        let raw = match node.kind() {
+            "string" => {
+                let mut cursor = node.walk();
+                let mut out = String::new();
+                for part in node.named_children(&mut cursor) {
+                    match part.kind() {
+                        "string_content" => out.push_str(&self.text(part)),
+                        "interpolation" => break,
+                        _ => {}
+                    }
+                }
+                out
+            }
+            "binary_operator" => node
+                .child_by_field_name("left")
+                .map(|l| self.constant_prefix(l))
+                .unwrap_or_default(),
+            "call" => node
+                .child_by_field_name("function")
+                .and_then(|f| f.child_by_field_name("object"))
+                .filter(|o| o.kind() == "string")
+                .map(|o| self.constant_prefix(o))
+                .unwrap_or_default(),
+            _ => String::new(),
+        };
+        let cut = raw.find(['%', '{']).unwrap_or(raw.len());
+        raw[..cut].to_string()
+    }
+
+    fn finish(mut self) -> Facts {
+        let facts = &mut self.facts;
+        facts.imports.sort();
+        facts.imports.dedup();
+        // A string given to an import function was also met as a plain string; keep the
+        // strongest context per line and value.
+        facts.strings.sort_by(|a, b| {
+            (a.line, &a.value, std::cmp::Reverse(a.context)).cmp(&(
+                b.line,
+                &b.value,
+                std::cmp::Reverse(b.context),
+            ))
+        });
+        facts
+            .strings
+            .dedup_by(|later, first| later.line == first.line && later.value == first.value);
+        facts.strings.sort();
+        facts.paths.sort();
+        facts.paths.dedup();
+        facts.dynamic_imports.sort();
+        facts.dynamic_imports.dedup();
+        facts.apps.sort_unstable();
+        facts.apps.dedup();
+        facts.parse_errors.sort_unstable();
+        facts.parse_errors.dedup();
+        self.facts
+    }
+}
+
+fn is_process_call(function: &str) -> bool {
+    let last = function.rsplit('.').next().unwrap_or(function);
+    if !PROCESS_CALLS.contains(&last) {
+        return false;
+    }
+    // A bare `run(...)`/`call(...)` is too common a name; those count only when qualified.
+    let module = function.rsplit_once('.').map(|(m, _)| m).unwrap_or("");
+    matches!(
+        module,
+        "subprocess" | "os" | "asyncio" | "sp" | "commands" | "pexpect"
+    ) || matches!(last, "Popen" | "check_output" | "check_call")
+        || (module.is_empty() && matches!(last, "system"))
+        || module.ends_with(".subprocess")
+}
+
+fn has_interpolation(node: Node<'_>) -> bool {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor)
+        .any(|c| c.kind() == "interpolation" || (c.kind() == "string" && has_interpolation(c)))
+}
+
+/// The literal value of a string or concatenated string (interpolations left out).
+pub(super) fn string_value(node: Node<'_>, source: &[u8]) -> String {
+    let mut out = String::new();
+    let mut cursor = node.walk();
+    for part in node.named_children(&mut cursor) {
+        match part.kind() {
+            "string_content" => out.push_str(&text(part, source)),
+            "string" => out.push_str(&string_value(part, source)),
+            _ => {}
+        }
+    }
+    out
+}
+
+fn one_line(s: &str) -> String {
+    let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() > 120 {
+        format!("{}…", flat.chars().take(119).collect::<String>())
+    } else {
+        flat
+    }
 }
 
 fn from_import(node: Node<'_>, source: &[u8], line: u32) -> Import {
@@ -188,34 +649,7 @@ fn from_import(node: Node<'_>, source: &[u8], line: u32) -> Import {
     }
 }
 
-/// Keeps a literal string (f-strings are dynamic and are not names) that may name a module or a
-/// file; prose and docstrings are dropped so plans stay small.
-fn push_string(facts: &mut Facts, node: Node<'_>, source: &[u8], context: StringContext) {
-    let mut cursor = node.walk();
-    let mut value = String::new();
-    for part in node.named_children(&mut cursor) {
-        match part.kind() {
-            "interpolation" => return,
-            "string_content" => value.push_str(&text(part, source)),
-            _ => {}
-        }
-    }
-    let looks_like_name = !value.is_empty()
-        && value.len() <= 256
-        && value
-            .chars()
-            .all(|c| c.is_alphanumeric() || "._-/:+@".contains(c))
-        && (context != StringContext::Plain || value.contains('.') || value.contains('/'));
-    if looks_like_name {
-        facts.strings.push(StringRef {
-            line: node.start_position().row as u32 + 1,
-            value,
-            context,
-        });
-    }
-}
-
-fn text(node: Node<'_>, source: &[u8]) -> String {
+pub(super) fn text(node: Node<'_>, source: &[u8]) -> String {
     node.utf8_text(source).unwrap_or_default().to_string()
 }
 
@@ -270,9 +704,154 @@ mod tests {
                 (2, "x.y".into(), StringContext::ImportCall),
                 (3, "fix".into(), StringContext::PytestPlugins),
                 (4, "shop.cart.total".into(), StringContext::Plain),
-                (5, "data/prices.json".into(), StringContext::Plain),
+                (5, "data/prices.json".into(), StringContext::PathArg),
             ]
         );
+    }
+
+    fn paths(src: &str) -> Vec<(u32, PathValue)> {
+        analyze(src.as_bytes())
+            .paths
+            .into_iter()
+            .map(|p| (p.line, p.value))
+            .collect()
+    }
+
+    #[test]
+    fn path_expressions_from_file_joins_constants_and_resources() {
+        let src = "import os\nfrom pathlib import Path\nHERE = Path(__file__).parent\nROOT = HERE.parent\n\
+                   DATA = ROOT / 'data' / 'prices.json'\nT = os.path.join(os.path.dirname(__file__), 'templates')\n\
+                   R = importlib.resources.files('shop') / 'rates.json'\nB = pkgutil.get_data('shop', 'x/y.bin')\n\
+                   J = os.path.join('tests', 'data', 'a.json')\nF = open(f'{HERE}/cases/{name}.txt')\n\
+                   U = Path(__file__).parents[1] / 'conf'\nW = Path(__file__).with_name('sibling.json')\n";
+        let fd = |p: &str| PathValue::FileDir(p.into());
+        let pkg = |p: &str, q: &str| PathValue::Package {
+            package: p.into(),
+            path: q.into(),
+        };
+        assert_eq!(
+            paths(src),
+            vec![
+                (5, fd("../data/prices.json")),
+                (6, fd("templates")),
+                (7, pkg("shop", "rates.json")),
+                (8, pkg("shop", "x/y.bin")),
+                (9, PathValue::Relative("tests/data/a.json".into())),
+                (10, fd("/cases/*.txt")),
+                (11, fd("../conf")),
+                (12, fd("sibling.json")),
+            ],
+            "anchors (HERE, ROOT) are not references"
+        );
+    }
+
+    #[test]
+    fn django_settings_paths() {
+        let src = "from pathlib import Path\nimport os\nBASE_DIR = Path(__file__).resolve().parent.parent\n\
+                   TEMPLATES = [{'DIRS': [BASE_DIR / 'templates']}]\nSTATICFILES_DIRS = [os.path.join(BASE_DIR, 'static')]\n";
+        assert_eq!(
+            paths(src),
+            vec![
+                (4, PathValue::FileDir("../templates".into())),
+                (5, PathValue::FileDir("../static".into())),
+            ]
+        );
+    }
+
+    fn strings(src: &str) -> Vec<(String, StringContext)> {
+        analyze(src.as_bytes())
+            .strings
+            .into_iter()
+            .map(|s| (s.value, s.context))
+            .collect()
+    }
+
+    #[test]
+    fn subprocess_argv_python_c_and_shell_strings() {
+        let src = "subprocess.run(['bash', 'scripts/x.sh'])\nsubprocess.run([sys.executable, '-m', 'cli'])\n\
+                   subprocess.check_call([sys.executable, '-c', 'import shop.cli; shop.cli.main()'])\n\
+                   subprocess.run(['mypy', 'src'])\nos.system('sh tools/gen.sh --fast')\n\
+                   subprocess.run(['sh', '-c', 'python -m shop.tool && cat data/x.txt'])\n";
+        let f = analyze(src.as_bytes());
+        assert!(
+            f.imports
+                .iter()
+                .any(|i| i.module == "shop.cli" && i.line == 3),
+            "{:?}",
+            f.imports
+        );
+        let got = strings(src);
+        for want in [
+            ("scripts/x.sh", StringContext::Argv),
+            ("cli", StringContext::RunModule),
+            ("src", StringContext::Argv),
+            ("tools/gen.sh", StringContext::Argv),
+            ("shop.tool", StringContext::RunModule),
+            ("data/x.txt", StringContext::Argv),
+        ] {
+            assert!(
+                got.contains(&(want.0.to_string(), want.1)),
+                "{want:?} in {got:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn dynamic_imports_keep_their_constant_prefix_or_none() {
+        let src = "importlib.import_module(f'shop.plugins.{name}')\nimport_module('shop.ext.' + name)\n\
+                   __import__(name)\nimport_module('shop.fmt_%s' % kind)\nimport_module('fixed.name')\n";
+        let got: Vec<(u32, String)> = analyze(src.as_bytes())
+            .dynamic_imports
+            .into_iter()
+            .map(|d| (d.line, d.prefix))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                (1, "shop.plugins.".into()),
+                (2, "shop.ext.".into()),
+                (3, String::new()),
+                (4, "shop.fmt_".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn flask_apps_and_bdd_bindings() {
+        let src = "app = Flask(__name__)\nscenarios('features/cart.feature')\n@scenario('pay.feature', 'Pay')\ndef test_pay(): pass\n\
+                   bp = Blueprint('x', __name__, template_folder='templates')\n";
+        let f = analyze(src.as_bytes());
+        assert_eq!(f.apps, vec![1]);
+        let got = strings(src);
+        assert!(
+            got.contains(&("features/cart.feature".into(), StringContext::Feature)),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&("pay.feature".into(), StringContext::Feature)),
+            "{got:?}"
+        );
+        assert!(
+            got.contains(&("templates".into(), StringContext::PathArg)),
+            "{got:?}"
+        );
+    }
+
+    #[test]
+    fn near_misses_make_no_reference() {
+        let src = "# open('data/prices.json')\nx = 'just words here'\nrun(['bash', 'x.sh'])\nimport_module\n";
+        let f = analyze(src.as_bytes());
+        assert!(
+            f.strings.iter().all(|s| s.value != "data/prices.json"),
+            "{:?}",
+            f.strings
+        );
+        assert!(
+            f.strings.iter().all(|s| s.context != StringContext::Argv),
+            "an unqualified run() is not a subprocess: {:?}",
+            f.strings
+        );
+        assert!(f.dynamic_imports.is_empty() && f.paths.is_empty());
     }
 
     #[test]

@@ -35,9 +35,14 @@ pub fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u8> {
         .iter()
         .filter(|e| e.kind == EdgeKind::Import)
         .count();
+    let python = a
+        .facts
+        .keys()
+        .filter(|p| crate::graph::is_python(p))
+        .count();
     println!(
-        "gate plan: {} Python files ({} parsed, {} from cache), {} test files, {} import edges, {} reference edges, {} flagged ({})",
-        a.facts.len(),
+        "gate plan: {python} Python files and {} shell scripts ({} parsed, {} from cache), {} test files, {} import edges, {} reference edges, {} flagged ({})",
+        a.facts.len() - python,
         a.parsed,
         a.cached,
         project.tests.len(),

@@ -5,6 +5,7 @@ mod hook;
 mod install;
 mod plans;
 mod push_support;
+mod references;
 mod selection;
 mod steps;
 mod support;

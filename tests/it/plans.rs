@@ -91,7 +91,8 @@ fn plan_exports_match_the_schemas_and_are_deterministic() {
         .output()
         .unwrap();
     assert!(
-        String::from_utf8_lossy(&first.stdout).contains("(18 parsed, 0 from cache)"),
+        String::from_utf8_lossy(&first.stdout)
+            .contains("18 Python files and 1 shell scripts (19 parsed, 0 from cache)"),
         "{}",
         String::from_utf8_lossy(&first.stdout)
     );
@@ -102,7 +103,7 @@ fn plan_exports_match_the_schemas_and_are_deterministic() {
         .success();
     let second = t.gate(&["plan", "--rev", "HEAD"]).output().unwrap();
     assert!(
-        String::from_utf8_lossy(&second.stdout).contains("(0 parsed, 18 from cache)"),
+        String::from_utf8_lossy(&second.stdout).contains("(0 parsed, 19 from cache)"),
         "an unchanged blob is never parsed twice"
     );
     for (name, schema) in [

@@ -1,0 +1,334 @@
+//! Reference edges: the dependencies no import graph sees, each selecting exactly the test that
+//! breaks when the file breaks — shown by a real pytest run.
+
+use crate::plans::validate;
+use crate::support::{TestRepo, row, selected};
+
+/// (changed file, broken content, the test that breaks, the edge that says why); the selection
+/// is exactly that test unless `ALSO` names another one that really reaches the file.
+const CASES: &[(&str, &str, &str, &str)] = &[
+    (
+        "src/app/data/prices.json",
+        "{not json",
+        "tests/test_prices.py",
+        "builds the path",
+    ),
+    (
+        "src/app/rates.json",
+        "{}",
+        "tests/test_rates.py",
+        "src/app/rates.py",
+    ),
+    (
+        "src/app/templates/page.html",
+        "<p>no heading</p>",
+        "tests/test_web.py",
+        "src/app/web.py",
+    ),
+    (
+        "src/app/plugins/alpha.py",
+        "NAME = 'renamed'\n",
+        "tests/test_plugins.py",
+        "imports a module named at run time",
+    ),
+    (
+        "scripts/check.sh",
+        "#!/bin/sh\nexit 3\n",
+        "tests/test_script.py",
+        "runs scripts/check.sh",
+    ),
+    (
+        "config/settings.ini",
+        "[main]\nmode = lax\n",
+        "tests/test_script.py",
+        "scripts/check.sh runs",
+    ),
+    (
+        "src/app/cli.py",
+        "def main():\n    print('changed')\n",
+        "tests/test_cli.py",
+        "imports app.cli",
+    ),
+    (
+        "src/app/static/site.css",
+        "",
+        "",
+        "creates a Flask app (its static/ folder)",
+    ),
+    (
+        "tests/features/cart.feature",
+        "Feature: Cart\n",
+        "tests/test_bdd.py",
+        "binds the feature",
+    ),
+    (
+        "tools/gen.py",
+        "VALUE = (\n",
+        "tests/test_tools.py",
+        "runs `tools`",
+    ),
+    (
+        "rules/facts.pl",
+        "oops.\n",
+        "tests/test_prolog.py",
+        "[[reference]] rule 1",
+    ),
+    (
+        "tests/test_data_dir/input.txt",
+        "41\n",
+        "tests/test_data_dir.py",
+        "pytest-datadir",
+    ),
+];
+
+/// Tests that reach a file as well as the one that breaks: `scripts/check.sh` runs
+/// `python -m app.cli` (it only checks the exit code, so it survives the change).
+const ALSO: &[(&str, &str)] = &[
+    ("src/app/cli.py", "tests/test_script.py"),
+    ("src/app/static/site.css", "tests/test_web.py"),
+];
+
+#[test]
+fn each_reference_kind_selects_exactly_the_test_that_breaks() {
+    for (file, broken, test, why) in CASES {
+        let t = TestRepo::from_fixture("refs");
+        t.write(file, broken);
+        t.commit("break it");
+        let out = t
+            .gate(&["--affected", "HEAD~1...HEAD", "--json"])
+            .output()
+            .unwrap();
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let mut want: Vec<&str> = ALSO
+            .iter()
+            .filter(|(f, _)| f == file)
+            .map(|(_, t)| *t)
+            .chain(Some(*test).filter(|t| !t.is_empty()))
+            .collect();
+        want.sort();
+        assert_eq!(selected(&report), want, "{file}: {report:#}");
+        let reasons = report["selected"].to_string();
+        assert!(reasons.contains(why), "{file}: `{why}` in {reasons}");
+        if test.is_empty() {
+            // No test reads the stylesheet's content: selected by convention, and it passes.
+            assert_eq!(out.status.code(), Some(0), "{file}: {stderr}");
+            continue;
+        }
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{file}: the test really fails: {stderr}"
+        );
+        assert!(
+            stderr.contains(&format!("FAILED {test}")),
+            "{file}: {stderr}"
+        );
+    }
+}
+
+#[test]
+fn the_unchanged_fixture_passes_its_selection() {
+    let t = TestRepo::from_fixture("refs");
+    t.append("src/app/data/prices.json", "\n");
+    t.append("tests/features/cart.feature", "\n");
+    t.commit("harmless");
+    let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
+
+#[test]
+fn near_misses_make_no_edge() {
+    let t = TestRepo::from_fixture("refs");
+    t.write("outside.json", "{}\n");
+    t.write("data/secret.json", "{}\n");
+    t.write("text/plain.txt", "a file a MIME type string looks like\n");
+    t.write(
+        "tests/test_near.py",
+        "import json\n\n# open('data/secret.json')\nCONTENT_TYPE = 'text/plain'\n\n\
+         def test_near():\n    assert json.loads('{}') == {}\n\n\
+         def never():\n    return open('../../outside.json')\n",
+    );
+    t.commit("near misses");
+    for path in ["outside.json", "data/secret.json", "text/plain.txt"] {
+        let r = t.report(&["--files", path]);
+        assert_eq!(row(&r, path)["verdict"], "refused", "{path}: {r:#}");
+    }
+}
+
+#[test]
+fn an_unbounded_dynamic_import_refuses_naming_the_line_until_its_loads_are_declared() {
+    let t = TestRepo::from_fixture("refs");
+    t.write(
+        "src/app/registry.py",
+        "def get(name):\n    return __import__(name)\n",
+    );
+    t.write(
+        "tests/test_registry.py",
+        "from app.registry import get\n\ndef test_get():\n    assert get('json')\n",
+    );
+    t.commit("registry");
+    let r = t.report(&["--files", "src/app/cli.py"]);
+    let cli = row(&r, "src/app/cli.py");
+    assert_eq!(cli["verdict"], "refused", "{r:#}");
+    let reasons = cli["reasons"].to_string();
+    assert!(
+        reasons.contains("src/app/registry.py line 2 imports a module named at run time"),
+        "{reasons}"
+    );
+    assert!(reasons.contains("tests/test_registry.py"), "{reasons}");
+    assert!(
+        reasons.contains("[[loads]] file = \\\"src/app/registry.py\\\""),
+        "{reasons}"
+    );
+    // The team declares what the call can load: it is bounded, and only those files reach it.
+    t.write(
+        ".gate.toml",
+        &format!(
+            "{}\n[[loads]]\nfile = \"src/app/registry.py\"\nmodules = [\"src/app/cli.py\"]\n",
+            std::fs::read_to_string(t.root.join(".gate.toml")).unwrap()
+        ),
+    );
+    t.commit("bound it");
+    let r = t.report(&["--files", "src/app/cli.py"]);
+    assert_eq!(row(&r, "src/app/cli.py")["verdict"], "resolved", "{r:#}");
+    assert!(
+        selected(&r).contains(&"tests/test_registry.py".to_string()),
+        "{r:#}"
+    );
+    assert!(
+        r["selected"].to_string().contains("[[loads]] rule 1"),
+        "{r:#}"
+    );
+    let r = t.report(&["--files", "src/app/mini.py"]);
+    assert_eq!(selected(&r), ["tests/test_web.py"], "{r:#}");
+}
+
+#[test]
+fn proximity_keeps_a_data_file_under_tests_and_docs_stay_inert() {
+    let t = TestRepo::from_fixture("refs");
+    t.write("tests/README.md", "how the tests are laid out\n");
+    t.commit("readme");
+    let r = t.report(&["--files", "tests/assets/blob.bin", "tests/README.md"]);
+    let blob = row(&r, "tests/assets/blob.bin");
+    assert_eq!(blob["verdict"], "resolved");
+    assert!(
+        blob["reasons"]
+            .to_string()
+            .contains("proximity: the tests under tests/"),
+        "{r:#}"
+    );
+    let tests: Vec<String> = crate::support::strings(&blob["tests"]);
+    assert_eq!(tests.len(), 10, "every test under tests/: {tests:?}");
+    assert_eq!(row(&r, "tests/README.md")["verdict"], "inert");
+}
+
+#[test]
+fn name_mapping_is_the_edge_of_last_resort() {
+    let t = TestRepo::from_fixture("refs");
+    t.write("scripts/report.py", "print('report')\n");
+    t.write(
+        "tests/scripts/test_report.py",
+        "def test_report():\n    assert True\n",
+    );
+    t.commit("report");
+    let r = t.report(&["--files", "scripts/report.py"]);
+    assert_eq!(selected(&r), ["tests/scripts/test_report.py"]);
+    assert!(
+        r["selected"][0]["reasons"]
+            .to_string()
+            .contains("name mapping"),
+        "{r:#}"
+    );
+    // An imported module never falls back to its name: the import graph says who needs it.
+    let r = t.report(&["--files", "src/app/mini.py"]);
+    assert_eq!(selected(&r), ["tests/test_web.py"]);
+}
+
+#[test]
+fn the_reference_plan_lists_every_edge_with_its_literal_and_explain_shows_it() {
+    let t = TestRepo::from_fixture("refs");
+    let dir = t.root.parent().unwrap().join("plans");
+    let out = t
+        .gate(&["plan", "--out", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = std::fs::read_to_string(dir.join("reference-edges.json")).unwrap();
+    let plan: serde_json::Value = serde_json::from_str(&text).unwrap();
+    validate("edges.schema.json", &plan);
+    let ast: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("ast-plan.json")).unwrap()).unwrap();
+    validate("ast-plan.schema.json", &ast);
+    let has = |from: &str, to: &str, kind: &str| {
+        plan["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["from"] == from && e["to"] == to && e["kind"] == kind)
+    };
+    assert!(
+        has(
+            "src/app/prices.py",
+            "src/app/data/prices.json",
+            "computed_path"
+        ),
+        "{text}"
+    );
+    assert!(has(
+        "src/app/web.py",
+        "src/app/static/site.css",
+        "convention"
+    ));
+    assert!(has(
+        "src/app/loader.py",
+        "src/app/plugins/beta.py",
+        "dynamic_import"
+    ));
+    assert!(has(
+        "tests/test_script.py",
+        "scripts/check.sh",
+        "subprocess"
+    ));
+    assert!(
+        has("scripts/check.sh", "src/app/cli.py", "subprocess"),
+        "python -m app.cli"
+    );
+    assert!(has(
+        "tests/test_bdd.py",
+        "tests/features/cart.feature",
+        "feature"
+    ));
+    assert!(has("rules/main.pl", "rules/facts.pl", "user_reference"));
+    let imports: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("import-graph.json")).unwrap())
+            .unwrap();
+    assert!(
+        imports["edges"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["from"] == "tests/test_cli.py"
+                && e["to"] == "src/app/cli.py"
+                && e["line"] == 11),
+        "python -c code is parsed as Python: {imports:#}"
+    );
+    let out = t
+        .gate(&["explain", "src/app/data/prices.json"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("src/app/prices.py builds the path src/app/data/prices.json at line 4"),
+        "{text}"
+    );
+}
