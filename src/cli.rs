@@ -77,6 +77,25 @@ pub enum Sub {
         #[arg(long, value_name = "CITATION")]
         affected_decision: Option<String>,
     },
+    /// Trace each test file's run (strace) and measure the graph against what it really opened.
+    Audit {
+        /// Audit only the test files matching this glob.
+        #[arg(long, value_name = "GLOB")]
+        tests: Option<String>,
+        /// Test files traced at once (default: the number of CPUs).
+        #[arg(long, value_name = "N")]
+        jobs: Option<usize>,
+        /// Print the full result as JSON (plans/audit.schema.json).
+        #[arg(long)]
+        json: bool,
+        /// Keep the observed dependencies in FILE; when FILE holds earlier ones, report what
+        /// changed since.
+        #[arg(long, value_name = "FILE")]
+        out: Option<PathBuf>,
+        /// Trace every test again instead of resuming an earlier, interrupted audit.
+        #[arg(long)]
+        fresh: bool,
+    },
     /// Entry points for git hooks (called by the installed hook scripts).
     Hook {
         #[command(subcommand)]

@@ -6,6 +6,7 @@
 //! `report` (human, JSON). `commands` strings the stages together per subcommand.
 
 pub mod analyze;
+pub mod audit;
 pub mod cli;
 pub mod commands;
 pub mod config;

@@ -20,6 +20,8 @@ pub struct Project {
     pub tests: BTreeSet<String>,
     /// Python files that parsed with errors → lines.
     pub flagged: BTreeMap<String, Vec<u32>>,
+    /// Every file of the tree.
+    pub tree_files: BTreeSet<String>,
 }
 
 impl Project {
@@ -85,6 +87,7 @@ impl Project {
             graph,
             tests,
             flagged,
+            tree_files: snapshot.files.clone(),
         })
     }
 }

@@ -1,5 +1,6 @@
 //! Thin orchestration: each subcommand strings the pipeline stages together.
 
+mod audit;
 mod explain;
 mod gate;
 mod hook;
@@ -26,6 +27,22 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             json,
             affected_decision,
         }) => verify::run(&dir, &range, receipt.as_deref(), json, affected_decision),
+        Some(Sub::Audit {
+            tests,
+            jobs,
+            json,
+            out,
+            fresh,
+        }) => audit::run(
+            &dir,
+            &audit::Args {
+                tests: tests.as_deref(),
+                jobs,
+                json,
+                out: out.as_deref(),
+                fresh,
+            },
+        ),
         Some(Sub::Hook {
             hook: HookKind::PrePush { remote, .. },
         }) => hook::pre_push(&dir, &remote, &styles),

@@ -1,5 +1,6 @@
 //! One integration binary: real git repositories, the real `gate` binary, real pytest.
 
+mod audit;
 mod errors;
 mod hook;
 mod install;
