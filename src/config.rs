@@ -53,6 +53,11 @@ pub const DEFAULT_WHOLE_SUITE: &[(&str, &str)] = &[
     (".gitlab-ci.yml", "CI configuration"),
     (".ci/**", "CI configuration"),
     (FILE, "gate's own configuration"),
+    ("**/go.mod", "Go module requirements (dependency versions)"),
+    ("**/go.sum", "Go dependency checksums (dependency versions)"),
+    ("**/go.work", "Go workspace"),
+    ("**/go.work.sum", "Go workspace checksums"),
+    ("**/vendor/modules.txt", "vendored Go module versions"),
 ];
 
 /// The file as written. Doc comments here are the configuration reference.
@@ -96,6 +101,8 @@ struct RawConfig {
     env: BTreeMap<String, String>,
     #[serde(default)]
     python: RawPython,
+    #[serde(default)]
+    go: RawGo,
     /// The branch a new branch is compared with when pushed, after the remote's own HEAD.
     base_branch: Option<String>,
     /// Ordered checks run by the pre-push hook and `gate verify` around the affected tests.
@@ -176,6 +183,14 @@ struct RawStep {
     on: Option<Spanned<OneOrMany>>,
     #[serde(default)]
     when: When,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct RawGo {
+    /// Extra `go test` flags (`["-race", "-count=1"]`).
+    #[serde(default)]
+    flags: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -301,6 +316,8 @@ pub struct Config {
     pub runner: Option<Vec<String>>,
     pub env: BTreeMap<String, String>,
     pub python_roots: Option<Vec<String>>,
+    /// Extra `go test` flags.
+    pub go_flags: Vec<String>,
     pub base_branch: Option<String>,
     /// In order; always holds the affected-tests step (last unless placed).
     pub steps: Vec<Step>,
@@ -522,6 +539,7 @@ impl Config {
                     .map(|r| r.trim_matches('/').trim_start_matches("./").to_string())
                     .collect()
             }),
+            go_flags: raw.go.flags,
             base_branch: raw.base_branch,
             steps,
             references,

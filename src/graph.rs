@@ -32,6 +32,12 @@ pub enum EdgeKind {
     Feature,
     /// A `[[reference]]` extractor from `.gate.toml` matched.
     UserReference,
+    /// A Go package is built from its `.go` files (and cgo/assembly sources).
+    GoPackage,
+    /// A Go package's tests: its `_test.go` files, the package itself, `testdata/`.
+    GoTest,
+    /// `//go:embed` names the files.
+    Embed,
     /// Last resort for a file nothing else reaches: `foo.py` ↔ `test_foo.py`.
     NameMatch,
     /// Last resort for a non-code file nothing else reaches: the tests of the nearest folder
@@ -66,6 +72,12 @@ impl Edge {
             EdgeKind::PathLiteral => format!("{from} names {to} at line {line}"),
             EdgeKind::PackageInit => format!("{from} runs {to} (package {detail})"),
             EdgeKind::Conftest => format!("{from} is under {to}"),
+            EdgeKind::GoPackage => format!("package {} is built from {to}", go_dir_of(from)),
+            EdgeKind::GoTest if to.starts_with("go:") => {
+                format!("the tests of {from} build package {}", go_dir_of(to))
+            }
+            EdgeKind::GoTest => format!("the tests of {from} use {to}"),
+            EdgeKind::Embed => format!("{from} embeds {to} at line {line} (`{detail}`)"),
             EdgeKind::ComputedPath => {
                 format!("{from} builds the path {to} at line {line} (`{detail}`)")
             }
@@ -130,6 +142,34 @@ pub struct Tree<'a> {
     pub is_test: &'a dyn Fn(&str) -> bool,
     /// pytest-bdd's `bdd_features_base_dir`, when the ini sets one.
     pub feature_base: Option<&'a str>,
+    /// Go modules and packages, when the tree has Go code.
+    pub go: &'a crate::analyze::gomod::GoLayout,
+}
+
+/// The graph node of Go package `dir` as its importers see it.
+pub fn go_library(dir: &str) -> String {
+    format!("go:{dir}")
+}
+
+/// The graph node of the tests of Go package `dir`: what `go test ./dir` runs. It is a test of
+/// the tree, as a pytest file is.
+pub fn go_tests(dir: &str) -> String {
+    if dir.is_empty() {
+        ".".into()
+    } else {
+        format!("./{dir}")
+    }
+}
+
+/// The package folder of a Go node (`go:a/b` or `./a/b`).
+pub fn go_dir_of(node: &str) -> &str {
+    node.strip_prefix("go:")
+        .or_else(|| node.strip_prefix("./"))
+        .unwrap_or(if node == "." { "" } else { node })
+}
+
+pub fn is_go_unit(node: &str) -> bool {
+    node == "." || node.starts_with("./")
 }
 
 impl Graph {
@@ -155,7 +195,36 @@ impl Graph {
                 .or_insert((line, detail));
         };
         for (path, f) in facts {
+            let go = crate::analyze::gomod::is_go(path);
+            // Go files under testdata/ (or `_x/`, `.x/`) are inputs of tests, not packages: their
+            // imports are no one's dependencies.
+            let go_input = go && crate::analyze::gomod::ignored_dir(path);
             for import in &f.imports {
+                if go_input {
+                    continue;
+                }
+                if go {
+                    // `import "C"` makes cmd/go add runtime/cgo, syscall and unsafe.
+                    let implied: &[&str] = if import.module == "C" {
+                        &["runtime/cgo", "syscall", "unsafe"]
+                    } else {
+                        &[]
+                    };
+                    for module in
+                        std::iter::once(import.module.as_str()).chain(implied.iter().copied())
+                    {
+                        for dir in tree.go.resolve(path, module) {
+                            add(
+                                path,
+                                go_library(&dir),
+                                EdgeKind::Import,
+                                import.line,
+                                module.to_string(),
+                            );
+                        }
+                    }
+                    continue;
+                }
                 for (to, module) in resolve_import(tree, path, import) {
                     add(path, to, EdgeKind::Import, import.line, module);
                 }
@@ -168,12 +237,18 @@ impl Graph {
                     }
                     StringContext::Argv => (Some(EdgeKind::Subprocess), None),
                     StringContext::Feature => (Some(EdgeKind::Feature), None),
+                    StringContext::Embed => (Some(EdgeKind::Embed), None),
                     StringContext::ImportCall | StringContext::PytestPlugins => {
                         (None, Some(EdgeKind::StringModule))
                     }
                     StringContext::RunModule => (None, Some(EdgeKind::Subprocess)),
                 };
-                let mut bases = vec![String::new(), parent(path).to_string()];
+                let mut bases = match s.context {
+                    StringContext::Embed => vec![parent(path).to_string()],
+                    // `go test` runs in the package folder: its relative paths start there.
+                    _ if go => vec![parent(path).to_string(), String::new()],
+                    _ => vec![String::new(), parent(path).to_string()],
+                };
                 if s.context == StringContext::Feature
                     && let Some(base) = tree.feature_base
                 {
@@ -267,6 +342,7 @@ impl Graph {
                 add(&u.from, to, EdgeKind::UserReference, u.line, u.rule.clone());
             }
         }
+        go_packages(tree, &mut add);
         let python: Vec<&String> = tree.files.iter().filter(|f| is_python(f)).collect();
         for file in &python {
             for dir in ancestors(file) {
@@ -493,6 +569,63 @@ fn base_dir(tree: &Tree<'_>, file: &str) -> String {
     dir.to_string()
 }
 
+/// Go packages: each is built from its files; its tests from its `_test.go` files, the package
+/// and `testdata/`.
+fn go_packages(tree: &Tree<'_>, add: &mut impl FnMut(&str, String, EdgeKind, u32, String)) {
+    use crate::analyze::gomod::{is_go, is_go_test, is_package_source};
+    for dir in &tree.go.packages {
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let own: Vec<&String> = tree
+            .files
+            .range(prefix.clone()..)
+            .take_while(|f| f.starts_with(&prefix))
+            .filter(|f| !f[prefix.len()..].contains('/'))
+            .collect();
+        let library = go_library(dir);
+        let tests = go_tests(dir);
+        let tested = tree.go.tested(dir) && own.iter().any(|f| is_go_test(f));
+        for f in &own {
+            if is_go_test(f) {
+                if tested {
+                    add(&tests, f.to_string(), EdgeKind::GoTest, 0, String::new());
+                }
+            } else if is_go(f) || is_package_source(f) {
+                add(
+                    &library,
+                    f.to_string(),
+                    EdgeKind::GoPackage,
+                    0,
+                    String::new(),
+                );
+            }
+        }
+        if tested {
+            add(&tests, library.clone(), EdgeKind::GoTest, 0, String::new());
+            // The generated test main imports these (they resolve only where the tree holds
+            // the standard library itself).
+            let main = join(dir, "_testmain.go");
+            for implied in ["os", "reflect", "testing", "testing/internal/testdeps"] {
+                for to in tree.go.resolve(&main, implied) {
+                    add(
+                        &tests,
+                        go_library(&to),
+                        EdgeKind::GoTest,
+                        0,
+                        format!("the test main imports {implied}"),
+                    );
+                }
+            }
+            for data in under(tree, &join(dir, "testdata")) {
+                add(&tests, data, EdgeKind::GoTest, 0, String::new());
+            }
+        }
+    }
+}
+
 /// What a path names, tried against each base folder in order (the first that names
 /// something wins): a file, every file under a folder, or every file a glob matches. The root
 /// itself, a path leaving the repository and the naming file itself name nothing. An import
@@ -535,28 +668,44 @@ fn targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
         return Vec::new();
     }
     if path.contains(['*', '?', '[', '{']) {
-        return match crate::config::glob(path) {
-            Ok(g) => {
-                let m = g.compile_matcher();
-                let mut out: Vec<String> = tree
-                    .files
-                    .iter()
-                    .filter(|f| m.is_match(f))
-                    .cloned()
-                    .collect();
-                // `data/*.json` should not grab `data/sub/x.json`, but `data/*` names a folder too.
-                out.extend(
-                    tree.files
-                        .iter()
-                        .filter(|f| ancestors(f).any(|d| !d.is_empty() && m.is_match(d)))
-                        .cloned(),
-                );
-                out.sort();
-                out.dedup();
-                out
-            }
-            Err(_) => Vec::new(),
+        let Ok(g) = crate::config::glob(path) else {
+            return Vec::new();
         };
+        let m = g.compile_matcher();
+        // Only files under the glob's literal folder can match: scan that range, not the tree.
+        let literal: Vec<&str> = path
+            .split('/')
+            .take_while(|part| !part.contains(['*', '?', '[', '{']))
+            .collect();
+        let prefix = if literal.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", literal.join("/"))
+        };
+        // Without `**` a glob matches at one depth only: a file there, or the folder there
+        // that holds the file (`data/*` names folders too; `data/*.json` not `data/sub/x.json`).
+        let depth = (!path.contains("**")).then(|| path.split('/').count());
+        let mut out: Vec<String> = tree
+            .files
+            .range(prefix.clone()..)
+            .take_while(|f| f.starts_with(&prefix))
+            .filter(|f| {
+                m.is_match(f.as_str())
+                    || match depth {
+                        Some(k) => f
+                            .match_indices('/')
+                            .nth(k - 1)
+                            .is_some_and(|(at, _)| m.is_match(&f[..at])),
+                        None => ancestors(f)
+                            .take_while(|d| d.len() >= prefix.len())
+                            .any(|d| !d.is_empty() && m.is_match(d)),
+                    }
+            })
+            .cloned()
+            .collect();
+        out.sort();
+        out.dedup();
+        return out;
     }
     if tree.files.contains(path) {
         return vec![path.to_string()];

@@ -63,9 +63,11 @@ pub fn analyze(
             }
         };
         blobs.insert(file.clone(), id.clone());
-        // The same bytes mean different things to the Python and the shell analysers.
+        // The same bytes mean different things to the Python, Go and shell analysers.
         let id = if graph::is_python(file) {
             id
+        } else if crate::analyze::gomod::is_go(file) {
+            format!("go:{id}")
         } else {
             format!("sh:{id}")
         };
@@ -85,6 +87,8 @@ pub fn analyze(
         .map(|(file, id, bytes)| {
             let facts = if graph::is_python(&file) {
                 python::analyze(&bytes)
+            } else if crate::analyze::gomod::is_go(&file) {
+                crate::analyze::golang::analyze(&bytes)
             } else {
                 shell::facts(&bytes)
             };
@@ -107,11 +111,24 @@ pub fn analyze(
     })
 }
 
+/// What extracted the cached facts: both grammars and the extraction rules' revision. A change
+/// to any of them invalidates the cache — bump `FACTS_REVISION` with every change to what the
+/// analysers extract.
+fn grammars() -> String {
+    format!(
+        "{}; {}; facts {FACTS_REVISION}",
+        python::GRAMMAR,
+        crate::analyze::golang::GRAMMAR
+    )
+}
+
+const FACTS_REVISION: u32 = 4;
+
 fn empty_cache() -> Cache {
     Cache {
         format: FORMAT,
         analyzer: ANALYZER.to_string(),
-        grammar: python::GRAMMAR.to_string(),
+        grammar: grammars(),
         entries: BTreeMap::new(),
     }
 }
@@ -122,13 +139,15 @@ fn load_cache(path: &Path, warn: &mut dyn FnMut(String)) -> Cache {
         Err(_) => return empty_cache(),
     };
     match serde_json::from_slice::<Cache>(&bytes) {
-        Ok(c) if c.format == FORMAT && c.analyzer == ANALYZER && c.grammar == python::GRAMMAR => c,
+        Ok(c) if c.format == FORMAT && c.analyzer == ANALYZER && c.grammar == grammars() => c,
         Ok(c) => {
             warn(format!(
-                "{}: written by {} (format {}), this is {ANALYZER} (format {FORMAT}); rebuilding it",
+                "{}: written by {} (format {}, {}), this is {ANALYZER} (format {FORMAT}, {}); rebuilding it",
                 path.display(),
                 c.analyzer,
-                c.format
+                c.format,
+                c.grammar,
+                grammars()
             ));
             empty_cache()
         }
@@ -142,9 +161,9 @@ fn load_cache(path: &Path, warn: &mut dyn FnMut(String)) -> Cache {
     }
 }
 
-/// Shell scripts are followed for the scripts, files and modules they run.
+/// Python and Go sources, and shell scripts (followed for what they run).
 pub fn analysed(path: &str) -> bool {
-    graph::is_python(path) || is_shell(path)
+    graph::is_python(path) || crate::analyze::gomod::is_go(path) || is_shell(path)
 }
 
 pub fn is_shell(path: &str) -> bool {
@@ -196,6 +215,8 @@ pub struct AstFile<'a> {
     pub dynamic_imports: &'a [python::DynamicImport],
     pub apps: &'a [u32],
     pub parse_errors: &'a [u32],
+    /// Go: the package clause.
+    pub package: Option<&'a str>,
 }
 
 /// An edge plan: the resolved edges of some kinds.
@@ -236,6 +257,12 @@ impl<'a> Plans<'a> {
                     "test"
                 } else if path.ends_with(".pyi") {
                     "stub"
+                } else if crate::analyze::gomod::is_go(path) {
+                    if path.ends_with("_test.go") {
+                        "go_test"
+                    } else {
+                        "go"
+                    }
                 } else if !graph::is_python(path) {
                     "shell"
                 } else {
@@ -247,12 +274,17 @@ impl<'a> Plans<'a> {
                 dynamic_imports: &f.dynamic_imports,
                 apps: &f.apps,
                 parse_errors: &f.parse_errors,
+                package: f.package.as_deref(),
             })
             .collect();
         let is_reference = |e: &&Edge| {
             !matches!(
                 e.kind,
-                EdgeKind::Import | EdgeKind::PackageInit | EdgeKind::Conftest
+                EdgeKind::Import
+                    | EdgeKind::PackageInit
+                    | EdgeKind::Conftest
+                    | EdgeKind::GoPackage
+                    | EdgeKind::GoTest
             )
         };
         Plans {

@@ -1,6 +1,7 @@
 //! Loads everything the later stages read about one tree: `.gate.toml`, pytest's discovery
 //! settings, import roots, the analysed Python files and the resolved graph.
 
+use crate::analyze::gomod::{self, GoLayout};
 use crate::analyze::pytest_ini::TestDiscovery;
 use crate::analyze::roots;
 use crate::config::{self, Config};
@@ -22,6 +23,7 @@ pub struct Project {
     pub flagged: BTreeMap<String, Vec<u32>>,
     /// Every file of the tree.
     pub tree_files: BTreeSet<String>,
+    pub go: GoLayout,
 }
 
 impl Project {
@@ -52,14 +54,30 @@ impl Project {
             roots
         });
         let analysis = plan::analyze(repo, snapshot, &crate::repo::state_dir(repo), warn)?;
-        let tests: BTreeSet<String> = snapshot
+        let mut nodes = snapshot.files.clone();
+        nodes.extend(
+            deleted
+                .iter()
+                .filter(|d| graph::is_python(d) || gomod::is_go(d) || gomod::is_package_source(d))
+                .cloned(),
+        );
+        let go = GoLayout::detect(&nodes, &read);
+        let mut tests: BTreeSet<String> = snapshot
             .files
             .iter()
-            .filter(|f| discovery.is_test(f))
+            .filter(|f| graph::is_python(f) && discovery.is_test(f))
             .cloned()
             .collect();
-        let mut nodes = snapshot.files.clone();
-        nodes.extend(deleted.iter().filter(|d| graph::is_python(d)).cloned());
+        // A Go package with tests is one test unit: `go test ./dir`.
+        tests.extend(
+            snapshot
+                .files
+                .iter()
+                .filter(|f| gomod::is_go_test(f))
+                .map(|f| graph::parent(f))
+                .filter(|d| go.packages.contains(*d) && go.tested(d))
+                .map(graph::go_tests),
+        );
         let is_test = |p: &str| tests.contains(p);
         let user = user_references(&config, snapshot, &read);
         let graph = Graph::build(
@@ -68,6 +86,7 @@ impl Project {
                 roots: &roots,
                 is_test: &is_test,
                 feature_base: discovery.bdd_features_base_dir.as_deref(),
+                go: &go,
             },
             &analysis.facts,
             &user,
@@ -88,6 +107,7 @@ impl Project {
             tests,
             flagged,
             tree_files: snapshot.files.clone(),
+            go,
         })
     }
 }

@@ -33,6 +33,9 @@ pub struct Facts {
     pub apps: Vec<u32>,
     /// Lines holding `ERROR`/`MISSING` nodes: what was recovered is kept, and the file is flagged.
     pub parse_errors: Vec<u32>,
+    /// Go: the package clause (`cart` or `cart_test`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -71,6 +74,8 @@ pub enum StringContext {
     PathArg,
     /// A pytest-bdd feature file or folder (`scenarios(...)`, `@scenario(...)`).
     Feature,
+    /// A Go `//go:embed` pattern, relative to the package folder.
+    Embed,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

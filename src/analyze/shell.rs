@@ -21,7 +21,14 @@ pub fn facts(bytes: &[u8]) -> Facts {
     let text = String::from_utf8_lossy(bytes);
     let mut strings: Vec<StringRef> = scan(&text)
         .into_iter()
-        .filter(|w| w.value.len() <= 256)
+        // Shell syntax (`[`, `{`, awk code) and globs over an unknown folder (`*.go`) name
+        // nothing in particular.
+        .filter(|w| {
+            w.value.len() <= 256
+                && w.value
+                    .starts_with(|c: char| c.is_alphanumeric() || "._/".contains(c))
+                && w.value.chars().any(char::is_alphanumeric)
+        })
         .map(|w| StringRef {
             line: w.line,
             value: w.value,

@@ -7,6 +7,7 @@
 pub mod trace;
 
 use crate::error::{Error, Result};
+use crate::graph::Direction;
 use crate::project::Project;
 use crate::repo::diff::{Change, Status};
 use crate::verdict::{self, Context, Verdict};
@@ -36,6 +37,9 @@ pub struct Audit {
     pub shared: Vec<String>,
     /// Observed (test, file) dependencies (a test's own file is not counted).
     pub observed: usize,
+    /// Files the Go toolchain opened only to scan them: other packages' `_test.go` files,
+    /// read for their build constraints and imports, never compiled into the test.
+    pub scanned: usize,
     /// Selected through edges or rules when the file changes.
     pub covered: usize,
     /// A change to the file is `named_full`: the plan names it as running everything.
@@ -170,9 +174,9 @@ pub fn audit(
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(test) = todo.get(i) else { break };
-                    let mut argv = base.clone();
-                    argv.extend(["-p".into(), "no:cacheprovider".into(), test.clone()]);
-                    let result = trace::run(&argv, &project.config.env, root, &known, &opts.state);
+                    let (argv, cwd) = command(project, &base, root, test);
+                    let result =
+                        trace::run(&argv, &project.config.env, &cwd, root, &known, &opts.state);
                     if let Ok(o) = &result {
                         save_trace(&opts.state, test, o);
                     }
@@ -206,6 +210,23 @@ pub fn audit(
         .map(|(t, (o, _))| (t, o.files))
         .collect();
     Ok((audit, observations))
+}
+
+/// How one test runs alone: a pytest file with the project's runner from the root, a Go
+/// package with `go test -count=1` (so the test binary really runs) from its module.
+fn command(project: &Project, base: &[String], root: &Path, test: &str) -> (Vec<String>, PathBuf) {
+    if crate::graph::is_go_unit(test) {
+        let mut flags = vec!["-count=1".to_string()];
+        flags.extend(project.config.go_flags.iter().cloned());
+        let cmd = crate::run::gotest::commands(&project.go, &[test], false, &flags)
+            .into_iter()
+            .next()
+            .expect("a Go unit gives one command");
+        return (cmd.argv, root.join(cmd.module));
+    }
+    let mut argv = base.to_vec();
+    argv.extend(["-p".into(), "no:cacheprovider".into(), test.to_string()]);
+    (argv, root.to_path_buf())
 }
 
 fn progress(n: usize, total: usize, test: &str, last: &Mutex<std::time::Instant>) {
@@ -294,10 +315,18 @@ fn compare(
         BTreeSet::new()
     };
     let (mut observed, mut covered, mut named_full, mut refused, mut missed) = (0, 0, 0, 0, 0);
+    let mut scanned = 0;
     let mut misses: BTreeMap<String, (Verdict, String, Vec<String>)> = BTreeMap::new();
     let mut unbounded: BTreeMap<String, (Verdict, String, Vec<String>)> = BTreeMap::new();
     for (test, (o, _)) in results {
         for file in o.files.iter().filter(|f| *f != test) {
+            if crate::graph::is_go_unit(test)
+                && file.ends_with("_test.go")
+                && crate::graph::parent(file) != crate::graph::go_dir_of(test)
+            {
+                scanned += 1;
+                continue;
+            }
             observed += 1;
             let (v, reason, selected) = select(file);
             if v == Verdict::NamedFull {
@@ -358,23 +387,14 @@ fn compare(
             rule,
         }
     };
-    let observed_pairs: BTreeSet<(&str, &str)> = results
-        .iter()
-        .flat_map(|(t, (o, _))| o.files.iter().map(move |f| (t.as_str(), f.as_str())))
-        .collect();
+    // Over-selection: per traced test, the files whose edges reach it that its run never opened.
     let mut over: BTreeMap<String, usize> = BTreeMap::new();
-    for file in project.tree_files.iter() {
-        let (v, _, selected) = select(file);
-        if v != Verdict::Resolved {
-            continue;
-        }
-        let unseen = selected
-            .iter()
-            .filter(|t| results.contains_key(*t) && *t != file)
-            .filter(|t| !observed_pairs.contains(&(t.as_str(), file.as_str())))
-            .count();
-        if unseen > 0 {
-            over.insert(file.clone(), unseen);
+    for (test, (o, _)) in results {
+        let walk = project.graph.walk(test, Direction::Dependencies, None);
+        for file in walk.via.keys() {
+            if project.tree_files.contains(file) && file != test && !o.files.contains(file) {
+                *over.entry(file.clone()).or_default() += 1;
+            }
         }
     }
     let mut top: Vec<(String, usize)> = over.iter().map(|(f, n)| (f.clone(), *n)).collect();
@@ -390,6 +410,7 @@ fn compare(
         duration_ms,
         shared: shared.into_iter().collect(),
         observed,
+        scanned,
         covered,
         named_full,
         refused,

@@ -26,11 +26,12 @@ pub fn available() -> bool {
         .is_ok_and(|s| s.success())
 }
 
-/// Runs `argv` (the runner and one test file) in `root` under `strace -f`, with bytecode
-/// writing off, and keeps the opened paths that are files of the tree (`known`).
+/// Runs `argv` (the runner and one test) in `cwd` under `strace -f`, with bytecode writing
+/// off, and keeps the opened paths that are files of the tree under `root` (`known`).
 pub fn run(
     argv: &[String],
     env: &BTreeMap<String, String>,
+    cwd: &Path,
     root: &Path,
     known: &BTreeSet<String>,
     scratch: &Path,
@@ -54,7 +55,7 @@ pub fn run(
         .arg("-o")
         .arg(&log)
         .args(argv)
-        .current_dir(root)
+        .current_dir(cwd)
         .envs(env)
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .stdin(Stdio::null())

@@ -141,12 +141,27 @@ fn print(out: &mut dyn Write, a: &Audit) -> std::io::Result<()> {
         a.completeness * 100.0
     )?;
     writeln!(out, "  refused (safe, unbounded): {}", a.refused)?;
-    writeln!(out, "  missed: {}", a.missed)?;
-    if !a.shared.is_empty() {
+    if a.scanned > 0 {
         writeln!(
             out,
-            "opened by every test (the named_full set): {}",
-            a.shared.join(", ")
+            "  not counted: {} other packages' _test.go files go opened only to read their imports",
+            a.scanned
+        )?;
+    }
+    writeln!(out, "  missed: {}", a.missed)?;
+    if !a.shared.is_empty() {
+        let shown: Vec<&str> = a.shared.iter().take(10).map(String::as_str).collect();
+        let more = a.shared.len() - shown.len();
+        writeln!(
+            out,
+            "opened by every test (the named_full set, {} files): {}{}",
+            a.shared.len(),
+            shown.join(", "),
+            if more > 0 {
+                format!(" … and {more} more (--json lists them)")
+            } else {
+                String::new()
+            }
         )?;
     }
     if !a.misses.is_empty() {

@@ -15,14 +15,21 @@ pub fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result
         Some(rev) => Snapshot::of_commit(&repo, range::commit(&repo, rev)?)?,
         None => Snapshot::of_workdir(&repo)?,
     };
-    let path = crate::graph::normalize(path);
-    if !snapshot.contains(&path) {
+    let project = Project::load(&repo, &snapshot, &[], &mut super::warn)?;
+    let normalized = crate::graph::normalize(path);
+    // A Go package folder names its tests (`./internal/cart`), as `go test` does.
+    let unit = crate::graph::go_tests(&normalized);
+    let path = if !snapshot.contains(&normalized) && project.tests.contains(&unit) {
+        unit
+    } else {
+        normalized
+    };
+    if !snapshot.contains(&path) && !project.tests.contains(&path) {
         return Err(Error::Usage(format!(
             "{path}: not a file of the {}",
             snapshot.describe()
         )));
     }
-    let project = Project::load(&repo, &snapshot, &[], &mut super::warn)?;
     let graph = &project.graph;
     let is_test = project.tests.contains(&path);
     let direction = if is_test {
@@ -33,12 +40,14 @@ pub fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result
     let walk = graph.walk(&path, direction, None);
     let render = |chain: Vec<&Edge>| crate::graph::explain_chain(chain);
     if is_test {
+        // Go package nodes (`go:dir`) are how files reach tests, not files one can change.
+        let files: Vec<&String> = walk.via.keys().filter(|n| !n.starts_with("go:")).collect();
         println!(
             "{} is a test; a change to any of these {} files selects it:",
             path.style(styles.bold),
-            walk.via.len()
+            files.len()
         );
-        for node in walk.via.keys() {
+        for node in files {
             let mut chain = walk.chain(graph, node);
             chain.reverse();
             println!("  {}\n      {}", node, render(chain).style(styles.dim));

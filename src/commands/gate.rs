@@ -7,11 +7,13 @@ use crate::config::{AFFECTED_TESTS, NamedFullMode, Step, StepRun, When};
 use crate::decision;
 use crate::error::{Error, Result};
 use crate::exit_codes;
+use crate::graph;
 use crate::project::Project;
 use crate::repo::checkout::Workspace;
 use crate::repo::{self, diff, range, snapshot::Snapshot};
 use crate::report::json::{RangeInfo, Report, RunResult, Selected};
 use crate::report::{human, styles::Styles};
+use crate::run::gotest;
 use crate::run::pytest::{self, Outcome};
 use crate::run::steps::{self, StepResult};
 use crate::verdict::{self, Context, RunVerdict, Verdict};
@@ -122,12 +124,32 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
     let whole_suite = decided.verdict == RunVerdict::NamedFull
         && project.config.named_full == NamedFullMode::Full;
     let selected: Vec<String> = decided.selected.keys().cloned().collect();
+    let (go_units, python_tests): (Vec<&String>, Vec<&String>) =
+        selected.iter().partition(|s| graph::is_go_unit(s));
+    let has_python_tests = project.tests.iter().any(|t| !graph::is_go_unit(t));
+    let has_go_tests = project.tests.iter().any(|t| graph::is_go_unit(t));
     let base = pytest::base_argv(&project.config, &root);
     let command = match (runs, whole_suite) {
         (false, _) => None,
-        (true, true) => Some(base),
-        (true, false) if selected.is_empty() => None,
-        (true, false) => Some(base.into_iter().chain(selected.iter().cloned()).collect()),
+        (true, true) if has_python_tests => Some(base),
+        (true, true) => None,
+        (true, false) if python_tests.is_empty() => None,
+        (true, false) => Some(
+            base.into_iter()
+                .chain(python_tests.into_iter().cloned())
+                .collect(),
+        ),
+    };
+    let go_units: Vec<&str> = go_units.iter().map(|s| s.as_str()).collect();
+    let go_commands = if !runs || (whole_suite && !has_go_tests) {
+        Vec::new()
+    } else {
+        gotest::commands(
+            &project.go,
+            &go_units,
+            whole_suite,
+            &project.config.go_flags,
+        )
     };
     let record = match opts.citation {
         Some(c) => {
@@ -161,6 +183,7 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
         notes: &decided.notes,
         test_files: project.tests.len(),
         command,
+        go_commands,
         decision: record,
         summary: String::new(),
         run: None,
@@ -269,7 +292,8 @@ fn run_steps(
             StepResult::skipped(&step.name, format!("blocked by the failure of `{name}`"))
         } else if let Some(why) = steps::unmatched(step, plan.changed) {
             StepResult::skipped(&step.name, why)
-        } else if step.argv().is_none() && report.command.is_none() {
+        } else if step.argv().is_none() && report.command.is_none() && report.go_commands.is_empty()
+        {
             StepResult::skipped(&step.name, nothing_to_run(report.verdict))
         } else {
             if workspace.is_none() {
@@ -343,7 +367,6 @@ fn affected_tests(
     name: &str,
     quiet_stdout: bool,
 ) -> Result<StepResult> {
-    let argv = report.command.clone().expect("checked by the caller");
     if !plan.whole_suite
         && let Some(missing) = report
             .selected
@@ -358,9 +381,42 @@ fn affected_tests(
         )));
     }
     let started = Instant::now();
-    let outcome = pytest::run(&argv, &plan.project.config.env, ws, plan.root, quiet_stdout)?;
+    // Python first, then each Go module; the worst outcome is the step's.
+    let mut outcomes = Vec::new();
+    if let Some(argv) = report.command.clone() {
+        outcomes.push(pytest::run(
+            &argv,
+            &plan.project.config.env,
+            ws,
+            plan.root,
+            quiet_stdout,
+        )?);
+    }
+    for go in report.go_commands.clone() {
+        let module = Workspace::in_place(&ws.dir.join(&go.module));
+        let module = if ws.is_temporary() {
+            module.temporary_view()
+        } else {
+            module
+        };
+        outcomes.push(gotest::run(
+            &go.argv,
+            &plan.project.config.env,
+            &module,
+            plan.root,
+            quiet_stdout,
+        )?);
+    }
     let duration_ms = started.elapsed().as_millis() as u64;
-    let (word, exit, step_outcome) = match outcome {
+    let worst = outcomes
+        .into_iter()
+        .max_by_key(|o| match o {
+            Outcome::Passed => 0,
+            Outcome::Failed(_) => 1,
+            Outcome::Broken(_) => 2,
+        })
+        .unwrap_or(Outcome::Passed);
+    let (word, exit, step_outcome) = match worst {
         Outcome::Passed => ("passed", Some(0), steps::Outcome::Passed),
         Outcome::Failed(n) => ("failed", Some(n), steps::Outcome::Failed),
         Outcome::Broken(n) => ("broken", n, steps::Outcome::Broken),

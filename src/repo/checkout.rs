@@ -10,12 +10,23 @@ pub struct Workspace {
     pub dir: PathBuf,
     /// Held so the temporary checkout is removed when the run ends.
     temp: Option<tempfile::TempDir>,
+    view_of_temporary: bool,
 }
 
 impl Workspace {
     /// True when `dir` is a temporary checkout rather than the repository's working tree.
     pub fn is_temporary(&self) -> bool {
-        self.temp.is_some()
+        self.temp.is_some() || self.view_of_temporary
+    }
+
+    /// A folder inside a temporary checkout, marked as such (so git's location variables are
+    /// cleared for what runs there); the checkout itself stays owned by its workspace.
+    pub fn temporary_view(self) -> Workspace {
+        Workspace {
+            dir: self.dir,
+            temp: None,
+            view_of_temporary: true,
+        }
     }
 
     /// The working tree itself (for working-tree inputs).
@@ -23,6 +34,7 @@ impl Workspace {
         Workspace {
             dir: root.to_path_buf(),
             temp: None,
+            view_of_temporary: false,
         }
     }
 
@@ -57,6 +69,7 @@ impl Workspace {
         Ok(Workspace {
             dir: temp.path().to_path_buf(),
             temp: Some(temp),
+            view_of_temporary: false,
         })
     }
 }

@@ -89,13 +89,25 @@ pub fn rows(out: &mut dyn Write, report: &Report<'_>, s: &Styles) -> io::Result<
             d.citation, d.user, d.time
         )?;
     }
-    match (&report.command, report.verdict) {
-        (Some(cmd), _) => writeln!(out, "command: {}", cmd.join(" "))?,
-        (None, RunVerdict::Refused) if report.decision.is_none() => {}
-        (None, _) => writeln!(out, "command: none — nothing to run")?,
+    let runs = report.command.is_some() || !report.go_commands.is_empty();
+    if let Some(cmd) = &report.command {
+        writeln!(out, "command: {}", cmd.join(" "))?;
+    }
+    for go in &report.go_commands {
+        let place = if go.module.is_empty() {
+            String::new()
+        } else {
+            format!(" (in {})", go.module)
+        };
+        writeln!(out, "command: {}{place}", go.argv.join(" "))?;
+    }
+    match (runs, report.verdict) {
+        (true, _) => {}
+        (false, RunVerdict::Refused) if report.decision.is_none() => {}
+        (false, _) => writeln!(out, "command: none — nothing to run")?,
     }
     match report.verdict {
-        RunVerdict::Bounded if report.command.is_some() => writeln!(
+        RunVerdict::Bounded if runs => writeln!(
             out,
             "{}",
             "subset run — non-authoritative, full suite still owed".style(s.dim)

@@ -1,12 +1,14 @@
 //! The `--json` report. Its shape is `plans/report.schema.json`, version `REPORT_VERSION`.
 
 use crate::decision::Record;
+use crate::run::gotest::GoCommand;
 use crate::run::steps::StepResult;
 use crate::verdict::{Row, RunVerdict};
 use serde::Serialize;
 
-/// 2 added `steps`, `exit_code`, `duration_ms` and the run's `duration_ms` and `directory`.
-pub const REPORT_VERSION: u32 = 2;
+/// 2 added `steps`, `exit_code`, `duration_ms` and the run's `duration_ms` and `directory`;
+/// 3 added `go_commands`.
+pub const REPORT_VERSION: u32 = 3;
 
 #[derive(Serialize)]
 pub struct Report<'a> {
@@ -24,8 +26,10 @@ pub struct Report<'a> {
     pub range_refusal: Option<String>,
     pub notes: &'a [String],
     pub test_files: usize,
-    /// The ready-to-run command, or null when nothing runs.
+    /// The ready-to-run pytest command, or null when no Python test runs.
     pub command: Option<Vec<String>>,
+    /// The `go test` commands, one per module (run from the module's folder).
+    pub go_commands: Vec<GoCommand>,
     pub decision: Option<Record>,
     pub summary: String,
     /// What the run did; null with `--list` or when nothing ran.

@@ -1,6 +1,7 @@
 //! Stage 5 — running: the project's own runner over the selection and the team's gate steps,
 //! their output streamed, in the directory that holds the gated tree.
 
+pub mod gotest;
 pub mod pytest;
 pub mod steps;
 

@@ -139,3 +139,69 @@ fn audit_without_strace_says_so() {
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 }
+
+#[test]
+fn audit_traces_go_packages_and_finds_testdata_read_through_a_computed_path() {
+    let t = TestRepo::from_fixture("goshop");
+    t.write("ws/shop/money/testdata/rates.json", "{\"eur\": 1}\n");
+    t.write(
+        "ws/shop/cart/rates_test.go",
+        r#"package cart_test
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"testing"
+)
+
+// The path is computed at run time: money's testdata, seen from this file.
+func TestRatesShared(t *testing.T) {
+	_, here, _, _ := runtime.Caller(0)
+	if _, err := os.ReadFile(filepath.Join(filepath.Dir(here), "..", "money", "testdata", "rates.json")); err != nil {
+		t.Fatal(err)
+	}
+}
+"#,
+    );
+    t.commit("a shared testdata file");
+    let go_audit = |t: &TestRepo| {
+        let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+        let out = t
+            .gate(&["audit", "--json", "--tests", "./ws/shop/*"])
+            .env("GOCACHE", tmp.join("gocache"))
+            .env("GOPATH", tmp.join("gopath"))
+            .env("GOPROXY", "off")
+            .env("GOFLAGS", "")
+            .output()
+            .unwrap();
+        let a: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("{e}: {}", String::from_utf8_lossy(&out.stderr)));
+        validate("audit.schema.json", &a);
+        (out.status.code(), a)
+    };
+    let (code, a) = go_audit(&t);
+    assert_eq!(code, Some(1), "{a:#}");
+    assert_eq!(
+        misses(&a),
+        [(
+            "./ws/shop/cart".to_string(),
+            "ws/shop/money/testdata/rates.json".to_string()
+        )]
+    );
+    assert!(
+        a["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .all(|r| r["exit_code"] == 0),
+        "{a:#}"
+    );
+    let rule = a["misses"][0]["rule"].as_str().unwrap().to_string();
+    t.write(".gate.toml", &(rule + "\n"));
+    t.commit("the audit's rule");
+    let (code, a) = go_audit(&t);
+    assert_eq!(code, Some(0), "{a:#}");
+    assert_eq!(a["missed"], 0);
+    assert_eq!(a["completeness"], 1.0, "{a:#}");
+}

@@ -2,6 +2,7 @@
 
 mod audit;
 mod errors;
+mod golang;
 mod hook;
 mod install;
 mod plans;

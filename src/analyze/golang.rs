@@ -1,0 +1,267 @@
+//! Go source → facts, in one tree-sitter pass: the package clause, every import path with its
+//! line, `//go:embed` patterns, and the string literals that name files (`os.ReadFile`,
+//! `filepath.Join`, `template.ParseFiles`, …) or programs (`exec.Command` argv). Build tags and
+//! GOOS/GOARCH suffixes are not evaluated: every file counts (conservative).
+
+use super::python::{Facts, Import, StringContext, StringRef};
+use std::cell::RefCell;
+use tree_sitter::{Node, Parser};
+
+pub const GRAMMAR: &str = "tree-sitter-go 0.25";
+
+thread_local! {
+    static PARSER: RefCell<Parser> = RefCell::new({
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_go::LANGUAGE.into())
+            .expect("the bundled Go grammar matches the tree-sitter ABI");
+        parser
+    });
+}
+
+/// Calls whose string arguments are paths, relative to the package folder (`go test`'s working
+/// directory) or the repository root.
+const PATH_CALLS: &[&str] = &[
+    "ReadFile",
+    "Open",
+    "OpenFile",
+    "Stat",
+    "Lstat",
+    "ReadDir",
+    "Join",
+    "ParseFiles",
+    "ParseGlob",
+    "Glob",
+    "DirFS",
+    "LoadFile",
+];
+const EXEC_CALLS: &[&str] = &["Command", "CommandContext"];
+
+pub fn analyze(source: &[u8]) -> Facts {
+    let tree = PARSER.with(|p| p.borrow_mut().parse(source, None));
+    let mut facts = Facts::default();
+    let Some(tree) = tree else {
+        facts.parse_errors.push(1);
+        return facts;
+    };
+    let mut stack: Vec<(Node<'_>, StringContext)> = vec![(tree.root_node(), StringContext::Plain)];
+    while let Some((node, context)) = stack.pop() {
+        let line = node.start_position().row as u32 + 1;
+        if node.is_error() || node.is_missing() {
+            facts.parse_errors.push(line);
+        }
+        let mut child_context = context;
+        match node.kind() {
+            "package_clause" => {
+                let mut cursor = node.walk();
+                facts.package = node
+                    .named_children(&mut cursor)
+                    .find(|c| c.kind() == "package_identifier")
+                    .map(|c| text(c, source));
+                continue;
+            }
+            "import_spec" => {
+                if let Some(path) = node.child_by_field_name("path") {
+                    facts.imports.push(Import {
+                        line,
+                        level: 0,
+                        module: literal(path, source),
+                        names: Vec::new(),
+                    });
+                }
+                continue;
+            }
+            "comment" => {
+                let t = text(node, source);
+                if let Some(patterns) = t.strip_prefix("//go:embed") {
+                    for pattern in embed_patterns(patterns) {
+                        facts.strings.push(StringRef {
+                            line,
+                            value: pattern,
+                            context: StringContext::Embed,
+                        });
+                    }
+                }
+                continue;
+            }
+            "call_expression" => {
+                let function = node
+                    .child_by_field_name("function")
+                    .map(|f| text(f, source))
+                    .unwrap_or_default();
+                let last = function.rsplit('.').next().unwrap_or(&function);
+                if last == "Join" {
+                    // `filepath.Join("..", "configs", name)` → `../configs/*`
+                    let args = node.child_by_field_name("arguments");
+                    let mut parts = Vec::new();
+                    if let Some(args) = args {
+                        let mut cursor = args.walk();
+                        for a in args.named_children(&mut cursor) {
+                            parts.push(match a.kind() {
+                                "interpreted_string_literal" | "raw_string_literal" => {
+                                    literal(a, source)
+                                }
+                                _ => "*".to_string(),
+                            });
+                        }
+                    }
+                    push(&mut facts, line, parts.join("/"), StringContext::PathArg);
+                    continue;
+                }
+                if EXEC_CALLS.contains(&last) && function.contains("exec.") {
+                    child_context = StringContext::Argv;
+                } else if PATH_CALLS.contains(&last) {
+                    child_context = StringContext::PathArg;
+                }
+            }
+            "interpreted_string_literal" | "raw_string_literal" => {
+                if context != StringContext::Plain {
+                    push(&mut facts, line, literal(node, source), context);
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        stack.extend(children.into_iter().rev().map(|c| (c, child_context)));
+    }
+    facts.imports.sort();
+    facts.imports.dedup();
+    facts.strings.sort();
+    facts.strings.dedup();
+    facts.parse_errors.sort_unstable();
+    facts.parse_errors.dedup();
+    facts
+}
+
+/// Keeps a string that may name a file: not an option, not only dots and slashes (`".."` alone
+/// would name the parent folder), not only wildcards, and not a join onto an unknown base
+/// (`filepath.Join(t.TempDir(), "x")` → `*/x`: a temporary or computed folder; a package's
+/// own `testdata/` is its tests' edge already).
+fn push(facts: &mut Facts, line: u32, value: String, context: StringContext) {
+    let keep = !value.is_empty()
+        && !value.starts_with('*')
+        && value.len() <= 256
+        && !value.starts_with('-')
+        && value
+            .chars()
+            .all(|c| c.is_alphanumeric() || "._-/+@*?[]".contains(c))
+        && value.chars().any(char::is_alphanumeric);
+    if keep {
+        facts.strings.push(StringRef {
+            line,
+            value,
+            context,
+        });
+    }
+}
+
+/// `//go:embed a.txt "b c.txt" static/*` → the patterns (`all:` prefixes dropped: every file
+/// under a folder counts anyway).
+fn embed_patterns(rest: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut chars = rest.trim().chars().peekable();
+    while let Some(&c) = chars.peek() {
+        if c.is_whitespace() {
+            chars.next();
+            continue;
+        }
+        let mut word = String::new();
+        if c == '"' || c == '`' {
+            chars.next();
+            for d in chars.by_ref() {
+                if d == c {
+                    break;
+                }
+                word.push(d);
+            }
+        } else {
+            while let Some(&d) = chars.peek() {
+                if d.is_whitespace() {
+                    break;
+                }
+                word.push(d);
+                chars.next();
+            }
+        }
+        let word = word.strip_prefix("all:").unwrap_or(&word).to_string();
+        if !word.is_empty() {
+            out.push(word);
+        }
+    }
+    out
+}
+
+/// The value of a Go string literal (escapes other than `\\` and `\"` kept as written).
+fn literal(node: Node<'_>, source: &[u8]) -> String {
+    let t = text(node, source);
+    let inner = t
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .or_else(|| t.strip_prefix('`').and_then(|s| s.strip_suffix('`')))
+        .unwrap_or(&t);
+    inner.replace("\\\\", "\\").replace("\\\"", "\"")
+}
+
+fn text(node: Node<'_>, source: &[u8]) -> String {
+    node.utf8_text(source).unwrap_or_default().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_imports_embeds_and_references() {
+        let src = r#"package cart_test
+
+import (
+	"testing"
+	m "example.com/shop/money"
+	_ "embed"
+)
+
+import "os/exec"
+
+//go:embed testdata/*.json "static files/x.txt"
+var data string
+
+func TestX(t *testing.T) {
+	b, _ := os.ReadFile(filepath.Join("..", "..", "configs", "x.yaml"))
+	exec.Command("go", "run", "./cmd/tool").Run()
+	fmt.Println("not a path", b)
+}
+"#;
+        let f = analyze(src.as_bytes());
+        assert_eq!(f.package.as_deref(), Some("cart_test"));
+        let imports: Vec<(u32, &str)> = f
+            .imports
+            .iter()
+            .map(|i| (i.line, i.module.as_str()))
+            .collect();
+        assert_eq!(
+            imports,
+            [
+                (4, "testing"),
+                (5, "example.com/shop/money"),
+                (6, "embed"),
+                (9, "os/exec")
+            ]
+        );
+        let strings: Vec<(&str, StringContext)> = f
+            .strings
+            .iter()
+            .map(|s| (s.value.as_str(), s.context))
+            .collect();
+        for want in [
+            ("testdata/*.json", StringContext::Embed),
+            ("static files/x.txt", StringContext::Embed),
+            ("../../configs/x.yaml", StringContext::PathArg),
+            ("./cmd/tool", StringContext::Argv),
+        ] {
+            assert!(strings.contains(&want), "{want:?} in {strings:?}");
+        }
+        assert!(!strings.iter().any(|(s, _)| *s == "not a path"));
+    }
+}
