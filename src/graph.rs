@@ -129,8 +129,8 @@ pub struct Graph {
     /// Dynamic imports with no literal part: `(file, line, call)`. Whatever depends on the file
     /// may load any module, so changes cannot be bounded against it.
     pub unbounded: Vec<(String, u32, String)>,
-    dependents: BTreeMap<String, Vec<usize>>,
-    dependencies: BTreeMap<String, Vec<usize>>,
+    dependents: std::collections::HashMap<String, Vec<usize>>,
+    dependencies: std::collections::HashMap<String, Vec<usize>>,
 }
 
 /// What the project's files are, for resolution.
@@ -144,6 +144,39 @@ pub struct Tree<'a> {
     pub feature_base: Option<&'a str>,
     /// Go modules and packages, when the tree has Go code.
     pub go: &'a crate::analyze::gomod::GoLayout,
+    /// Python module stems (`src/shop/cart` for `src/shop/cart.py` and
+    /// `src/shop/cart/__init__.py`) → their files: resolution is a hash lookup per candidate.
+    pub modules: std::collections::HashMap<String, Vec<String>>,
+}
+
+impl<'a> Tree<'a> {
+    pub fn new(
+        files: &'a BTreeSet<String>,
+        roots: &'a [String],
+        is_test: &'a dyn Fn(&str) -> bool,
+        feature_base: Option<&'a str>,
+        go: &'a crate::analyze::gomod::GoLayout,
+    ) -> Tree<'a> {
+        let mut modules: std::collections::HashMap<String, Vec<String>> = Default::default();
+        for f in files.iter().filter(|f| is_python(f)) {
+            let stem = f
+                .strip_suffix(".pyi")
+                .or_else(|| f.strip_suffix(".py"))
+                .unwrap_or(f);
+            let stem = stem
+                .strip_suffix("/__init__")
+                .unwrap_or(if stem == "__init__" { "" } else { stem });
+            modules.entry(stem.to_string()).or_default().push(f.clone());
+        }
+        Tree {
+            files,
+            roots,
+            is_test,
+            feature_base,
+            go,
+            modules,
+        }
+    }
 }
 
 /// The graph node of Go package `dir` as its importers see it.
@@ -381,8 +414,8 @@ impl Graph {
                 detail,
             })
             .collect();
-        let mut dependents: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        let mut dependencies: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        let mut dependents: std::collections::HashMap<String, Vec<usize>> = Default::default();
+        let mut dependencies: std::collections::HashMap<String, Vec<usize>> = Default::default();
         for (i, e) in edges.iter().enumerate() {
             dependents.entry(e.to.clone()).or_default().push(i);
             dependencies.entry(e.from.clone()).or_default().push(i);
@@ -413,26 +446,28 @@ impl Graph {
             via: BTreeMap::new(),
             cut: BTreeSet::new(),
         };
-        let mut depth: BTreeMap<String, u32> = BTreeMap::from([(start.to_string(), 0)]);
-        let mut queue = VecDeque::from([start.to_string()]);
+        // Borrowed names while walking; only reached nodes are copied into the result.
+        let mut depth: std::collections::HashMap<&str, u32> =
+            std::collections::HashMap::from([(start, 0)]);
+        let mut queue: VecDeque<&str> = VecDeque::from([start]);
         while let Some(node) = queue.pop_front() {
-            let d = depth[&node];
-            for &i in index.get(&node).map(Vec::as_slice).unwrap_or_default() {
+            let d = depth[node];
+            for &i in index.get(node).map(Vec::as_slice).unwrap_or_default() {
                 let e = &self.edges[i];
                 let next = match direction {
-                    Direction::Dependents => &e.from,
-                    Direction::Dependencies => &e.to,
+                    Direction::Dependents => e.from.as_str(),
+                    Direction::Dependencies => e.to.as_str(),
                 };
                 if depth.contains_key(next) {
                     continue;
                 }
-                depth.insert(next.clone(), d + 1);
+                depth.insert(next, d + 1);
                 if max_depth.is_some_and(|m| d + 1 > m) {
-                    walk.cut.insert(next.clone());
+                    walk.cut.insert(next.to_string());
                 } else {
-                    walk.via.insert(next.clone(), i);
+                    walk.via.insert(next.to_string(), i);
                 }
-                queue.push_back(next.clone());
+                queue.push_back(next);
             }
         }
         walk
@@ -552,11 +587,7 @@ fn module_files(tree: &Tree<'_>, dir: &str, parts: &[&str]) -> Vec<String> {
         return Vec::new();
     }
     let stem = join(dir, &parts.join("/"));
-    [".py", ".pyi", "/__init__.py", "/__init__.pyi"]
-        .iter()
-        .map(|suffix| format!("{stem}{suffix}"))
-        .filter(|f| tree.files.contains(f))
-        .collect()
+    tree.modules.get(&stem).cloned().unwrap_or_default()
 }
 
 /// The directory Python puts on `sys.path` for a file run or collected from its own folder:

@@ -81,13 +81,13 @@ impl Project {
         let is_test = |p: &str| tests.contains(p);
         let user = user_references(&config, snapshot, &read);
         let graph = Graph::build(
-            &Tree {
-                files: &nodes,
-                roots: &roots,
-                is_test: &is_test,
-                feature_base: discovery.bdd_features_base_dir.as_deref(),
-                go: &go,
-            },
+            &Tree::new(
+                &nodes,
+                &roots,
+                &is_test,
+                discovery.bdd_features_base_dir.as_deref(),
+                &go,
+            ),
             &analysis.facts,
             &user,
             &config.loads,

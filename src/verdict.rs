@@ -63,6 +63,8 @@ pub struct Context<'a> {
     pub tests: &'a BTreeSet<String>,
     /// Python files that parsed with errors → the lines.
     pub flagged: &'a BTreeMap<String, Vec<u32>>,
+    /// Tests that depend on each file holding an unbounded dynamic import, walked once.
+    pub unbounded_tests: std::cell::RefCell<BTreeMap<String, BTreeSet<String>>>,
 }
 
 pub struct Decision {
@@ -363,13 +365,16 @@ fn unbounded_loads(path: &str, ctx: &Context<'_>, row: &mut Row) {
         if file == path {
             continue;
         }
-        let walk = ctx.graph.walk(file, Direction::Dependents, None);
-        let exposed: Vec<&String> = walk
-            .via
-            .keys()
-            .chain(std::iter::once(file))
-            .filter(|t| ctx.tests.contains(*t) && !row.tests.contains(t))
-            .collect();
+        let mut memo = ctx.unbounded_tests.borrow_mut();
+        let tests = memo.entry(file.clone()).or_insert_with(|| {
+            let walk = ctx.graph.walk(file, Direction::Dependents, None);
+            walk.via
+                .into_keys()
+                .chain(std::iter::once(file.clone()))
+                .filter(|t| ctx.tests.contains(t))
+                .collect()
+        });
+        let exposed: Vec<&String> = tests.iter().filter(|t| !row.tests.contains(t)).collect();
         if !exposed.is_empty() {
             row.verdict = Verdict::Refused;
             row.reasons.push(format!(

@@ -10,6 +10,8 @@ pub struct TestDiscovery {
     pub source: Option<String>,
     python_files: GlobSet,
     testpaths: Option<GlobSet>,
+    /// `NORECURSE`, compiled once.
+    norecurse: GlobSet,
     /// `pythonpath`: directories pytest puts on `sys.path`, so import roots too.
     pub pythonpath: Vec<String>,
     /// pytest-bdd's `bdd_features_base_dir`: where feature paths are relative to.
@@ -95,7 +97,14 @@ impl TestDiscovery {
                 message: e.to_string(),
             })
         };
+        let mut norecurse = GlobSetBuilder::new();
+        for pat in NORECURSE {
+            norecurse.add(Glob::new(pat).expect("built-in norecursedirs patterns are valid"));
+        }
         Ok(TestDiscovery {
+            norecurse: norecurse
+                .build()
+                .expect("built-in norecursedirs patterns are valid"),
             python_files: build(&python_files, false)?,
             testpaths: testpaths.map(|t| build(&t, true)).transpose()?,
             pythonpath,
@@ -110,12 +119,11 @@ impl TestDiscovery {
         if !name.ends_with(".py") || name == "conftest.py" || !self.python_files.is_match(name) {
             return false;
         }
-        let skipped = |dir: &str| {
-            NORECURSE
-                .iter()
-                .any(|pat| Glob::new(pat).is_ok_and(|g| g.compile_matcher().is_match(dir)))
-        };
-        if dirs.split('/').filter(|d| !d.is_empty()).any(skipped) {
+        if dirs
+            .split('/')
+            .filter(|d| !d.is_empty())
+            .any(|d| self.norecurse.is_match(d))
+        {
             return false;
         }
         self.testpaths.as_ref().is_none_or(|t| t.is_match(path))

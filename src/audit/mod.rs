@@ -282,6 +282,7 @@ fn compare(
         config: &project.config,
         tests: &project.tests,
         flagged: &project.flagged,
+        unbounded_tests: Default::default(),
     };
     // What gate selects when `file` changes: (verdict, first reason, selected tests).
     let mut selection: BTreeMap<String, (Verdict, String, BTreeSet<String>)> = BTreeMap::new();

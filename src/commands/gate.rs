@@ -110,6 +110,7 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
         config: &project.config,
         tests: &project.tests,
         flagged: &project.flagged,
+        unbounded_tests: Default::default(),
     };
     let mut decided = verdict::decide(&input.changes, &ctx);
     if input.range_refusal.is_some() {
