@@ -129,8 +129,13 @@ pub struct Graph {
     /// Dynamic imports with no literal part: `(file, line, call)`. Whatever depends on the file
     /// may load any module, so changes cannot be bounded against it.
     pub unbounded: Vec<(String, u32, String)>,
-    dependents: std::collections::HashMap<String, Vec<usize>>,
-    dependencies: std::collections::HashMap<String, Vec<usize>>,
+    /// Every node's id; walks run over ids, not names.
+    ids: std::collections::HashMap<String, u32>,
+    /// Per edge: (from id, to id).
+    ends: Vec<(u32, u32)>,
+    /// Per node id: the edges into it (who depends on it) and out of it.
+    dependents: Vec<Vec<u32>>,
+    dependencies: Vec<Vec<u32>>,
 }
 
 /// What the project's files are, for resolution.
@@ -414,23 +419,33 @@ impl Graph {
                 detail,
             })
             .collect();
-        let mut dependents: std::collections::HashMap<String, Vec<usize>> = Default::default();
-        let mut dependencies: std::collections::HashMap<String, Vec<usize>> = Default::default();
-        for (i, e) in edges.iter().enumerate() {
-            dependents.entry(e.to.clone()).or_default().push(i);
-            dependencies.entry(e.from.clone()).or_default().push(i);
+        let mut ids: std::collections::HashMap<String, u32> = Default::default();
+        let mut id = |name: &String| -> u32 {
+            let next = ids.len() as u32;
+            *ids.entry(name.clone()).or_insert(next)
+        };
+        let ends: Vec<(u32, u32)> = edges.iter().map(|e| (id(&e.from), id(&e.to))).collect();
+        let mut dependents: Vec<Vec<u32>> = vec![Vec::new(); ids.len()];
+        let mut dependencies: Vec<Vec<u32>> = vec![Vec::new(); ids.len()];
+        for (i, &(from, to)) in ends.iter().enumerate() {
+            dependents[to as usize].push(i as u32);
+            dependencies[from as usize].push(i as u32);
         }
         unbounded.sort();
         Graph {
             edges,
             unbounded,
+            ids,
+            ends,
             dependents,
             dependencies,
         }
     }
 
     pub fn has_dependents(&self, path: &str) -> bool {
-        self.dependents.contains_key(path)
+        self.ids
+            .get(path)
+            .is_some_and(|&i| !self.dependents[i as usize].is_empty())
     }
 
     /// Walks from `start` along `dependents` (towards tests) or `dependencies` (from a test).
@@ -446,26 +461,34 @@ impl Graph {
             via: BTreeMap::new(),
             cut: BTreeSet::new(),
         };
-        // Borrowed names while walking; only reached nodes are copied into the result.
-        let mut depth: std::collections::HashMap<&str, u32> =
-            std::collections::HashMap::from([(start, 0)]);
-        let mut queue: VecDeque<&str> = VecDeque::from([start]);
+        let Some(&start_id) = self.ids.get(start) else {
+            return walk;
+        };
+        // Ids while walking; only reached nodes' names are copied into the result.
+        let mut depth: Vec<u32> = vec![u32::MAX; self.dependents.len()];
+        depth[start_id as usize] = 0;
+        let mut queue: VecDeque<u32> = VecDeque::from([start_id]);
         while let Some(node) = queue.pop_front() {
-            let d = depth[node];
-            for &i in index.get(node).map(Vec::as_slice).unwrap_or_default() {
-                let e = &self.edges[i];
+            let d = depth[node as usize];
+            for &i in &index[node as usize] {
+                let (from, to) = self.ends[i as usize];
                 let next = match direction {
-                    Direction::Dependents => e.from.as_str(),
-                    Direction::Dependencies => e.to.as_str(),
+                    Direction::Dependents => from,
+                    Direction::Dependencies => to,
                 };
-                if depth.contains_key(next) {
+                if depth[next as usize] != u32::MAX {
                     continue;
                 }
-                depth.insert(next, d + 1);
+                depth[next as usize] = d + 1;
+                let e = &self.edges[i as usize];
+                let name = match direction {
+                    Direction::Dependents => &e.from,
+                    Direction::Dependencies => &e.to,
+                };
                 if max_depth.is_some_and(|m| d + 1 > m) {
-                    walk.cut.insert(next.to_string());
+                    walk.cut.insert(name.clone());
                 } else {
-                    walk.via.insert(next.to_string(), i);
+                    walk.via.insert(name.clone(), i as usize);
                 }
                 queue.push_back(next);
             }

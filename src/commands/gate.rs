@@ -50,6 +50,8 @@ pub struct Options<'a> {
     pub styles: &'a Styles,
     /// The same gate with a decision, shown when it refuses.
     pub retry: String,
+    /// Build the JSON report even without `--json` (a receipt is written from it).
+    pub keep_json: bool,
 }
 
 /// The exit code and the JSON report (a `verify` receipt is this report).
@@ -90,6 +92,7 @@ pub fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
         json: args.json,
         styles,
         retry,
+        keep_json: false,
     };
     gate(&repo, target, &opts).map(|g| g.code)
 }
@@ -232,7 +235,12 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
     }
     report.exit_code = code;
     report.duration_ms = started.elapsed().as_millis() as u64;
-    let json = serde_json::to_string_pretty(&report).expect("reports serialize");
+    // The JSON text is built only when someone reads it (`--json`, a receipt).
+    let json = if opts.json || opts.keep_json {
+        serde_json::to_string_pretty(&report).expect("reports serialize")
+    } else {
+        String::new()
+    };
     if opts.json {
         super::ignore_broken_pipe(writeln!(stdout, "{json}"))?;
     } else {
@@ -242,6 +250,8 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
             report.summary.style(opts.styles.bold)
         ))?;
     }
+    // A CLI's last act: the OS frees the graph faster than dropping it node by node.
+    std::mem::forget(project);
     Ok(Gated { code, json })
 }
 

@@ -48,6 +48,7 @@ pub fn pre_push(dir: &Path, remote: &str, styles: &Styles) -> Result<u8> {
         list: false,
         json: false,
         styles,
+        keep_json: false,
         retry:
             "GATE_DECISION=\"<citation>\" git push …   (the same push, with the decision recorded)"
                 .into(),

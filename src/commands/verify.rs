@@ -23,6 +23,7 @@ pub fn run(
         list: false,
         json,
         styles: &styles,
+        keep_json: receipt.is_some(),
         retry: format!(
             "gate verify {spec} --affected-decision \"<citation>\"   (or GATE_DECISION=\"<citation>\")"
         ),

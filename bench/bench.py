@@ -1,0 +1,224 @@
+"""The benchmark behind bench/run.sh: see its header. Prints one table and writes it as JSON."""
+import argparse
+import json
+import os
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x",
+       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@x", "NO_COLOR": "1",
+       "GOFLAGS": "", "GOPROXY": "off"}
+
+
+def run(cmd, cwd, check=True):
+    """Wall time (perf_counter around the process) and peak RSS in KiB (from /usr/bin/time,
+    whose own start-up is outside the timed span's concern: it is read, not timed)."""
+    t = time.perf_counter()
+    out = subprocess.run(["/usr/bin/time", "-f", "%M", *cmd], cwd=cwd, env=ENV,
+                         capture_output=True, text=True)
+    wall = time.perf_counter() - t
+    if check and out.returncode != 0:
+        raise SystemExit(f"{cmd} failed in {cwd}: {out.stderr[-2000:]}")
+    return wall, int(out.stderr.strip().splitlines()[-1])
+
+
+def stats(samples):
+    times = [t for t, _ in samples]
+    return {"median_s": round(statistics.median(times), 4), "min_s": round(min(times), 4),
+            "max_s": round(max(times), 4), "peak_kib": max(m for _, m in samples), "runs": len(times)}
+
+
+def git(cwd, *args):
+    subprocess.run(["git", *args], cwd=cwd, env=ENV, check=True, capture_output=True)
+
+
+def commit_change(repo, files, count, tag):
+    for f in files[:count]:
+        with open(os.path.join(repo, f), "a") as h:
+            h.write(f"\n# bench {tag}\n" if f.endswith(".py") else f"\n// bench {tag}\n")
+    git(repo, "commit", "-qam", f"bench {tag}")
+
+
+def gate_measures(gate, repo, files, runs, cold_runs):
+    """cold plan, warm select after a one-file and a 50-file commit (a new commit per run)."""
+    out = {}
+    cold = []
+    for _ in range(cold_runs):
+        shutil.rmtree(os.path.join(repo, ".git", "gate"), ignore_errors=True)
+        cold.append(run([gate, "plan"], repo))
+    out["gate_cold_plan"] = stats(cold)
+    rng = random.Random(11)
+    for label, count in (("one_file", 1), ("fifty_files", 50)):
+        samples, diffs = [], []
+        for r in range(runs):
+            commit_change(repo, rng.sample(files, min(count, len(files))), count, f"{label}{r}")
+            samples.append(run([gate, "--affected", "HEAD~1...HEAD", "--list"], repo))
+            diffs.append(run(["git", "diff", "--name-only", "HEAD~1...HEAD"], repo))
+        out[f"gate_warm_{label}"] = stats(samples)
+        out[f"git_diff_{label}"] = stats(diffs)
+    return out
+
+
+def python_corpus(gate, repo, files, runs, cold_runs):
+    out = gate_measures(gate, repo, files, runs, cold_runs)
+    out["ruff_analyze_graph"] = stats([run(["ruff", "analyze", "graph"], repo) for _ in range(runs)])
+    return out
+
+
+def go_corpus(gate, repo, files, runs, cold_runs, module_dirs=(".",), env_goroot=None):
+    global ENV
+    if env_goroot:
+        ENV = {**ENV, "GOROOT": env_goroot}
+    peer = []
+    for _ in range(runs):
+        total_t, peak = 0.0, 0
+        for d in module_dirs:
+            t, m = run(["go", "list", "-e", "-deps", "-test", "./..."], os.path.join(repo, d))
+            total_t += t
+            peak = max(peak, m)
+        peer.append((total_t, peak))
+    out = {"go_list_deps_test": stats(peer)}
+    out.update(gate_measures(gate, repo, files, runs, cold_runs))
+    return out
+
+
+def synthetic(kind, n, work, seed=7):
+    repo = os.path.join(work, f"{kind}-{n}")
+    if not os.path.exists(repo):
+        subprocess.run([sys.executable, os.path.join(HERE, "gen_monorepo.py"), kind, str(n), repo,
+                        "--seed", str(seed)], check=True)
+    with open(os.path.join(repo, ".git", "bench-files")) as f:
+        files = f.read().split()
+    return repo, files
+
+
+def django(work):
+    repo = os.path.join(work, "django")
+    if not os.path.exists(repo):
+        dl = os.path.join(work, "dl")
+        subprocess.run([sys.executable, "-m", "pip", "download", "django", "--no-binary", ":all:",
+                        "--no-deps", "-q", "-d", dl], check=True)
+        sdist = [f for f in os.listdir(dl) if f.lower().startswith("django-")][0]
+        with tarfile.open(os.path.join(dl, sdist)) as t:
+            t.extractall(os.path.join(work, "django-x"))
+        top = os.listdir(os.path.join(work, "django-x"))[0]
+        shutil.move(os.path.join(work, "django-x", top), repo)
+        # The sdist's owner ids come along with a root extraction; git refuses such a tree.
+        for d, dirs, fs in os.walk(repo):
+            for name in [d] + [os.path.join(d, x) for x in dirs + fs]:
+                os.lchown(name, os.getuid(), os.getgid())
+        git(repo, "init", "-q", "-b", "master")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "django")
+    files = subprocess.run(["git", "ls-files", "django/*.py"], cwd=repo, capture_output=True,
+                           text=True).stdout.split()
+    return repo, files
+
+
+def gostd(work):
+    """A copy of the toolchain's std/cmd sources as a git repo, with GOROOT pointed at it so
+    go list reads the copy."""
+    goroot = subprocess.run(["go", "env", "GOROOT"], capture_output=True, text=True).stdout.strip()
+    root = os.path.join(work, "goroot")
+    repo = os.path.join(root, "src")
+    if not os.path.exists(repo):
+        os.makedirs(root)
+        shutil.copytree(os.path.join(goroot, "src"), repo, symlinks=False)
+        for d in ("pkg", "bin"):
+            os.symlink(os.path.realpath(os.path.join(goroot, d)), os.path.join(root, d))
+        shutil.copy(os.path.join(goroot, "VERSION"), os.path.join(root, "VERSION"))
+        git(repo, "init", "-q", "-b", "master")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", "std")
+    files = subprocess.run(["git", "ls-files", "*.go"], cwd=repo, capture_output=True,
+                           text=True).stdout.split()
+    files = [f for f in files if "testdata" not in f and not f.endswith("_test.go")]
+    return repo, files, root
+
+
+def ratios(r):
+    def med(k):
+        return r[k]["median_s"] if k in r else None
+    out = {}
+    peer = med("ruff_analyze_graph") or med("go_list_deps_test")
+    if peer:
+        out["warm_one_file / peer"] = round(med("gate_warm_one_file") / peer, 3)
+        out["warm_fifty_files / peer"] = round(med("gate_warm_fifty_files") / peer, 3)
+        out["cold_plan / peer"] = round(med("gate_cold_plan") / peer, 3)
+    out["warm_one_file / git_diff"] = round(med("gate_warm_one_file") / med("git_diff_one_file"), 1)
+    if "ruff_analyze_graph" in r:
+        out["peak_memory cold / ruff"] = round(r["gate_cold_plan"]["peak_kib"] / r["ruff_analyze_graph"]["peak_kib"], 2)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gate", required=True)
+    ap.add_argument("--sizes", default="10000,50000,100000")
+    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--cold-runs", type=int, default=3)
+    ap.add_argument("--corpora", default="synthetic,django,gostd")
+    ap.add_argument("--json", default=os.path.join(HERE, "results.json"))
+    ap.add_argument("--work")
+    a = ap.parse_args()
+    gate = os.path.abspath(a.gate)
+    work = a.work or tempfile.mkdtemp(prefix="gate-bench-")
+    os.makedirs(work, exist_ok=True)
+    corpora = a.corpora.split(",")
+    results = {}
+    if "synthetic" in corpora:
+        for n in [int(s) for s in a.sizes.split(",")]:
+            for kind in ("python", "go"):
+                repo, files = synthetic(kind, n, work)
+                cold_runs = a.cold_runs if n <= 50000 else 1
+                if kind == "python":
+                    results[f"python-{n}"] = python_corpus(gate, repo, files, a.runs, cold_runs)
+                else:
+                    results[f"go-{n}"] = go_corpus(gate, repo, files, a.runs, cold_runs)
+                print(f"measured {kind}-{n}", file=sys.stderr)
+    if "django" in corpora:
+        repo, files = django(work)
+        results["django"] = python_corpus(gate, repo, files, a.runs, a.cold_runs)
+        print("measured django", file=sys.stderr)
+    if "gostd" in corpora:
+        repo, files, root = gostd(work)
+        results["go-std"] = go_corpus(gate, repo, files, a.runs, a.cold_runs, (".", "cmd"), root)
+        print("measured go-std", file=sys.stderr)
+    for name, r in results.items():
+        r["ratios"] = ratios(r)
+    sizes = [int(s) for s in a.sizes.split(",")]
+    for kind in ("python", "go"):
+        if f"{kind}-10000" in results and f"{kind}-50000" in results:
+            results[f"{kind}-50000"]["ratios"]["cold 50k / 10k"] = round(
+                results[f"{kind}-50000"]["gate_cold_plan"]["median_s"]
+                / results[f"{kind}-10000"]["gate_cold_plan"]["median_s"], 2)
+    head = f"{'corpus':<14}{'gate cold':>11}{'warm 1':>9}{'warm 50':>9}{'peer':>9}{'git diff':>10}{'1/peer':>8}{'cold/peer':>10}{'1/diff':>8}{'MiB':>7}"
+    print(head)
+    for name, r in results.items():
+        peer = r.get("ruff_analyze_graph") or r.get("go_list_deps_test")
+        rt = r["ratios"]
+        print(f"{name:<14}{r['gate_cold_plan']['median_s']:>10.3f}s{r['gate_warm_one_file']['median_s']:>8.3f}s"
+              f"{r['gate_warm_fifty_files']['median_s']:>8.3f}s{peer['median_s']:>8.3f}s"
+              f"{r['git_diff_one_file']['median_s']:>9.4f}s{rt.get('warm_one_file / peer', 0):>8.3f}"
+              f"{rt.get('cold_plan / peer', 0):>10.2f}{rt['warm_one_file / git_diff']:>8.1f}"
+              f"{r['gate_cold_plan']['peak_kib'] / 1024:>7.0f}")
+    results["_meta"] = {"runs": a.runs, "cold_runs": a.cold_runs, "work": work,
+                        "gate": subprocess.run([gate, "--version"], capture_output=True, text=True).stdout.strip(),
+                        "ruff": subprocess.run(["ruff", "--version"], capture_output=True, text=True).stdout.strip(),
+                        "go": subprocess.run(["go", "version"], capture_output=True, text=True).stdout.strip(),
+                        "cpus": os.cpu_count()}
+    with open(a.json, "w") as f:
+        json.dump(results, f, indent=2)
+    print(f"wrote {a.json}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
