@@ -4,10 +4,10 @@
 
 use crate::analyze::paths::PathValue;
 use crate::analyze::python::{Facts, Import, StringContext};
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EdgeKind {
     /// An import statement names the module.
@@ -45,7 +45,7 @@ pub enum EdgeKind {
     Proximity,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct Edge {
     pub from: String,
     pub to: String,
@@ -54,6 +54,22 @@ pub struct Edge {
     pub line: u32,
     /// The module or string named.
     pub detail: String,
+}
+
+impl EdgeKind {
+    /// Edges of these kinds come from one file's facts; the others from which files exist.
+    pub fn from_facts(self) -> bool {
+        !matches!(
+            self,
+            EdgeKind::PackageInit
+                | EdgeKind::Conftest
+                | EdgeKind::GoPackage
+                | EdgeKind::GoTest
+                | EdgeKind::UserReference
+                | EdgeKind::NameMatch
+                | EdgeKind::Proximity
+        )
+    }
 }
 
 impl Edge {
@@ -233,142 +249,7 @@ impl Graph {
                 .or_insert((line, detail));
         };
         for (path, f) in facts {
-            let go = crate::analyze::gomod::is_go(path);
-            // Go files under testdata/ (or `_x/`, `.x/`) are inputs of tests, not packages: their
-            // imports are no one's dependencies.
-            let go_input = go && crate::analyze::gomod::ignored_dir(path);
-            for import in &f.imports {
-                if go_input {
-                    continue;
-                }
-                if go {
-                    // `import "C"` makes cmd/go add runtime/cgo, syscall and unsafe.
-                    let implied: &[&str] = if import.module == "C" {
-                        &["runtime/cgo", "syscall", "unsafe"]
-                    } else {
-                        &[]
-                    };
-                    for module in
-                        std::iter::once(import.module.as_str()).chain(implied.iter().copied())
-                    {
-                        for dir in tree.go.resolve(path, module) {
-                            add(
-                                path,
-                                go_library(&dir),
-                                EdgeKind::Import,
-                                import.line,
-                                module.to_string(),
-                            );
-                        }
-                    }
-                    continue;
-                }
-                for (to, module) in resolve_import(tree, path, import) {
-                    add(path, to, EdgeKind::Import, import.line, module);
-                }
-            }
-            for s in &f.strings {
-                let dotted = s.value.split(':').next().unwrap_or_default();
-                let (path_kind, module_kind) = match s.context {
-                    StringContext::Plain | StringContext::PathArg => {
-                        (Some(EdgeKind::PathLiteral), Some(EdgeKind::StringModule))
-                    }
-                    StringContext::Argv => (Some(EdgeKind::Subprocess), None),
-                    StringContext::Feature => (Some(EdgeKind::Feature), None),
-                    StringContext::Embed => (Some(EdgeKind::Embed), None),
-                    StringContext::ImportCall | StringContext::PytestPlugins => {
-                        (None, Some(EdgeKind::StringModule))
-                    }
-                    StringContext::RunModule => (None, Some(EdgeKind::Subprocess)),
-                };
-                let mut bases = match s.context {
-                    StringContext::Embed => vec![parent(path).to_string()],
-                    // `go test` runs in the package folder: its relative paths start there.
-                    _ if go => vec![parent(path).to_string(), String::new()],
-                    _ => vec![String::new(), parent(path).to_string()],
-                };
-                if s.context == StringContext::Feature
-                    && let Some(base) = tree.feature_base
-                {
-                    bases.push(base.to_string());
-                }
-                let found = path_kind
-                    .map(|kind| {
-                        let tool = kind == EdgeKind::Subprocess;
-                        (kind, path_targets(tree, path, &bases, &s.value, tool))
-                    })
-                    .filter(|(_, targets)| !targets.is_empty());
-                if let Some((kind, targets)) = found {
-                    for to in targets {
-                        add(path, to, kind, s.line, s.value.clone());
-                    }
-                } else if let Some(kind) = module_kind
-                    && is_dotted_name(dotted)
-                {
-                    let parts: Vec<&str> = dotted.split('.').collect();
-                    let mut targets = resolve_absolute(tree, path, &parts);
-                    if s.context == StringContext::RunModule {
-                        // `python -m pkg` runs `pkg/__main__.py`.
-                        targets.extend(resolve_in(tree, tree.roots, &[dotted, "__main__"], 2));
-                        let main: Vec<String> = targets
-                            .iter()
-                            .filter_map(|(f, _)| f.strip_suffix("/__init__.py"))
-                            .map(|d| format!("{d}/__main__.py"))
-                            .filter(|m| tree.files.contains(m))
-                            .collect();
-                        targets.extend(main.into_iter().map(|m| (m, dotted.to_string())));
-                    }
-                    for (to, module) in targets {
-                        add(path, to, kind, s.line, module);
-                    }
-                }
-            }
-            for p in &f.paths {
-                for to in value_targets(tree, path, &p.value) {
-                    add(path, to, EdgeKind::ComputedPath, p.line, p.text.clone());
-                }
-            }
-            for d in &f.dynamic_imports {
-                if d.prefix.is_empty() {
-                    let declared: Vec<&crate::config::Loads> =
-                        loads.iter().filter(|l| l.file.is_match(path)).collect();
-                    if declared.is_empty() {
-                        unbounded.push((path.clone(), d.line, d.text.clone()));
-                    }
-                    for rule in declared {
-                        let detail = format!(
-                            "{} — [[loads]] rule {}: {}",
-                            d.text, rule.index, rule.modules.text
-                        );
-                        for to in tree.files.iter().filter(|f| rule.modules.is_match(f)) {
-                            add(
-                                path,
-                                to.clone(),
-                                EdgeKind::DynamicImport,
-                                d.line,
-                                detail.clone(),
-                            );
-                        }
-                    }
-                    continue;
-                }
-                for to in modules_under_prefix(tree, &d.prefix) {
-                    add(path, to, EdgeKind::DynamicImport, d.line, d.text.clone());
-                }
-            }
-            for &line in &f.apps {
-                for folder in ["templates", "static"] {
-                    for to in under(tree, &join(parent(path), folder)) {
-                        add(
-                            path,
-                            to,
-                            EdgeKind::Convention,
-                            line,
-                            format!("creates a Flask app (its {folder}/ folder)"),
-                        );
-                    }
-                }
-            }
+            file_edges(tree, path, f, loads, &mut add, &mut unbounded);
         }
         for u in user {
             let bases = if u.relative_to_file {
@@ -419,6 +300,60 @@ impl Graph {
                 detail,
             })
             .collect();
+        Graph::from_edges(edges, unbounded)
+    }
+
+    /// The graph of a tree whose files are those of `previous`'s tree, where only the files in
+    /// `changed` have new contents: their facts-derived edges are recomputed, every other edge
+    /// is kept (it depends on which files exist, not on these contents).
+    pub fn patch(
+        previous: Vec<Edge>,
+        previous_unbounded: Vec<(String, u32, String)>,
+        tree: &Tree<'_>,
+        changed: &BTreeMap<String, Facts>,
+        loads: &[crate::config::Loads],
+    ) -> Graph {
+        let mut fresh: BTreeMap<(String, String, EdgeKind), (u32, String)> = BTreeMap::new();
+        let mut unbounded: Vec<(String, u32, String)> = previous_unbounded
+            .into_iter()
+            .filter(|(f, _, _)| !changed.contains_key(f))
+            .collect();
+        let mut add = |from: &str, to: String, kind, line, detail: String| {
+            if from == to {
+                return;
+            }
+            fresh
+                .entry((from.to_string(), to, kind))
+                .and_modify(|e| {
+                    if line < e.0 {
+                        *e = (line, detail.clone());
+                    }
+                })
+                .or_insert((line, detail));
+        };
+        for (path, f) in changed {
+            file_edges(tree, path, f, loads, &mut add, &mut unbounded);
+        }
+        let mut edges: Vec<Edge> = previous
+            .into_iter()
+            .filter(|e| !(e.kind.from_facts() && changed.contains_key(&e.from)))
+            .collect();
+        edges.extend(
+            fresh
+                .into_iter()
+                .map(|((from, to, kind), (line, detail))| Edge {
+                    from,
+                    to,
+                    kind,
+                    line,
+                    detail,
+                }),
+        );
+        edges.sort_unstable_by(|a, b| (&a.from, &a.to, a.kind).cmp(&(&b.from, &b.to, b.kind)));
+        Graph::from_edges(edges, unbounded)
+    }
+
+    fn from_edges(edges: Vec<Edge>, mut unbounded: Vec<(String, u32, String)>) -> Graph {
         let mut ids: std::collections::HashMap<String, u32> = Default::default();
         let mut id = |name: &String| -> u32 {
             let next = ids.len() as u32;
@@ -621,6 +556,153 @@ fn base_dir(tree: &Tree<'_>, file: &str) -> String {
         dir = parent(dir);
     }
     dir.to_string()
+}
+
+/// The edges one file's facts give: imports, string and path references, subprocesses,
+/// dynamic imports, conventions. Everything else in the graph depends only on which files
+/// exist, so a changed file's edges can be recomputed alone (`Graph::patch`).
+fn file_edges(
+    tree: &Tree<'_>,
+    path: &str,
+    f: &Facts,
+    loads: &[crate::config::Loads],
+    add: &mut impl FnMut(&str, String, EdgeKind, u32, String),
+    unbounded: &mut Vec<(String, u32, String)>,
+) {
+    let go = crate::analyze::gomod::is_go(path);
+    // Go files under testdata/ (or `_x/`, `.x/`) are inputs of tests, not packages: their
+    // imports are no one's dependencies.
+    let go_input = go && crate::analyze::gomod::ignored_dir(path);
+    for import in &f.imports {
+        if go_input {
+            continue;
+        }
+        if go {
+            // `import "C"` makes cmd/go add runtime/cgo, syscall and unsafe.
+            let implied: &[&str] = if import.module == "C" {
+                &["runtime/cgo", "syscall", "unsafe"]
+            } else {
+                &[]
+            };
+            for module in std::iter::once(import.module.as_str()).chain(implied.iter().copied()) {
+                for dir in tree.go.resolve(path, module) {
+                    add(
+                        path,
+                        go_library(&dir),
+                        EdgeKind::Import,
+                        import.line,
+                        module.to_string(),
+                    );
+                }
+            }
+            continue;
+        }
+        for (to, module) in resolve_import(tree, path, import) {
+            add(path, to, EdgeKind::Import, import.line, module);
+        }
+    }
+    for s in &f.strings {
+        let dotted = s.value.split(':').next().unwrap_or_default();
+        let (path_kind, module_kind) = match s.context {
+            StringContext::Plain | StringContext::PathArg => {
+                (Some(EdgeKind::PathLiteral), Some(EdgeKind::StringModule))
+            }
+            StringContext::Argv => (Some(EdgeKind::Subprocess), None),
+            StringContext::Feature => (Some(EdgeKind::Feature), None),
+            StringContext::Embed => (Some(EdgeKind::Embed), None),
+            StringContext::ImportCall | StringContext::PytestPlugins => {
+                (None, Some(EdgeKind::StringModule))
+            }
+            StringContext::RunModule => (None, Some(EdgeKind::Subprocess)),
+        };
+        let mut bases = match s.context {
+            StringContext::Embed => vec![parent(path).to_string()],
+            // `go test` runs in the package folder: its relative paths start there.
+            _ if go => vec![parent(path).to_string(), String::new()],
+            _ => vec![String::new(), parent(path).to_string()],
+        };
+        if s.context == StringContext::Feature
+            && let Some(base) = tree.feature_base
+        {
+            bases.push(base.to_string());
+        }
+        let found = path_kind
+            .map(|kind| {
+                let tool = kind == EdgeKind::Subprocess;
+                (kind, path_targets(tree, path, &bases, &s.value, tool))
+            })
+            .filter(|(_, targets)| !targets.is_empty());
+        if let Some((kind, targets)) = found {
+            for to in targets {
+                add(path, to, kind, s.line, s.value.clone());
+            }
+        } else if let Some(kind) = module_kind
+            && is_dotted_name(dotted)
+        {
+            let parts: Vec<&str> = dotted.split('.').collect();
+            let mut targets = resolve_absolute(tree, path, &parts);
+            if s.context == StringContext::RunModule {
+                // `python -m pkg` runs `pkg/__main__.py`.
+                targets.extend(resolve_in(tree, tree.roots, &[dotted, "__main__"], 2));
+                let main: Vec<String> = targets
+                    .iter()
+                    .filter_map(|(f, _)| f.strip_suffix("/__init__.py"))
+                    .map(|d| format!("{d}/__main__.py"))
+                    .filter(|m| tree.files.contains(m))
+                    .collect();
+                targets.extend(main.into_iter().map(|m| (m, dotted.to_string())));
+            }
+            for (to, module) in targets {
+                add(path, to, kind, s.line, module);
+            }
+        }
+    }
+    for p in &f.paths {
+        for to in value_targets(tree, path, &p.value) {
+            add(path, to, EdgeKind::ComputedPath, p.line, p.text.clone());
+        }
+    }
+    for d in &f.dynamic_imports {
+        if d.prefix.is_empty() {
+            let declared: Vec<&crate::config::Loads> =
+                loads.iter().filter(|l| l.file.is_match(path)).collect();
+            if declared.is_empty() {
+                unbounded.push((path.to_string(), d.line, d.text.clone()));
+            }
+            for rule in declared {
+                let detail = format!(
+                    "{} — [[loads]] rule {}: {}",
+                    d.text, rule.index, rule.modules.text
+                );
+                for to in tree.files.iter().filter(|f| rule.modules.is_match(f)) {
+                    add(
+                        path,
+                        to.clone(),
+                        EdgeKind::DynamicImport,
+                        d.line,
+                        detail.clone(),
+                    );
+                }
+            }
+            continue;
+        }
+        for to in modules_under_prefix(tree, &d.prefix) {
+            add(path, to, EdgeKind::DynamicImport, d.line, d.text.clone());
+        }
+    }
+    for &line in &f.apps {
+        for folder in ["templates", "static"] {
+            for to in under(tree, &join(parent(path), folder)) {
+                add(
+                    path,
+                    to,
+                    EdgeKind::Convention,
+                    line,
+                    format!("creates a Flask app (its {folder}/ folder)"),
+                );
+            }
+        }
+    }
 }
 
 /// Go packages: each is built from its files; its tests from its `_test.go` files, the package

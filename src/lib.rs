@@ -14,6 +14,7 @@ pub mod decision;
 pub mod error;
 pub mod exit_codes;
 pub mod graph;
+pub mod graph_cache;
 pub mod hook;
 pub mod plan;
 pub mod project;

@@ -85,13 +85,7 @@ pub fn analyze(
     let fresh: Vec<(String, String, Facts)> = todo
         .into_par_iter()
         .map(|(file, id, bytes)| {
-            let facts = if graph::is_python(&file) {
-                python::analyze(&bytes)
-            } else if crate::analyze::gomod::is_go(&file) {
-                crate::analyze::golang::analyze(&bytes)
-            } else {
-                shell::facts(&bytes)
-            };
+            let facts = analyse_bytes(&file, &bytes);
             (file, id, facts)
         })
         .collect();
@@ -114,7 +108,7 @@ pub fn analyze(
 /// What extracted the cached facts: both grammars and the extraction rules' revision. A change
 /// to any of them invalidates the cache — bump `FACTS_REVISION` with every change to what the
 /// analysers extract.
-fn grammars() -> String {
+pub fn grammars() -> String {
     format!(
         "{}; {}; facts {FACTS_REVISION}",
         python::GRAMMAR,
@@ -158,6 +152,17 @@ fn load_cache(path: &Path, warn: &mut dyn FnMut(String)) -> Cache {
             ));
             empty_cache()
         }
+    }
+}
+
+/// The facts of one file's contents, by its kind.
+pub fn analyse_bytes(path: &str, bytes: &[u8]) -> Facts {
+    if graph::is_python(path) {
+        python::analyze(bytes)
+    } else if crate::analyze::gomod::is_go(path) {
+        crate::analyze::golang::analyze(bytes)
+    } else {
+        shell::facts(bytes)
     }
 }
 

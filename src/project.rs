@@ -7,6 +7,7 @@ use crate::analyze::roots;
 use crate::config::{self, Config};
 use crate::error::Result;
 use crate::graph::{self, Graph, Tree, UserRef};
+use crate::graph_cache;
 use crate::plan::{self, Analysis};
 use crate::repo::snapshot::Snapshot;
 use std::collections::{BTreeMap, BTreeSet};
@@ -35,6 +36,28 @@ impl Project {
         deleted: &[String],
         warn: &mut dyn FnMut(String),
     ) -> Result<Project> {
+        Self::load_with(repo, snapshot, deleted, warn, false)
+    }
+
+    /// As `load`, for selecting only: the graph of the last gated tree is reused when this tree
+    /// has the same files and configuration, with the changed files' edges recomputed; the
+    /// facts of unchanged files are then not loaded (`analysis` holds the changed ones).
+    pub fn load_for_selection(
+        repo: &git2::Repository,
+        snapshot: &Snapshot,
+        deleted: &[String],
+        warn: &mut dyn FnMut(String),
+    ) -> Result<Project> {
+        Self::load_with(repo, snapshot, deleted, warn, true)
+    }
+
+    fn load_with(
+        repo: &git2::Repository,
+        snapshot: &Snapshot,
+        deleted: &[String],
+        warn: &mut dyn FnMut(String),
+        reuse: bool,
+    ) -> Result<Project> {
         let read = |path: &str| {
             snapshot
                 .contains(path)
@@ -53,7 +76,7 @@ impl Project {
             roots.dedup();
             roots
         });
-        let analysis = plan::analyze(repo, snapshot, &crate::repo::state_dir(repo), warn)?;
+        let state = crate::repo::state_dir(repo);
         let mut nodes = snapshot.files.clone();
         nodes.extend(
             deleted
@@ -79,25 +102,48 @@ impl Project {
                 .map(graph::go_tests),
         );
         let is_test = |p: &str| tests.contains(p);
-        let user = user_references(&config, snapshot, &read);
-        let graph = Graph::build(
-            &Tree::new(
-                &nodes,
-                &roots,
-                &is_test,
-                discovery.bdd_features_base_dir.as_deref(),
-                &go,
-            ),
-            &analysis.facts,
-            &user,
-            &config.loads,
+        let tree = Tree::new(
+            &nodes,
+            &roots,
+            &is_test,
+            discovery.bdd_features_base_dir.as_deref(),
+            &go,
         );
-        let flagged = analysis
-            .facts
-            .iter()
-            .filter(|(_, f)| !f.parse_errors.is_empty())
-            .map(|(p, f)| (p.clone(), f.parse_errors.clone()))
-            .collect();
+        // `[[reference]]` edges depend on contents the patch would not revisit: no reuse then.
+        let key = (reuse && config.references.is_empty())
+            .then(|| graph_key(repo, snapshot, &nodes))
+            .transpose()?;
+        let reused = match key {
+            Some(key) => reuse_graph(repo, snapshot, &state, key, &tree, &config, warn)?,
+            None => None,
+        };
+        let (analysis, graph, flagged) = match reused {
+            Some(parts) => parts,
+            None => {
+                let analysis = plan::analyze(repo, snapshot, &state, warn)?;
+                let user = user_references(&config, snapshot, &read);
+                let graph = Graph::build(&tree, &analysis.facts, &user, &config.loads);
+                let flagged: BTreeMap<String, Vec<u32>> = analysis
+                    .facts
+                    .iter()
+                    .filter(|(_, f)| !f.parse_errors.is_empty())
+                    .map(|(p, f)| (p.clone(), f.parse_errors.clone()))
+                    .collect();
+                (analysis, graph, flagged)
+            }
+        };
+        if let Some(key) = key {
+            graph_cache::save(
+                &state,
+                key,
+                &analysis.blobs,
+                &graph.edges,
+                &graph.unbounded,
+                &flagged,
+                warn,
+            );
+        }
+        drop(tree);
         Ok(Project {
             config,
             discovery,
@@ -110,6 +156,91 @@ impl Project {
             go,
         })
     }
+}
+
+/// Above this many changed files a full build is as quick as a patch.
+const PATCH_LIMIT: usize = 500;
+
+/// What a graph depends on besides file contents: the file set (deleted nodes included) and
+/// the files that configure resolution and discovery.
+fn graph_key(
+    repo: &git2::Repository,
+    snapshot: &Snapshot,
+    nodes: &BTreeSet<String>,
+) -> Result<u64> {
+    let mut key = graph_cache::Key::new(&plan::grammars());
+    for node in nodes {
+        key.add(node);
+    }
+    let configures = |f: &str| {
+        matches!(
+            f,
+            config::FILE | "pytest.ini" | "pyproject.toml" | "tox.ini" | "setup.cfg" | "setup.py"
+        ) || f.ends_with("go.mod")
+            || f.ends_with("go.work")
+    };
+    for file in snapshot.files.iter().filter(|f| configures(f)) {
+        key.add((file, blob_of(repo, snapshot, file)?));
+    }
+    Ok(key.value())
+}
+
+fn blob_of(repo: &git2::Repository, snapshot: &Snapshot, file: &str) -> Result<String> {
+    Ok(match snapshot.known_blob(file) {
+        Some(oid) => oid.to_string(),
+        None => snapshot.read(repo, file)?.0.to_string(),
+    })
+}
+
+type Parts = (Analysis, Graph, BTreeMap<String, Vec<u32>>);
+
+/// The last graph patched for this tree, when it was built for the same key and few files
+/// changed.
+fn reuse_graph(
+    repo: &git2::Repository,
+    snapshot: &Snapshot,
+    state: &std::path::Path,
+    key: u64,
+    tree: &Tree<'_>,
+    config: &Config,
+    warn: &mut dyn FnMut(String),
+) -> Result<Option<Parts>> {
+    let Some(cached) = graph_cache::load(state, key, warn) else {
+        return Ok(None);
+    };
+    let mut blobs = BTreeMap::new();
+    let mut changed = Vec::new();
+    for file in snapshot.files.iter().filter(|f| plan::analysed(f)) {
+        let blob = blob_of(repo, snapshot, file)?;
+        if cached.blobs.get(file) != Some(&blob) {
+            changed.push(file.clone());
+            if changed.len() > PATCH_LIMIT {
+                return Ok(None);
+            }
+        }
+        blobs.insert(file.clone(), blob);
+    }
+    let mut facts = BTreeMap::new();
+    for file in &changed {
+        let (_, bytes) = snapshot.read(repo, file)?;
+        facts.insert(file.clone(), plan::analyse_bytes(file, &bytes));
+    }
+    let mut flagged = cached.flagged;
+    for (file, f) in &facts {
+        flagged.remove(file);
+        if !f.parse_errors.is_empty() {
+            flagged.insert(file.clone(), f.parse_errors.clone());
+        }
+    }
+    let graph = Graph::patch(cached.edges, cached.unbounded, tree, &facts, &config.loads);
+    let cached_count = blobs.len() - facts.len();
+    let analysis = Analysis {
+        parsed: facts.len(),
+        cached: cached_count,
+        facts,
+        blobs,
+    };
+    Ok(Some((analysis, graph, flagged)))
 }
 
 /// Runs the `[[reference]]` extractors over the files they name. They are the team's own

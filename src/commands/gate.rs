@@ -107,7 +107,7 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
         .filter(|c| c.status == diff::Status::Deleted)
         .map(|c| c.path.clone())
         .collect();
-    let project = Project::load(repo, &input.snapshot, &deleted, &mut super::warn)?;
+    let project = Project::load_for_selection(repo, &input.snapshot, &deleted, &mut super::warn)?;
     let ctx = Context {
         graph: &project.graph,
         config: &project.config,

@@ -103,6 +103,10 @@ fn a_corrupt_plan_cache_is_rebuilt_with_a_warning() {
     let before = t.report(&["--files", "src/shop/money.py"]);
     let cache = t.root.join(".git/gate/cache/python.json");
     assert!(cache.is_file(), "the first run wrote the cache");
+    // The graph kept from that run is corrupt too: neither is trusted.
+    let graph = t.root.join(".git/gate/cache/graph.bin");
+    assert!(graph.is_file(), "the first run kept its graph");
+    std::fs::write(&graph, b"\xff\xff\xff").unwrap();
     std::fs::write(&cache, "{ not json").unwrap();
     let out = t
         .gate(&["--files", "src/shop/money.py", "--json", "--list"])
@@ -110,6 +114,11 @@ fn a_corrupt_plan_cache_is_rebuilt_with_a_warning() {
         .unwrap();
     assert!(
         stderr_of(&out).contains("corrupt plan cache"),
+        "{}",
+        stderr_of(&out)
+    );
+    assert!(
+        stderr_of(&out).contains("corrupt graph cache"),
         "{}",
         stderr_of(&out)
     );

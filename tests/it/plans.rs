@@ -186,3 +186,54 @@ fn explain_prints_chains_both_ways() {
         Some(3)
     );
 }
+
+/// The report minus what differs between two runs of the same gate (durations).
+fn comparable(mut report: Value) -> Value {
+    report.as_object_mut().unwrap().remove("duration_ms");
+    report
+}
+
+#[test]
+fn a_reused_graph_selects_exactly_what_a_fresh_build_selects() {
+    let t = TestRepo::from_fixture("shop");
+    let graph = t.root.join(".git/gate/cache/graph.bin");
+    let steps: &[(&str, &str)] = &[
+        ("src/shop/money.py", "\nimport shop.untested\n"),
+        ("tests/test_cart.py", "\nimport shop.checkout\n"),
+        ("src/shop/checkout.py", "\n# no import change\n"),
+        ("tests/helpers.py", "\nDATA = 'tests/data/prices.json'\n"),
+        (
+            "src/shop/plugins/discount.py",
+            "\nimport importlib\nX = importlib.import_module(f'shop.plugins.{1}')\n",
+        ),
+    ];
+    t.report(&["--affected", "HEAD"]);
+    for (file, text) in steps {
+        t.append(file, text);
+        t.commit(file);
+        assert!(graph.exists(), "the previous run kept its graph");
+        let reused = comparable(t.report(&["--affected", "HEAD~1...HEAD"]));
+        std::fs::remove_file(&graph).unwrap();
+        let fresh = comparable(t.report(&["--affected", "HEAD~1...HEAD"]));
+        assert_eq!(reused, fresh, "{file}");
+    }
+    // A new file changes the file set: the graph is rebuilt, and still agrees.
+    t.write("src/shop/fresh.py", "import shop.money\n");
+    t.write("tests/test_fresh.py", "import shop.fresh\n");
+    t.commit("new files");
+    let reused = comparable(t.report(&["--affected", "HEAD~1...HEAD"]));
+    assert!(crate::support::selected(&reused).contains(&"tests/test_fresh.py".to_string()));
+    std::fs::remove_file(&graph).unwrap();
+    assert_eq!(
+        reused,
+        comparable(t.report(&["--affected", "HEAD~1...HEAD"]))
+    );
+    // And an import added to an unchanged-set tree is seen through the patch.
+    t.append("tests/test_plugins.py", "\nimport shop.untested\n");
+    t.commit("new edge");
+    let r = t.report(&["--files", "src/shop/untested.py"]);
+    assert!(
+        crate::support::selected(&r).contains(&"tests/test_plugins.py".to_string()),
+        "{r:#}"
+    );
+}
