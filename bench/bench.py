@@ -73,12 +73,13 @@ def python_corpus(gate, repo, files, runs, cold_runs):
     return out
 
 
-def go_corpus(gate, repo, files, runs, cold_runs, module_dirs=(".",), env_goroot=None):
+def go_corpus(gate, repo, files, runs, cold_runs, module_dirs=(".",), env_goroot=None,
+              peer_runs=None):
     global ENV
     if env_goroot:
         ENV = {**ENV, "GOROOT": env_goroot}
     peer = []
-    for _ in range(runs):
+    for _ in range(peer_runs or runs):
         total_t, peak = 0.0, 0
         for d in module_dirs:
             t, m = run(["go", "list", "-e", "-deps", "-test", "./..."], os.path.join(repo, d))
@@ -159,6 +160,12 @@ def ratios(r):
     return out
 
 
+def save(path, results):
+    """Partial results as each corpus finishes, so a long run that stops keeps what it measured."""
+    with open(path, "w") as f:
+        json.dump(results, f, indent=2)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--gate", required=True)
@@ -166,6 +173,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--cold-runs", type=int, default=3)
     ap.add_argument("--corpora", default="synthetic,django,gostd")
+    ap.add_argument("--kinds", default="python,go", help="synthetic kinds")
     ap.add_argument("--json", default=os.path.join(HERE, "results.json"))
     ap.add_argument("--work")
     a = ap.parse_args()
@@ -176,18 +184,22 @@ def main():
     results = {}
     if "synthetic" in corpora:
         for n in [int(s) for s in a.sizes.split(",")]:
-            for kind in ("python", "go"):
+            for kind in a.kinds.split(","):
                 repo, files = synthetic(kind, n, work)
                 cold_runs = a.cold_runs if n <= 50000 else 1
                 if kind == "python":
                     results[f"python-{n}"] = python_corpus(gate, repo, files, a.runs, cold_runs)
                 else:
-                    results[f"go-{n}"] = go_corpus(gate, repo, files, a.runs, cold_runs)
+                    # go list takes minutes at 100k files: one run there.
+                    results[f"go-{n}"] = go_corpus(gate, repo, files, a.runs, cold_runs,
+                                                   peer_runs=1 if n >= 100000 else None)
                 print(f"measured {kind}-{n}", file=sys.stderr)
+                save(a.json, results)
     if "django" in corpora:
         repo, files = django(work)
         results["django"] = python_corpus(gate, repo, files, a.runs, a.cold_runs)
         print("measured django", file=sys.stderr)
+        save(a.json, results)
     if "gostd" in corpora:
         repo, files, root = gostd(work)
         results["go-std"] = go_corpus(gate, repo, files, a.runs, a.cold_runs, (".", "cmd"), root)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gate's benchmark: synthetic Python and Go monorepos and real corpora, gate against its peers
 # (ruff analyze graph, go list -deps -test, git diff --name-only), medians of several runs.
-#   bench/run.sh [--sizes 10000,50000,100000] [--runs 5] [--corpora synthetic,django,gostd]
+#   bench/run.sh [--sizes 10000,50000,100000] [--runs 5] [--cold-runs 3]
+#                [--corpora synthetic,django,gostd] [--kinds python,go]
 #                [--json bench/results.json] [--work DIR]
 # Needs: cargo, git, python3 with pip (installs ruff), go (for the Go corpora), /usr/bin/time.
 set -euo pipefail

@@ -117,8 +117,15 @@ impl Project {
             Some(key) => reuse_graph(repo, snapshot, &state, key, &tree, &config, warn)?,
             None => None,
         };
+        // A patched graph is kept only once it has drifted far from the stored one: the next
+        // patch recomputes every file whose blob differs from the stored graph's, so skipping
+        // the write is safe, and rewriting a large graph on every push is not free.
+        let mut keep = true;
         let (analysis, graph, flagged) = match reused {
-            Some(parts) => parts,
+            Some(parts) => {
+                keep = parts.0.parsed > KEEP_AFTER;
+                parts
+            }
             None => {
                 let analysis = plan::analyze(repo, snapshot, &state, warn)?;
                 let user = user_references(&config, snapshot, &read);
@@ -132,7 +139,7 @@ impl Project {
                 (analysis, graph, flagged)
             }
         };
-        if let Some(key) = key {
+        if let Some(key) = key.filter(|_| keep) {
             graph_cache::save(
                 &state,
                 key,
@@ -160,6 +167,8 @@ impl Project {
 
 /// Above this many changed files a full build is as quick as a patch.
 const PATCH_LIMIT: usize = 500;
+/// A patch of more files than this is written back as the new stored graph.
+const KEEP_AFTER: usize = 100;
 
 /// What a graph depends on besides file contents: the file set (deleted nodes included) and
 /// the files that configure resolution and discovery.

@@ -35,14 +35,12 @@ pub fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u8> {
         .iter()
         .filter(|e| e.kind == EdgeKind::Import)
         .count();
-    let python = a
-        .facts
-        .keys()
-        .filter(|p| crate::graph::is_python(p))
-        .count();
+    let count = |is: fn(&str) -> bool| a.facts.keys().filter(|p| is(p)).count();
+    let python = count(crate::graph::is_python);
+    let go = count(crate::analyze::gomod::is_go);
     println!(
-        "gate plan: {python} Python files and {} shell scripts ({} parsed, {} from cache), {} test files, {} import edges, {} reference edges, {} flagged ({})",
-        a.facts.len() - python,
+        "gate plan: {python} Python files, {go} Go files and {} shell scripts ({} parsed, {} from cache), {} test files, {} import edges, {} reference edges, {} flagged ({})",
+        a.facts.len() - python - go,
         a.parsed,
         a.cached,
         project.tests.len(),
