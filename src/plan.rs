@@ -116,7 +116,7 @@ pub fn grammars() -> String {
     )
 }
 
-const FACTS_REVISION: u32 = 4;
+const FACTS_REVISION: u32 = 5;
 
 fn empty_cache() -> Cache {
     Cache {

@@ -37,7 +37,53 @@ const PATH_CALLS: &[&str] = &[
 ];
 const EXEC_CALLS: &[&str] = &["Command", "CommandContext"];
 
+/// Names whose presence means a file may hold reference edges beyond its imports.
+const NEEDS_FULL_PARSE: &[&str] = &[
+    "go:embed",
+    "exec.",
+    "filepath.",
+    "os.",
+    "template.",
+    "Glob",
+    "DirFS",
+    "ReadFile",
+    "LoadFile",
+];
+
+/// The part of a Go file that holds its package clause and imports: Go puts every import
+/// before the first top-level declaration, so a file that names no path call can stop there
+/// (a parse of the header alone is many times cheaper). Anything unusual — an `import` after
+/// the cut — keeps the whole file.
+fn header(source: &[u8]) -> &[u8] {
+    let Ok(text) = std::str::from_utf8(source) else {
+        return source;
+    };
+    if NEEDS_FULL_PARSE.iter().any(|n| text.contains(n)) {
+        return source;
+    }
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if ["func ", "type ", "var ", "const "]
+            .iter()
+            .any(|d| line.starts_with(d))
+        {
+            let rest = &text[offset..];
+            let later_import = rest
+                .lines()
+                .any(|l| l.starts_with("import ") || l.starts_with("import("));
+            return if later_import {
+                source
+            } else {
+                &source[..offset]
+            };
+        }
+        offset += line.len();
+    }
+    source
+}
+
 pub fn analyze(source: &[u8]) -> Facts {
+    let source = header(source);
     let tree = PARSER.with(|p| p.borrow_mut().parse(source, None));
     let mut facts = Facts::default();
     let Some(tree) = tree else {
@@ -263,5 +309,22 @@ func TestX(t *testing.T) {
             assert!(strings.contains(&want), "{want:?} in {strings:?}");
         }
         assert!(!strings.iter().any(|(s, _)| *s == "not a path"));
+    }
+
+    #[test]
+    fn a_file_without_path_calls_is_read_up_to_its_first_declaration() {
+        let src = "// Package p.\npackage p\n\nimport (\n\t\"fmt\"\n)\n\nimport \"strings\"\n\nfunc F() { fmt.Println(strings.ToUpper(\"x\")) }\n";
+        assert!(header(src.as_bytes()).len() < src.len());
+        let f = analyze(src.as_bytes());
+        let imports: Vec<&str> = f.imports.iter().map(|i| i.module.as_str()).collect();
+        assert_eq!(imports, ["fmt", "strings"]);
+        assert!(f.parse_errors.is_empty());
+        // An import after a declaration-looking line (here inside a comment) keeps it whole.
+        let odd = "/*\nvar x\n*/\npackage p\n\nimport \"fmt\"\n\nfunc F() { fmt.Println() }\n";
+        assert_eq!(header(odd.as_bytes()).len(), odd.len());
+        assert_eq!(analyze(odd.as_bytes()).imports.len(), 1);
+        // A file that reads files is parsed whole.
+        let reads = "package p\n\nimport \"os\"\n\nfunc F() { os.ReadFile(\"data.json\") }\n";
+        assert_eq!(header(reads.as_bytes()).len(), reads.len());
     }
 }
