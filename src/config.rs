@@ -265,6 +265,16 @@ pub struct Step {
 }
 
 impl Step {
+    /// The built-in step, unfiltered, in every context.
+    pub fn affected_tests() -> Step {
+        Step {
+            name: AFFECTED_TESTS.into(),
+            run: StepRun::AffectedTests,
+            on: None,
+            when: When::Always,
+        }
+    }
+
     /// The command to run; `None` for the built-in affected-tests step.
     pub fn argv(&self) -> Option<Vec<String>> {
         match &self.run {
@@ -506,12 +516,7 @@ impl Config {
             });
         }
         if !steps.iter().any(|s| s.name == AFFECTED_TESTS) {
-            steps.push(Step {
-                name: AFFECTED_TESTS.into(),
-                run: StepRun::AffectedTests,
-                on: None,
-                when: When::Always,
-            });
+            steps.push(Step::affected_tests());
         }
         Ok(Config {
             source: file.map(str::to_string),

@@ -233,23 +233,10 @@ impl Graph {
         user: &[UserRef],
         loads: &[crate::config::Loads],
     ) -> Graph {
-        let mut edges: BTreeMap<(String, String, EdgeKind), (u32, String)> = BTreeMap::new();
+        let mut edges = EdgeSet::default();
         let mut unbounded = Vec::new();
-        let mut add = |from: &str, to: String, kind, line, detail: String| {
-            if from == to {
-                return;
-            }
-            edges
-                .entry((from.to_string(), to, kind))
-                .and_modify(|e| {
-                    if line < e.0 {
-                        *e = (line, detail.clone());
-                    }
-                })
-                .or_insert((line, detail));
-        };
         for (path, f) in facts {
-            file_edges(tree, path, f, loads, &mut add, &mut unbounded);
+            file_edges(tree, path, f, loads, &mut edges, &mut unbounded);
         }
         for u in user {
             let bases = if u.relative_to_file {
@@ -258,16 +245,16 @@ impl Graph {
                 vec![String::new()]
             };
             for to in path_targets(tree, &u.from, &bases, &u.path, false) {
-                add(&u.from, to, EdgeKind::UserReference, u.line, u.rule.clone());
+                edges.add(&u.from, to, EdgeKind::UserReference, u.line, u.rule.clone());
             }
         }
-        go_packages(tree, &mut add);
+        go_packages(tree, &mut edges);
         let python: Vec<&String> = tree.files.iter().filter(|f| is_python(f)).collect();
         for file in &python {
             for dir in ancestors(file) {
                 let init = join(dir, "__init__.py");
                 if tree.files.contains(&init) {
-                    add(file, init, EdgeKind::PackageInit, 0, dir.replace('/', "."));
+                    edges.add(file, init, EdgeKind::PackageInit, 0, dir.replace('/', "."));
                 }
             }
         }
@@ -280,7 +267,7 @@ impl Graph {
             for conftest in &conftests {
                 let dir = parent(conftest);
                 if dir.is_empty() || test.starts_with(&format!("{dir}/")) {
-                    add(
+                    edges.add(
                         test,
                         conftest.to_string(),
                         EdgeKind::Conftest,
@@ -290,17 +277,7 @@ impl Graph {
                 }
             }
         }
-        let edges: Vec<Edge> = edges
-            .into_iter()
-            .map(|((from, to, kind), (line, detail))| Edge {
-                from,
-                to,
-                kind,
-                line,
-                detail,
-            })
-            .collect();
-        Graph::from_edges(edges, unbounded)
+        Graph::from_edges(edges.into_edges().collect(), unbounded)
     }
 
     /// The graph of a tree whose files are those of `previous`'s tree, where only the files in
@@ -313,44 +290,32 @@ impl Graph {
         changed: &BTreeMap<String, Facts>,
         loads: &[crate::config::Loads],
     ) -> Graph {
-        let mut fresh: BTreeMap<(String, String, EdgeKind), (u32, String)> = BTreeMap::new();
+        let mut edges = EdgeSet::default();
         let mut unbounded: Vec<(String, u32, String)> = previous_unbounded
             .into_iter()
             .filter(|(f, _, _)| !changed.contains_key(f))
             .collect();
-        let mut add = |from: &str, to: String, kind, line, detail: String| {
-            if from == to {
-                return;
-            }
-            fresh
-                .entry((from.to_string(), to, kind))
-                .and_modify(|e| {
-                    if line < e.0 {
-                        *e = (line, detail.clone());
-                    }
-                })
-                .or_insert((line, detail));
-        };
         for (path, f) in changed {
-            file_edges(tree, path, f, loads, &mut add, &mut unbounded);
+            file_edges(tree, path, f, loads, &mut edges, &mut unbounded);
         }
-        let mut edges: Vec<Edge> = previous
+        // Both sides are sorted by (from, to, kind) and share no key (the fresh edges replace
+        // every facts-derived edge of their files): a merge keeps the order without a sort.
+        let kept = previous
             .into_iter()
-            .filter(|e| !(e.kind.from_facts() && changed.contains_key(&e.from)))
-            .collect();
-        edges.extend(
-            fresh
-                .into_iter()
-                .map(|((from, to, kind), (line, detail))| Edge {
-                    from,
-                    to,
-                    kind,
-                    line,
-                    detail,
-                }),
-        );
-        edges.sort_unstable_by(|a, b| (&a.from, &a.to, a.kind).cmp(&(&b.from, &b.to, b.kind)));
-        Graph::from_edges(edges, unbounded)
+            .filter(|e| !(e.kind.from_facts() && changed.contains_key(&e.from)));
+        let mut fresh = edges.into_edges().peekable();
+        let mut merged = Vec::new();
+        for e in kept {
+            while fresh
+                .peek()
+                .is_some_and(|f| (&f.from, &f.to, f.kind) < (&e.from, &e.to, e.kind))
+            {
+                merged.extend(fresh.next());
+            }
+            merged.push(e);
+        }
+        merged.extend(fresh);
+        Graph::from_edges(merged, unbounded)
     }
 
     fn from_edges(edges: Vec<Edge>, mut unbounded: Vec<(String, u32, String)>) -> Graph {
@@ -558,6 +523,39 @@ fn base_dir(tree: &Tree<'_>, file: &str) -> String {
     dir.to_string()
 }
 
+/// Edges being collected: one per (from, to, kind), with the first line that makes it.
+#[derive(Default)]
+struct EdgeSet(BTreeMap<(String, String, EdgeKind), (u32, String)>);
+
+impl EdgeSet {
+    fn add(&mut self, from: &str, to: String, kind: EdgeKind, line: u32, detail: String) {
+        if from == to {
+            return;
+        }
+        self.0
+            .entry((from.to_string(), to, kind))
+            .and_modify(|e| {
+                if line < e.0 {
+                    *e = (line, detail.clone());
+                }
+            })
+            .or_insert((line, detail));
+    }
+
+    /// In (from, to, kind) order.
+    fn into_edges(self) -> impl Iterator<Item = Edge> {
+        self.0
+            .into_iter()
+            .map(|((from, to, kind), (line, detail))| Edge {
+                from,
+                to,
+                kind,
+                line,
+                detail,
+            })
+    }
+}
+
 /// The edges one file's facts give: imports, string and path references, subprocesses,
 /// dynamic imports, conventions. Everything else in the graph depends only on which files
 /// exist, so a changed file's edges can be recomputed alone (`Graph::patch`).
@@ -566,7 +564,7 @@ fn file_edges(
     path: &str,
     f: &Facts,
     loads: &[crate::config::Loads],
-    add: &mut impl FnMut(&str, String, EdgeKind, u32, String),
+    edges: &mut EdgeSet,
     unbounded: &mut Vec<(String, u32, String)>,
 ) {
     let go = crate::analyze::gomod::is_go(path);
@@ -586,7 +584,7 @@ fn file_edges(
             };
             for module in std::iter::once(import.module.as_str()).chain(implied.iter().copied()) {
                 for dir in tree.go.resolve(path, module) {
-                    add(
+                    edges.add(
                         path,
                         go_library(&dir),
                         EdgeKind::Import,
@@ -598,7 +596,7 @@ fn file_edges(
             continue;
         }
         for (to, module) in resolve_import(tree, path, import) {
-            add(path, to, EdgeKind::Import, import.line, module);
+            edges.add(path, to, EdgeKind::Import, import.line, module);
         }
     }
     for s in &f.strings {
@@ -634,7 +632,7 @@ fn file_edges(
             .filter(|(_, targets)| !targets.is_empty());
         if let Some((kind, targets)) = found {
             for to in targets {
-                add(path, to, kind, s.line, s.value.clone());
+                edges.add(path, to, kind, s.line, s.value.clone());
             }
         } else if let Some(kind) = module_kind
             && is_dotted_name(dotted)
@@ -653,13 +651,13 @@ fn file_edges(
                 targets.extend(main.into_iter().map(|m| (m, dotted.to_string())));
             }
             for (to, module) in targets {
-                add(path, to, kind, s.line, module);
+                edges.add(path, to, kind, s.line, module);
             }
         }
     }
     for p in &f.paths {
         for to in value_targets(tree, path, &p.value) {
-            add(path, to, EdgeKind::ComputedPath, p.line, p.text.clone());
+            edges.add(path, to, EdgeKind::ComputedPath, p.line, p.text.clone());
         }
     }
     for d in &f.dynamic_imports {
@@ -675,7 +673,7 @@ fn file_edges(
                     d.text, rule.index, rule.modules.text
                 );
                 for to in tree.files.iter().filter(|f| rule.modules.is_match(f)) {
-                    add(
+                    edges.add(
                         path,
                         to.clone(),
                         EdgeKind::DynamicImport,
@@ -687,13 +685,13 @@ fn file_edges(
             continue;
         }
         for to in modules_under_prefix(tree, &d.prefix) {
-            add(path, to, EdgeKind::DynamicImport, d.line, d.text.clone());
+            edges.add(path, to, EdgeKind::DynamicImport, d.line, d.text.clone());
         }
     }
     for &line in &f.apps {
         for folder in ["templates", "static"] {
             for to in under(tree, &join(parent(path), folder)) {
-                add(
+                edges.add(
                     path,
                     to,
                     EdgeKind::Convention,
@@ -707,7 +705,7 @@ fn file_edges(
 
 /// Go packages: each is built from its files; its tests from its `_test.go` files, the package
 /// and `testdata/`.
-fn go_packages(tree: &Tree<'_>, add: &mut impl FnMut(&str, String, EdgeKind, u32, String)) {
+fn go_packages(tree: &Tree<'_>, edges: &mut EdgeSet) {
     use crate::analyze::gomod::{is_go, is_go_test, is_package_source};
     for dir in &tree.go.packages {
         let prefix = if dir.is_empty() {
@@ -727,10 +725,10 @@ fn go_packages(tree: &Tree<'_>, add: &mut impl FnMut(&str, String, EdgeKind, u32
         for f in &own {
             if is_go_test(f) {
                 if tested {
-                    add(&tests, f.to_string(), EdgeKind::GoTest, 0, String::new());
+                    edges.add(&tests, f.to_string(), EdgeKind::GoTest, 0, String::new());
                 }
             } else if is_go(f) || is_package_source(f) {
-                add(
+                edges.add(
                     &library,
                     f.to_string(),
                     EdgeKind::GoPackage,
@@ -740,13 +738,13 @@ fn go_packages(tree: &Tree<'_>, add: &mut impl FnMut(&str, String, EdgeKind, u32
             }
         }
         if tested {
-            add(&tests, library.clone(), EdgeKind::GoTest, 0, String::new());
+            edges.add(&tests, library.clone(), EdgeKind::GoTest, 0, String::new());
             // The generated test main imports these (they resolve only where the tree holds
             // the standard library itself).
             let main = join(dir, "_testmain.go");
             for implied in ["os", "reflect", "testing", "testing/internal/testdeps"] {
                 for to in tree.go.resolve(&main, implied) {
-                    add(
+                    edges.add(
                         &tests,
                         go_library(&to),
                         EdgeKind::GoTest,
@@ -756,7 +754,7 @@ fn go_packages(tree: &Tree<'_>, add: &mut impl FnMut(&str, String, EdgeKind, u32
                 }
             }
             for data in under(tree, &join(dir, "testdata")) {
-                add(&tests, data, EdgeKind::GoTest, 0, String::new());
+                edges.add(&tests, data, EdgeKind::GoTest, 0, String::new());
             }
         }
     }

@@ -28,6 +28,17 @@ pub struct Project {
 }
 
 impl Project {
+    /// What `verdict::decide` needs of this project.
+    pub fn context(&self) -> crate::verdict::Context<'_> {
+        crate::verdict::Context {
+            graph: &self.graph,
+            config: &self.config,
+            tests: &self.tests,
+            flagged: &self.flagged,
+            unbounded_tests: Default::default(),
+        }
+    }
+
     /// `deleted` are paths gone from the tree that imports may still name: they stay graph
     /// nodes so whatever imports them is selected.
     pub fn load(

@@ -10,7 +10,7 @@ use crate::error::{Error, Result};
 use crate::graph::Direction;
 use crate::project::Project;
 use crate::repo::diff::{Change, Status};
-use crate::verdict::{self, Context, Verdict};
+use crate::verdict::{self, Verdict};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::IsTerminal;
@@ -277,13 +277,7 @@ fn compare(
     reused: usize,
     duration_ms: u64,
 ) -> Audit {
-    let ctx = Context {
-        graph: &project.graph,
-        config: &project.config,
-        tests: &project.tests,
-        flagged: &project.flagged,
-        unbounded_tests: Default::default(),
-    };
+    let ctx = project.context();
     // What gate selects when `file` changes: (verdict, first reason, selected tests).
     let mut selection: BTreeMap<String, (Verdict, String, BTreeSet<String>)> = BTreeMap::new();
     let mut select = |file: &str| {

@@ -3,7 +3,7 @@
 //! steps (the affected tests among them) → summary.
 
 use crate::cli::GateArgs;
-use crate::config::{AFFECTED_TESTS, NamedFullMode, Step, StepRun, When};
+use crate::config::{NamedFullMode, Step, When};
 use crate::decision;
 use crate::error::{Error, Result};
 use crate::exit_codes;
@@ -16,7 +16,7 @@ use crate::report::{human, styles::Styles};
 use crate::run::gotest;
 use crate::run::pytest::{self, Outcome};
 use crate::run::steps::{self, StepResult};
-use crate::verdict::{self, Context, RunVerdict, Verdict};
+use crate::verdict::{self, RunVerdict, Verdict};
 use owo_colors::OwoColorize;
 use std::io::Write;
 use std::path::Path;
@@ -108,13 +108,7 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
         .map(|c| c.path.clone())
         .collect();
     let project = Project::load_for_selection(repo, &input.snapshot, &deleted, &mut super::warn)?;
-    let ctx = Context {
-        graph: &project.graph,
-        config: &project.config,
-        tests: &project.tests,
-        flagged: &project.flagged,
-        unbounded_tests: Default::default(),
-    };
+    let ctx = project.context();
     let mut decided = verdict::decide(&input.changes, &ctx);
     if input.range_refusal.is_some() {
         decided.verdict = RunVerdict::Refused;
@@ -280,12 +274,7 @@ fn run_steps(
     report: &mut Report<'_>,
     opts: &Options<'_>,
 ) -> Result<(u8, Vec<StepResult>)> {
-    let builtin = [Step {
-        name: AFFECTED_TESTS.into(),
-        run: StepRun::AffectedTests,
-        on: None,
-        when: When::Always,
-    }];
+    let builtin = [Step::affected_tests()];
     let chosen: Vec<&Step> = match opts.caller {
         Caller::Command => builtin.iter().collect(),
         Caller::PrePush => steps::for_context(&plan.project.config.steps, When::PrePush).collect(),

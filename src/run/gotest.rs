@@ -4,7 +4,7 @@
 
 use super::pytest::Outcome;
 use crate::analyze::gomod::GoLayout;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::graph;
 use crate::repo::checkout::Workspace;
 use serde::Serialize;
@@ -80,17 +80,11 @@ pub fn run(
     root: &Path,
     quiet_stdout: bool,
 ) -> Result<Outcome> {
-    let mut cmd = super::command(argv, env, module, root)
-        .ok_or_else(|| Error::Runner("the go command is empty".into()))?;
-    if quiet_stdout {
-        cmd.stdout(std::io::stderr());
-    }
-    let status = cmd
-        .status()
-        .map_err(|e| Error::Runner(format!("cannot start `{}`: {e}", argv[0])))?;
-    Ok(match status.code() {
-        Some(0) => Outcome::Passed,
-        Some(1) => Outcome::Failed(1),
-        other => Outcome::Broken(other),
-    })
+    Ok(
+        match super::exit_code(argv, env, module, root, quiet_stdout)? {
+            Some(0) => Outcome::Passed,
+            Some(1) => Outcome::Failed(1),
+            other => Outcome::Broken(other),
+        },
+    )
 }

@@ -52,3 +52,25 @@ pub fn command(
     }
     Some(cmd)
 }
+
+/// Runs a runner's `argv` in `workspace` and gives its exit code (`None`: killed by a signal).
+/// With `quiet_stdout` its stdout goes to stderr, so gate's own stdout stays machine-readable
+/// (`--json`).
+pub fn exit_code(
+    argv: &[String],
+    env: &BTreeMap<String, String>,
+    workspace: &Workspace,
+    root: &Path,
+    quiet_stdout: bool,
+) -> crate::error::Result<Option<i32>> {
+    use crate::error::Error;
+    let mut cmd = command(argv, env, workspace, root)
+        .ok_or_else(|| Error::Runner("the runner command is empty".into()))?;
+    if quiet_stdout {
+        cmd.stdout(std::io::stderr());
+    }
+    let status = cmd
+        .status()
+        .map_err(|e| Error::Runner(format!("cannot start the runner `{}`: {e}", argv[0])))?;
+    Ok(status.code())
+}

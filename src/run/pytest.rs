@@ -3,7 +3,7 @@
 //! pytest with no arguments runs everything, which gate never does silently.
 
 use crate::config::Config;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::repo::checkout::Workspace;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -37,8 +37,7 @@ pub enum Outcome {
     Broken(Option<i32>),
 }
 
-/// Runs `argv` in the workspace. With `quiet_stdout` the runner's stdout goes to stderr, so
-/// gate's own stdout stays machine-readable (`--json`).
+/// Runs `argv` in the workspace (see `run::exit_code`).
 pub fn run(
     argv: &[String],
     env: &BTreeMap<String, String>,
@@ -46,18 +45,12 @@ pub fn run(
     root: &Path,
     quiet_stdout: bool,
 ) -> Result<Outcome> {
-    let mut cmd = super::command(argv, env, workspace, root)
-        .ok_or_else(|| Error::Runner("the runner command is empty".into()))?;
-    if quiet_stdout {
-        cmd.stdout(std::io::stderr());
-    }
-    let status = cmd
-        .status()
-        .map_err(|e| Error::Runner(format!("cannot start the runner `{}`: {e}", argv[0])))?;
-    Ok(match status.code() {
-        // 5: pytest collected no test from the files given — nothing failed.
-        Some(0 | 5) => Outcome::Passed,
-        Some(1) => Outcome::Failed(1),
-        other => Outcome::Broken(other),
-    })
+    Ok(
+        match super::exit_code(argv, env, workspace, root, quiet_stdout)? {
+            // 5: pytest collected no test from the files given — nothing failed.
+            Some(0 | 5) => Outcome::Passed,
+            Some(1) => Outcome::Failed(1),
+            other => Outcome::Broken(other),
+        },
+    )
 }

@@ -166,13 +166,9 @@ func TestRatesShared(t *testing.T) {
     );
     t.commit("a shared testdata file");
     let go_audit = |t: &TestRepo| {
-        let tmp = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
         let out = t
             .gate(&["audit", "--json", "--tests", "./ws/shop/*"])
-            .env("GOCACHE", tmp.join("gocache"))
-            .env("GOPATH", tmp.join("gopath"))
-            .env("GOPROXY", "off")
-            .env("GOFLAGS", "")
+            .envs(crate::golang::go_vars())
             .output()
             .unwrap();
         let a: Value = serde_json::from_slice(&out.stdout)

@@ -11,25 +11,20 @@ use std::process::Command;
 
 const MODULES: &[&str] = &["ws/shop", "ws/lib", "vend", "rep", "rep/helper"];
 
-/// go's caches live beside the build, not in each test's temporary HOME.
-pub fn go_env(cmd: &mut Command) -> &mut Command {
+/// go's caches live beside the build, not in each test's temporary HOME; no proxy is reachable.
+pub fn go_vars() -> Vec<(&'static str, std::ffi::OsString)> {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    cmd.env("GOCACHE", tmp.join("gocache"))
-        .env("GOPATH", tmp.join("gopath"))
-        .env("GOPROXY", "off")
-        .env("GOFLAGS", "")
-        .env("GOTOOLCHAIN", "local")
+    vec![
+        ("GOCACHE", tmp.join("gocache").into()),
+        ("GOPATH", tmp.join("gopath").into()),
+        ("GOPROXY", "off".into()),
+        ("GOFLAGS", "".into()),
+        ("GOTOOLCHAIN", "local".into()),
+    ]
 }
 
 fn gate(t: &TestRepo, args: &[&str]) -> std::process::Output {
-    let mut cmd = t.gate(args);
-    let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
-    cmd.env("GOCACHE", tmp.join("gocache"))
-        .env("GOPATH", tmp.join("gopath"))
-        .env("GOPROXY", "off")
-        .env("GOFLAGS", "")
-        .env("GOTOOLCHAIN", "local");
-    cmd.output().unwrap()
+    t.gate(args).envs(go_vars()).output().unwrap()
 }
 
 fn report(t: &TestRepo, args: &[&str]) -> Value {
@@ -55,7 +50,8 @@ fn oracle(root: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let mut dirs: BTreeMap<String, String> = BTreeMap::new();
     let mut binaries: Vec<(String, Vec<String>)> = Vec::new();
     for module in MODULES {
-        let out = go_env(&mut Command::new("go"))
+        let out = Command::new("go")
+            .envs(go_vars())
             .args(["list", "-deps", "-test", "-json", "./..."])
             .current_dir(root.join(module))
             .output()
