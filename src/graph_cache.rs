@@ -1,34 +1,66 @@
-//! The graph of the last gated tree, kept under `.git/gate/cache/graph.bin` (postcard: compact
-//! and quick to load, unlike JSON at this size). The next gate whose tree has the same files,
-//! the same configuration files and the same analyser reuses it, recomputing only the edges of
-//! files whose contents changed (`Graph::patch`). Anything else — another file set, a changed
-//! `.gate.toml`, `pyproject.toml` or `go.mod`, another gate — rebuilds from the facts.
+//! The graph of the last gated tree, kept under `.git/gate/cache/graph.bin`. The next gate
+//! whose tree has the same files, the same configuration files and the same analyser reuses
+//! it, recomputing only the edges of files whose contents changed (`Graph::patch`). Anything
+//! else — another file set, a changed `.gate.toml`, `pyproject.toml` or `go.mod`, another
+//! gate — rebuilds from the facts.
+//!
+//! The file's blocks (`crate::blocks`) are laid out as the graph holds them — name tables as
+//! one text and its ends, edges as fixed-size records — so loading is a read and a check per
+//! block rather than a parse per edge. A `gate plan --out` export is the reviewable form.
 
-use crate::graph::{Edge, EdgeKind};
-use serde::{Deserialize, Serialize};
+use crate::blocks;
+use crate::graph::{EdgeKind, Graph, Link, Strings};
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
-#[derive(Serialize, Deserialize)]
-struct Stored {
-    /// `Key::value` of the tree the graph was built for.
-    key: u64,
-    /// Analysed files → blob ids, to tell which contents changed.
-    blobs: Vec<(String, String)>,
-    nodes: Vec<String>,
-    details: Vec<String>,
-    /// (from, to) as node indexes, the kind, the line, the detail index.
-    edges: Vec<(u32, u32, EdgeKind, u32, u32)>,
-    unbounded: Vec<(String, u32, String)>,
-    flagged: Vec<(String, Vec<u32>)>,
+/// The first bytes of the file; the digit is the layout's version.
+const MAGIC: &[u8; 8] = b"gategrf2";
+/// An edge on disk: from, to, line, detail (u32, little-endian) and the kind's index.
+const LINK_SIZE: usize = 17;
+const OID_SIZE: usize = 20;
+
+/// Per graph node, the blob id its facts were read from (zeros where it has none).
+pub struct Blobs(Vec<u8>);
+
+impl Blobs {
+    pub fn new(nodes: usize) -> Blobs {
+        Blobs(vec![0; nodes * OID_SIZE])
+    }
+
+    /// From the analysis' `path → blob id` map, placed by `graph`'s node ids.
+    pub fn of(graph: &Graph, blobs: &BTreeMap<String, String>) -> Blobs {
+        let mut out = Blobs::new(graph.node_count());
+        for (path, blob) in blobs {
+            if let (Some(id), Ok(oid)) = (graph.id(path), git2::Oid::from_str(blob)) {
+                out.set(id, oid);
+            }
+        }
+        out
+    }
+
+    pub fn get(&self, id: u32) -> &[u8] {
+        let at = id as usize * OID_SIZE;
+        &self.0[at..at + OID_SIZE]
+    }
+
+    pub fn set(&mut self, id: u32, oid: git2::Oid) {
+        let at = id as usize * OID_SIZE;
+        self.0[at..at + OID_SIZE].copy_from_slice(oid.as_bytes());
+    }
 }
 
 pub struct Cached {
-    pub blobs: BTreeMap<String, String>,
-    pub edges: Vec<Edge>,
-    pub unbounded: Vec<(String, u32, String)>,
+    pub graph: Graph,
+    pub blobs: Blobs,
     pub flagged: BTreeMap<String, Vec<u32>>,
+}
+
+/// The small, irregular parts, in postcard.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Rest {
+    unbounded: Vec<(String, u32, String)>,
+    flagged: Vec<(String, Vec<u32>)>,
 }
 
 /// What a reused graph must share with the tree being gated, hashed.
@@ -61,44 +93,59 @@ fn path(state: &Path) -> PathBuf {
 pub fn load(state: &Path, key: u64, warn: &mut dyn FnMut(String)) -> Option<Cached> {
     let file = path(state);
     let bytes = std::fs::read(&file).ok()?;
-    let stored: Stored = match postcard::from_bytes(&bytes) {
-        Ok(stored) => stored,
-        Err(e) => {
-            warn(format!(
-                "{}: corrupt graph cache ({e}); rebuilding it",
-                file.display()
-            ));
-            return None;
-        }
-    };
-    if stored.key != key {
+    // Another version of this layout (another gate) is rebuilt and replaced without a word.
+    if bytes.starts_with(&MAGIC[..7]) && !bytes.starts_with(MAGIC) {
         return None;
     }
-    let node = |i: u32| stored.nodes.get(i as usize).cloned();
-    let mut edges = Vec::with_capacity(stored.edges.len());
-    for &(from, to, kind, line, detail) in &stored.edges {
-        let (Some(from), Some(to), Some(detail)) =
-            (node(from), node(to), stored.details.get(detail as usize))
-        else {
-            warn(format!(
-                "{}: corrupt graph cache (a dangling index); rebuilding it",
-                file.display()
-            ));
-            return None;
+    let cached = match blocks::Reader::open(&bytes, MAGIC, 8) {
+        Some((header, _)) if header != key.to_le_bytes() => return None,
+        Some((_, blocks)) => decode(blocks),
+        None => None,
+    };
+    if cached.is_none() {
+        warn(format!(
+            "{}: corrupt graph cache; rebuilding it",
+            file.display()
+        ));
+    }
+    cached
+}
+
+fn decode(mut blocks: blocks::Reader<'_>) -> Option<Cached> {
+    let nodes = blocks::read_table(blocks.block()?, blocks.block()?)?;
+    let blobs = blocks.block()?;
+    let details = blocks::read_table(blocks.block()?, blocks.block()?)?;
+    let links = blocks.block()?;
+    let rest: Rest = postcard::from_bytes(blocks.block()?).ok()?;
+    if !blocks.is_done()
+        || blobs.len() != nodes.len() * OID_SIZE
+        || !links.len().is_multiple_of(LINK_SIZE)
+        || !nodes.is_sorted()
+    {
+        return None;
+    }
+    let (n, d) = (nodes.len() as u32, details.len() as u32);
+    let mut out = Vec::with_capacity(links.len() / LINK_SIZE);
+    for r in links.chunks_exact(LINK_SIZE) {
+        let word = |i: usize| u32::from_le_bytes([r[i], r[i + 1], r[i + 2], r[i + 3]]);
+        let link = Link {
+            from: word(0),
+            to: word(4),
+            line: word(8),
+            detail: word(12),
+            kind: *EdgeKind::ALL.get(r[16] as usize)?,
         };
-        edges.push(Edge {
-            from,
-            to,
-            kind,
-            line,
-            detail: detail.clone(),
-        });
+        // In range, and in the (from, to, kind) order walks and patches rely on.
+        let ordered = out.last().is_none_or(|p: &Link| p.key() < link.key());
+        if link.from >= n || link.to >= n || link.detail >= d || !ordered {
+            return None;
+        }
+        out.push(link);
     }
     Some(Cached {
-        blobs: stored.blobs.into_iter().collect(),
-        edges,
-        unbounded: stored.unbounded,
-        flagged: stored.flagged.into_iter().collect(),
+        graph: Graph::from_parts(nodes, details, out, rest.unbounded),
+        blobs: Blobs(blobs.to_vec()),
+        flagged: rest.flagged.into_iter().collect(),
     })
 }
 
@@ -107,58 +154,54 @@ pub fn load(state: &Path, key: u64, warn: &mut dyn FnMut(String)) -> Option<Cach
 pub fn save(
     state: &Path,
     key: u64,
-    blobs: &BTreeMap<String, String>,
-    edges: &[Edge],
-    unbounded: &[(String, u32, String)],
+    graph: &Graph,
+    blobs: &Blobs,
     flagged: &BTreeMap<String, Vec<u32>>,
     warn: &mut dyn FnMut(String),
 ) {
-    let mut nodes: Vec<String> = Vec::new();
-    let mut node_ids: std::collections::HashMap<&str, u32> = Default::default();
-    let mut details: Vec<String> = Vec::new();
-    let mut detail_ids: std::collections::HashMap<&str, u32> = Default::default();
-    let mut stored_edges = Vec::with_capacity(edges.len());
-    for e in edges {
-        let from = intern(&e.from, &mut nodes, &mut node_ids);
-        let to = intern(&e.to, &mut nodes, &mut node_ids);
-        let detail = intern(&e.detail, &mut details, &mut detail_ids);
-        stored_edges.push((from, to, e.kind, e.line, detail));
+    let (nodes, details, links) = graph.parts();
+    // A patched graph's detail table still holds the details of the edges it replaced: only
+    // those in use are kept, renumbered in order of first use.
+    let mut renumber = vec![u32::MAX; details.len()];
+    let mut kept = Strings::default();
+    let mut records = Vec::with_capacity(links.len() * LINK_SIZE);
+    for l in links {
+        let detail = &mut renumber[l.detail as usize];
+        if *detail == u32::MAX {
+            *detail = kept.push(details.get(l.detail));
+        }
+        for word in [l.from, l.to, l.line, *detail] {
+            records.extend_from_slice(&word.to_le_bytes());
+        }
+        records.push(l.kind as u8);
     }
-    let stored = Stored {
-        key,
-        blobs: blobs.iter().map(|(p, b)| (p.clone(), b.clone())).collect(),
-        nodes,
-        details,
-        edges: stored_edges,
-        unbounded: unbounded.to_vec(),
+    let rest = Rest {
+        unbounded: graph.unbounded.clone(),
         flagged: flagged
             .iter()
             .map(|(p, l)| (p.clone(), l.clone()))
             .collect(),
     };
     let file = path(state);
-    let write = || -> std::io::Result<()> {
-        if let Some(dir) = file.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let bytes = postcard::to_allocvec(&stored).map_err(std::io::Error::other)?;
-        let tmp = file.with_extension(format!("bin.tmp{}", std::process::id()));
-        std::fs::write(&tmp, bytes)?;
-        std::fs::rename(&tmp, &file)
-    };
-    if let Err(e) = write() {
+    let written = postcard::to_allocvec(&rest)
+        .map_err(std::io::Error::other)
+        .and_then(|rest| {
+            blocks::write(
+                &file,
+                MAGIC,
+                &key.to_le_bytes(),
+                &[
+                    nodes.text().as_bytes(),
+                    &blocks::words(nodes.ends()),
+                    &blobs.0,
+                    kept.text().as_bytes(),
+                    &blocks::words(kept.ends()),
+                    &records,
+                    &rest,
+                ],
+            )
+        });
+    if let Err(e) = written {
         warn(format!("{}: cannot keep the graph ({e})", file.display()));
     }
-}
-
-/// The index of `s` in `table`, adding it on first sight.
-fn intern<'a>(
-    s: &'a str,
-    table: &mut Vec<String>,
-    ids: &mut std::collections::HashMap<&'a str, u32>,
-) -> u32 {
-    *ids.entry(s).or_insert_with(|| {
-        table.push(s.to_string());
-        (table.len() - 1) as u32
-    })
 }

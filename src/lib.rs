@@ -7,6 +7,7 @@
 
 pub mod analyze;
 pub mod audit;
+pub mod blocks;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -21,4 +22,5 @@ pub mod project;
 pub mod repo;
 pub mod report;
 pub mod run;
+pub mod timings;
 pub mod verdict;

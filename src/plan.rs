@@ -226,18 +226,18 @@ pub struct AstFile<'a> {
 
 /// An edge plan: the resolved edges of some kinds.
 #[derive(Serialize)]
-pub struct EdgePlan<'a> {
+pub struct EdgePlan {
     pub version: u32,
     pub kind: &'static str,
     pub analyzer: &'static str,
     pub tree: String,
-    pub edges: Vec<&'a Edge>,
+    pub edges: Vec<Edge>,
 }
 
 pub struct Plans<'a> {
     pub ast: AstPlan<'a>,
-    pub imports: EdgePlan<'a>,
-    pub references: EdgePlan<'a>,
+    pub imports: EdgePlan,
+    pub references: EdgePlan,
 }
 
 impl<'a> Plans<'a> {
@@ -282,7 +282,7 @@ impl<'a> Plans<'a> {
                 package: f.package.as_deref(),
             })
             .collect();
-        let is_reference = |e: &&Edge| {
+        let is_reference = |e: &Edge| {
             !matches!(
                 e.kind,
                 EdgeKind::Import
@@ -308,14 +308,14 @@ impl<'a> Plans<'a> {
                 kind: "import-graph",
                 analyzer: ANALYZER,
                 tree: tree.clone(),
-                edges: graph.edges.iter().filter(|e| !is_reference(e)).collect(),
+                edges: graph.edges().filter(|e| !is_reference(e)).collect(),
             },
             references: EdgePlan {
                 version: FORMAT,
                 kind: "reference-edges",
                 analyzer: ANALYZER,
                 tree,
-                edges: graph.edges.iter().filter(is_reference).collect(),
+                edges: graph.edges().filter(|e| is_reference(e)).collect(),
             },
         }
     }

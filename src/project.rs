@@ -7,7 +7,7 @@ use crate::analyze::roots;
 use crate::config::{self, Config};
 use crate::error::Result;
 use crate::graph::{self, Graph, Tree, UserRef};
-use crate::graph_cache;
+use crate::graph_cache::{self, Blobs};
 use crate::plan::{self, Analysis};
 use crate::repo::snapshot::Snapshot;
 use std::collections::{BTreeMap, BTreeSet};
@@ -22,8 +22,6 @@ pub struct Project {
     pub tests: BTreeSet<String>,
     /// Python files that parsed with errors → lines.
     pub flagged: BTreeMap<String, Vec<u32>>,
-    /// Every file of the tree.
-    pub tree_files: BTreeSet<String>,
     pub go: GoLayout,
 }
 
@@ -35,6 +33,7 @@ impl Project {
             config: &self.config,
             tests: &self.tests,
             flagged: &self.flagged,
+            is_test: self.graph.mask(&self.tests),
             unbounded_tests: Default::default(),
         }
     }
@@ -88,13 +87,19 @@ impl Project {
             roots
         });
         let state = crate::repo::state_dir(repo);
-        let mut nodes = snapshot.files.clone();
-        nodes.extend(
-            deleted
-                .iter()
-                .filter(|d| graph::is_python(d) || gomod::is_go(d) || gomod::is_package_source(d))
-                .cloned(),
-        );
+        let gone: Vec<&String> = deleted
+            .iter()
+            .filter(|d| graph::is_python(d) || gomod::is_go(d) || gomod::is_package_source(d))
+            .filter(|d| !snapshot.files.contains(*d))
+            .collect();
+        // The tree's own file set unless deleted paths join it: no copy of a large set.
+        let nodes: std::borrow::Cow<'_, BTreeSet<String>> = if gone.is_empty() {
+            std::borrow::Cow::Borrowed(&snapshot.files)
+        } else {
+            let mut nodes = snapshot.files.clone();
+            nodes.extend(gone.into_iter().cloned());
+            std::borrow::Cow::Owned(nodes)
+        };
         let go = GoLayout::detect(&nodes, &read);
         let mut tests: BTreeSet<String> = snapshot
             .files
@@ -121,10 +126,14 @@ impl Project {
             &go,
         );
         // `[[reference]]` edges depend on contents the patch would not revisit: no reuse then.
-        let key = (reuse && config.references.is_empty())
+        // A full load (`gate plan`) keeps its graph for the selections that follow.
+        let key = config
+            .references
+            .is_empty()
             .then(|| graph_key(repo, snapshot, &nodes))
             .transpose()?;
-        let reused = match key {
+        crate::timings::mark("configuration and tree index");
+        let reused = match key.filter(|_| reuse) {
             Some(key) => reuse_graph(repo, snapshot, &state, key, &tree, &config, warn)?,
             None => None,
         };
@@ -132,10 +141,10 @@ impl Project {
         // patch recomputes every file whose blob differs from the stored graph's, so skipping
         // the write is safe, and rewriting a large graph on every push is not free.
         let mut keep = true;
-        let (analysis, graph, flagged) = match reused {
-            Some(parts) => {
-                keep = parts.0.parsed > KEEP_AFTER;
-                parts
+        let (analysis, graph, flagged, blobs) = match reused {
+            Some(r) => {
+                keep = r.analysis.parsed > KEEP_AFTER;
+                (r.analysis, r.graph, r.flagged, Some(r.blobs))
             }
             None => {
                 let analysis = plan::analyze(repo, snapshot, &state, warn)?;
@@ -147,19 +156,13 @@ impl Project {
                     .filter(|(_, f)| !f.parse_errors.is_empty())
                     .map(|(p, f)| (p.clone(), f.parse_errors.clone()))
                     .collect();
-                (analysis, graph, flagged)
+                (analysis, graph, flagged, None)
             }
         };
+        crate::timings::mark("graph ready");
         if let Some(key) = key.filter(|_| keep) {
-            graph_cache::save(
-                &state,
-                key,
-                &analysis.blobs,
-                &graph.edges,
-                &graph.unbounded,
-                &flagged,
-                warn,
-            );
+            let blobs = blobs.unwrap_or_else(|| Blobs::of(&graph, &analysis.blobs));
+            graph_cache::save(&state, key, &graph, &blobs, &flagged, warn);
         }
         drop(tree);
         Ok(Project {
@@ -170,7 +173,6 @@ impl Project {
             graph,
             tests,
             flagged,
-            tree_files: snapshot.files.clone(),
             go,
         })
     }
@@ -212,10 +214,15 @@ fn blob_of(repo: &git2::Repository, snapshot: &Snapshot, file: &str) -> Result<S
     })
 }
 
-type Parts = (Analysis, Graph, BTreeMap<String, Vec<u32>>);
+struct Reused {
+    analysis: Analysis,
+    graph: Graph,
+    flagged: BTreeMap<String, Vec<u32>>,
+    blobs: Blobs,
+}
 
 /// The last graph patched for this tree, when it was built for the same key and few files
-/// changed.
+/// changed. Only the changed files' facts are read; `analysis.blobs` names only them.
 fn reuse_graph(
     repo: &git2::Repository,
     snapshot: &Snapshot,
@@ -224,26 +231,40 @@ fn reuse_graph(
     tree: &Tree<'_>,
     config: &Config,
     warn: &mut dyn FnMut(String),
-) -> Result<Option<Parts>> {
+) -> Result<Option<Reused>> {
     let Some(cached) = graph_cache::load(state, key, warn) else {
         return Ok(None);
     };
-    let mut blobs = BTreeMap::new();
+    crate::timings::mark("stored graph loaded");
+    let mut blobs = cached.blobs;
     let mut changed = Vec::new();
+    let mut unchanged = 0;
     for file in snapshot.files.iter().filter(|f| plan::analysed(f)) {
-        let blob = blob_of(repo, snapshot, file)?;
-        if cached.blobs.get(file) != Some(&blob) {
-            changed.push(file.clone());
-            if changed.len() > PATCH_LIMIT {
-                return Ok(None);
-            }
+        let oid = match snapshot.known_blob(file) {
+            Some(oid) => oid,
+            None => snapshot.read(repo, file)?.0,
+        };
+        // The key covers the file set, so every file is a node; if not, build afresh.
+        let Some(id) = cached.graph.id(file) else {
+            return Ok(None);
+        };
+        if blobs.get(id) == oid.as_bytes() {
+            unchanged += 1;
+            continue;
         }
-        blobs.insert(file.clone(), blob);
+        changed.push((file, id, oid));
+        if changed.len() > PATCH_LIMIT {
+            return Ok(None);
+        }
     }
+    crate::timings::mark("changed blobs found");
     let mut facts = BTreeMap::new();
-    for file in &changed {
+    let mut analysed = BTreeMap::new();
+    for &(file, id, oid) in &changed {
         let (_, bytes) = snapshot.read(repo, file)?;
         facts.insert(file.clone(), plan::analyse_bytes(file, &bytes));
+        analysed.insert(file.clone(), oid.to_string());
+        blobs.set(id, oid);
     }
     let mut flagged = cached.flagged;
     for (file, f) in &facts {
@@ -252,15 +273,21 @@ fn reuse_graph(
             flagged.insert(file.clone(), f.parse_errors.clone());
         }
     }
-    let graph = Graph::patch(cached.edges, cached.unbounded, tree, &facts, &config.loads);
-    let cached_count = blobs.len() - facts.len();
+    let Some(graph) = cached.graph.patch(tree, &facts, &config.loads) else {
+        return Ok(None);
+    };
     let analysis = Analysis {
         parsed: facts.len(),
-        cached: cached_count,
+        cached: unchanged,
         facts,
-        blobs,
+        blobs: analysed,
     };
-    Ok(Some((analysis, graph, flagged)))
+    Ok(Some(Reused {
+        analysis,
+        graph,
+        flagged,
+        blobs,
+    }))
 }
 
 /// Runs the `[[reference]]` extractors over the files they name. They are the team's own

@@ -63,8 +63,11 @@ pub struct Context<'a> {
     pub tests: &'a BTreeSet<String>,
     /// Python files that parsed with errors → the lines.
     pub flagged: &'a BTreeMap<String, Vec<u32>>,
-    /// Tests that depend on each file holding an unbounded dynamic import, walked once.
-    pub unbounded_tests: std::cell::RefCell<BTreeMap<String, BTreeSet<String>>>,
+    /// Per graph node id: whether it is a test (`tests` by id, for walks).
+    pub is_test: Vec<bool>,
+    /// Tests (node ids) that depend on each file holding an unbounded dynamic import, walked
+    /// once.
+    pub unbounded_tests: std::cell::RefCell<BTreeMap<String, Vec<u32>>>,
 }
 
 pub struct Decision {
@@ -185,29 +188,29 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
     let walk = ctx
         .graph
         .walk(path, Direction::Dependents, ctx.config.max_depth);
-    for test in walk.via.keys().filter(|n| ctx.tests.contains(*n)) {
-        let chain = walk.chain(ctx.graph, test).into_iter().cloned().collect();
+    for &id in walk.ids().iter().filter(|&&i| ctx.is_test[i as usize]) {
+        let test = ctx.graph.name(id);
+        let chain = walk.chain(ctx.graph, test);
         row.edges.push(TestEdge {
-            test: test.clone(),
+            test: test.to_string(),
             chain,
             rule: None,
         });
     }
-    let cut_tests: Vec<&String> = walk.cut.iter().filter(|n| ctx.tests.contains(*n)).collect();
+    let cut_tests: Vec<&str> = walk
+        .cut(ctx.graph)
+        .filter(|n| ctx.tests.contains(*n))
+        .collect();
     if let Some(depth) = ctx.config.max_depth
         && !cut_tests.is_empty()
     {
         row.reasons.push(format!(
             "max_depth = {depth} cut {} test file(s) this change reaches: {}",
             cut_tests.len(),
-            cut_tests
-                .iter()
-                .map(|s| s.as_str())
-                .collect::<Vec<_>>()
-                .join(", ")
+            cut_tests.join(", ")
         ));
         for t in cut_tests {
-            cut.entry(t.clone()).or_default().push(path.clone());
+            cut.entry(t.to_string()).or_default().push(path.clone());
         }
     }
     let mut ruled = false;
@@ -361,6 +364,9 @@ fn weak_edges(path: &str, ctx: &Context<'_>) -> Option<(Vec<TestEdge>, String)> 
 /// module is refused when the tests of such a file are not all selected already — naming the
 /// file and line, so the fix (a constant prefix, or a `[[depends]]` rule) is clear.
 fn unbounded_loads(path: &str, ctx: &Context<'_>, row: &mut Row) {
+    let selected: std::collections::HashSet<u32> =
+        row.tests.iter().filter_map(|t| ctx.graph.id(t)).collect();
+    let mut reasons = Vec::new();
     for (file, line, text) in &ctx.graph.unbounded {
         if file == path {
             continue;
@@ -368,22 +374,34 @@ fn unbounded_loads(path: &str, ctx: &Context<'_>, row: &mut Row) {
         let mut memo = ctx.unbounded_tests.borrow_mut();
         let tests = memo.entry(file.clone()).or_insert_with(|| {
             let walk = ctx.graph.walk(file, Direction::Dependents, None);
-            walk.via
-                .into_keys()
-                .chain(std::iter::once(file.clone()))
-                .filter(|t| ctx.tests.contains(t))
-                .collect()
+            let mut tests: Vec<u32> = walk
+                .ids()
+                .iter()
+                .copied()
+                .chain(ctx.graph.id(file))
+                .filter(|&i| ctx.is_test[i as usize])
+                .collect();
+            // Id order is name order: the message lists the first names alphabetically.
+            tests.sort_unstable();
+            tests
         });
-        let exposed: Vec<&String> = tests.iter().filter(|t| !row.tests.contains(t)).collect();
+        let exposed: Vec<&str> = tests
+            .iter()
+            .filter(|t| !selected.contains(t))
+            .map(|&t| ctx.graph.name(t))
+            .collect();
         if !exposed.is_empty() {
-            row.verdict = Verdict::Refused;
-            row.reasons.push(format!(
+            reasons.push(format!(
                 "{file} line {line} imports a module named at run time (`{text}`), which may be {path}: {} test file(s) that depend on it ({}) cannot be bounded — give the name a constant prefix, or declare what it loads: [[loads]] file = \"{file}\", modules = [\"<globs>\"]",
                 exposed.len(),
-                exposed.iter().take(3).map(|s| s.as_str()).collect::<Vec<_>>().join(", ")
+                exposed[..exposed.len().min(3)].join(", ")
                     + if exposed.len() > 3 { ", …" } else { "" }
             ));
         }
+    }
+    if !reasons.is_empty() {
+        row.verdict = Verdict::Refused;
+        row.reasons.extend(reasons);
     }
 }
 

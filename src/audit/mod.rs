@@ -109,6 +109,8 @@ pub struct Options<'a> {
     /// Where traces of this tree are kept between runs.
     pub state: PathBuf,
     pub progress: bool,
+    /// Every file of the audited tree: only opens of these count.
+    pub files: &'a BTreeSet<String>,
 }
 
 /// Traces every selected test (in parallel, resuming earlier traces) and compares. Also gives
@@ -150,7 +152,7 @@ pub fn audit(
     }
     std::fs::create_dir_all(&opts.state)
         .map_err(|e| Error::io(&opts.state, "cannot create the audit directory", e))?;
-    let known: BTreeSet<String> = project.tree_files.clone();
+    let known = opts.files;
     let base = crate::run::pytest::base_argv(&project.config, root);
     let mut results: BTreeMap<String, (Observed, bool)> = BTreeMap::new();
     let mut todo = Vec::new();
@@ -176,7 +178,7 @@ pub fn audit(
                     let Some(test) = todo.get(i) else { break };
                     let (argv, cwd) = command(project, &base, root, test);
                     let result =
-                        trace::run(&argv, &project.config.env, &cwd, root, &known, &opts.state);
+                        trace::run(&argv, &project.config.env, &cwd, root, known, &opts.state);
                     if let Ok(o) = &result {
                         save_trace(&opts.state, test, o);
                     }
@@ -200,6 +202,7 @@ pub fn audit(
     }
     let audit = compare(
         project,
+        opts.files,
         tree,
         &results,
         reused,
@@ -272,6 +275,7 @@ fn save_trace(state: &Path, test: &str, observed: &Observed) {
 
 fn compare(
     project: &Project,
+    files: &BTreeSet<String>,
     tree: &str,
     results: &BTreeMap<String, (Observed, bool)>,
     reused: usize,
@@ -386,9 +390,9 @@ fn compare(
     let mut over: BTreeMap<String, usize> = BTreeMap::new();
     for (test, (o, _)) in results {
         let walk = project.graph.walk(test, Direction::Dependencies, None);
-        for file in walk.via.keys() {
-            if project.tree_files.contains(file) && file != test && !o.files.contains(file) {
-                *over.entry(file.clone()).or_default() += 1;
+        for file in walk.nodes(&project.graph) {
+            if files.contains(file) && file != test && !o.files.contains(file) {
+                *over.entry(file.to_string()).or_default() += 1;
             }
         }
     }

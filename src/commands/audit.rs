@@ -42,6 +42,7 @@ pub fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
             .unwrap_or(1)
     });
     let opts = audit::Options {
+        files: &snapshot.files,
         tests: args.tests,
         jobs,
         fresh: args.fresh,

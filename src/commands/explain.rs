@@ -38,10 +38,13 @@ pub fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result
         Direction::Dependents
     };
     let walk = graph.walk(&path, direction, None);
-    let render = |chain: Vec<&Edge>| crate::graph::explain_chain(chain);
+    let render = |chain: Vec<Edge>| crate::graph::explain_chain(&chain);
     if is_test {
         // Go package nodes (`go:dir`) are how files reach tests, not files one can change.
-        let files: Vec<&String> = walk.via.keys().filter(|n| !n.starts_with("go:")).collect();
+        let files: Vec<&str> = walk
+            .nodes(graph)
+            .filter(|n| !n.starts_with("go:"))
+            .collect();
         println!(
             "{} is a test; a change to any of these {} files selects it:",
             path.style(styles.bold),
@@ -53,9 +56,8 @@ pub fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result
             println!("  {}\n      {}", node, render(chain).style(styles.dim));
         }
     } else {
-        let tests: Vec<&String> = walk
-            .via
-            .keys()
+        let tests: Vec<&str> = walk
+            .nodes(graph)
             .filter(|n| project.tests.contains(*n))
             .collect();
         println!(

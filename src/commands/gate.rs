@@ -101,6 +101,7 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
     let started = Instant::now();
     let root = repo::workdir(repo)?;
     let input = inputs(repo, target)?;
+    crate::timings::mark("changes and tree read");
     let deleted: Vec<String> = input
         .changes
         .iter()
@@ -108,8 +109,10 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
         .map(|c| c.path.clone())
         .collect();
     let project = Project::load_for_selection(repo, &input.snapshot, &deleted, &mut super::warn)?;
+    crate::timings::mark("project loaded");
     let ctx = project.context();
     let mut decided = verdict::decide(&input.changes, &ctx);
+    crate::timings::mark("verdicts decided");
     if input.range_refusal.is_some() {
         decided.verdict = RunVerdict::Refused;
     }

@@ -31,9 +31,8 @@ pub fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u8> {
     let a = &project.analysis;
     let imports = project
         .graph
-        .edges
-        .iter()
-        .filter(|e| e.kind == EdgeKind::Import)
+        .kinds()
+        .filter(|&k| k == EdgeKind::Import)
         .count();
     let count = |is: fn(&str) -> bool| a.facts.keys().filter(|p| is(p)).count();
     let python = count(crate::graph::is_python);

@@ -34,10 +34,109 @@ pub fn between(repo: &Repository, base: Oid, head: Oid) -> Result<Vec<Change>> {
             .map_err(|e| Error::git(format!("cannot read the tree of {oid}"), e))
     };
     let (a, b) = (tree(base)?, tree(head)?);
+    // Two trees compared entry by entry, skipping every subtree they share: the cost follows
+    // the change, not the size of the repository. A rename can only hide among files that
+    // were both added and deleted; then git's rename detection decides.
+    let mut found = BTreeMap::new();
+    changed_entries(repo, Some(&a), Some(&b), b"", &mut |path, status, _| {
+        insert(&mut found, path, status)
+    })?;
+    let statuses = || found.values().map(|c| c.status);
+    if !(statuses().any(|s| s == Status::Added) && statuses().any(|s| s == Status::Deleted)) {
+        return Ok(found.into_values().collect());
+    }
     let diff = repo
         .diff_tree_to_tree(Some(&a), Some(&b), Some(&mut options()))
         .map_err(|e| Error::git("cannot diff the range", e))?;
     collect(diff)
+}
+
+/// A tree entry's id and file mode.
+pub type Entry = (Oid, i32);
+
+/// What differs between trees `a` and `b` under `prefix` (either side may be absent: a folder
+/// added or deleted whole), one call per path: its status and, unless deleted, its new entry
+/// (id, file mode). Subtrees with the same id on both sides are skipped unread.
+pub fn changed_entries(
+    repo: &Repository,
+    a: Option<&git2::Tree<'_>>,
+    b: Option<&git2::Tree<'_>>,
+    prefix: &[u8],
+    found: &mut impl FnMut(&[u8], Status, Option<Entry>),
+) -> Result<()> {
+    const TREE: i32 = 0o040000;
+    let entries = |t: Option<&git2::Tree<'_>>| -> BTreeMap<Vec<u8>, (Oid, i32)> {
+        t.map(|t| {
+            t.iter()
+                .map(|e| (e.name_bytes().to_vec(), (e.id(), e.filemode())))
+                .collect()
+        })
+        .unwrap_or_default()
+    };
+    let (ea, eb) = (entries(a), entries(b));
+    let subtree = |id: Oid| {
+        repo.find_tree(id)
+            .map_err(|e| Error::git(format!("cannot read tree {id}"), e))
+    };
+    // Blob, symlink or submodule: a change between them is a type change.
+    let class = |mode: i32| mode & 0o170000;
+    let mut names: Vec<&Vec<u8>> = ea.keys().chain(eb.keys()).collect();
+    names.sort();
+    names.dedup();
+    for name in names {
+        let path = [prefix, name.as_slice()].concat();
+        let dir = [path.as_slice(), b"/"].concat();
+        let (old, new) = (ea.get(name).copied(), eb.get(name).copied());
+        if old == new {
+            continue;
+        }
+        match (old, new) {
+            (Some((x, TREE)), Some((y, TREE))) => {
+                changed_entries(repo, Some(&subtree(x)?), Some(&subtree(y)?), &dir, found)?;
+            }
+            (Some((_, m)), Some((_, n))) if m != TREE && n != TREE => {
+                let status = if class(m) == class(n) {
+                    Status::Modified
+                } else {
+                    Status::TypeChanged
+                };
+                found(&path, status, new);
+            }
+            _ => {
+                match old {
+                    Some((id, TREE)) => {
+                        changed_entries(repo, Some(&subtree(id)?), None, &dir, found)?
+                    }
+                    Some(_) => found(&path, Status::Deleted, None),
+                    None => {}
+                }
+                match new {
+                    Some((id, TREE)) => {
+                        changed_entries(repo, None, Some(&subtree(id)?), &dir, found)?
+                    }
+                    Some(entry) => found(&path, Status::Added, Some(entry)),
+                    None => {}
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn insert(out: &mut BTreeMap<String, Change>, path: &[u8], status: Status) {
+    let (path, non_utf8) = match std::str::from_utf8(path) {
+        Ok(s) => (s.to_string(), false),
+        Err(_) => (String::from_utf8_lossy(path).into_owned(), true),
+    };
+    out.insert(
+        path.clone(),
+        Change {
+            path,
+            status,
+            other: None,
+            non_utf8,
+        },
+    );
 }
 
 /// Changes from a commit to the working tree, staged or not, untracked files included.

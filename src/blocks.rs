@@ -1,0 +1,85 @@
+//! gate's binary cache files: a magic tag, a fixed header, then length-prefixed blocks laid
+//! out as the program holds the data, so a load is a read and a check per block. Written to
+//! a temporary file and renamed, so a reader never sees half a file.
+
+use std::path::Path;
+
+/// Reads blocks in turn.
+pub struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    /// The blocks after `magic` and a header of `header` bytes, with the header.
+    pub fn open(bytes: &'a [u8], magic: &[u8; 8], header: usize) -> Option<(&'a [u8], Self)> {
+        let rest = bytes.strip_prefix(magic)?;
+        (rest.len() >= header).then(|| (&rest[..header], Reader(&rest[header..])))
+    }
+
+    pub fn block(&mut self) -> Option<&'a [u8]> {
+        let len = u64::from_le_bytes(self.0.get(..8)?.try_into().ok()?) as usize;
+        let block = self.0.get(8..8usize.checked_add(len)?)?;
+        self.0 = &self.0[8 + len..];
+        Some(block)
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+pub fn write(file: &Path, magic: &[u8; 8], header: &[u8], blocks: &[&[u8]]) -> std::io::Result<()> {
+    let size = blocks.iter().map(|b| b.len() + 8).sum::<usize>();
+    let mut out = Vec::with_capacity(8 + header.len() + size);
+    out.extend_from_slice(magic);
+    out.extend_from_slice(header);
+    for block in blocks {
+        out.extend_from_slice(&(block.len() as u64).to_le_bytes());
+        out.extend_from_slice(block);
+    }
+    if let Some(dir) = file.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
+    std::fs::write(&tmp, out)?;
+    std::fs::rename(&tmp, file)
+}
+
+pub fn words(values: &[u32]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+pub fn read_words(bytes: &[u8]) -> Option<Vec<u32>> {
+    bytes.len().is_multiple_of(4).then(|| {
+        bytes
+            .chunks_exact(4)
+            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect()
+    })
+}
+
+/// A table of strings from its text and ends blocks.
+pub fn read_table(text: &[u8], ends: &[u8]) -> Option<crate::graph::Strings> {
+    let text = String::from_utf8(text.to_vec()).ok()?;
+    crate::graph::Strings::from_parts(text, read_words(ends)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trip_and_truncation() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("x.bin");
+        write(&file, b"testblk1", &[7; 4], &[b"ab", &words(&[1, 2])]).unwrap();
+        let bytes = std::fs::read(&file).unwrap();
+        let (header, mut r) = Reader::open(&bytes, b"testblk1", 4).unwrap();
+        assert_eq!(header, [7; 4]);
+        assert_eq!(r.block(), Some(&b"ab"[..]));
+        assert_eq!(read_words(r.block().unwrap()), Some(vec![1, 2]));
+        assert!(r.is_done() && r.block().is_none());
+        // Another tag, or a file cut short, reads as nothing.
+        assert!(Reader::open(&bytes, b"testblk2", 4).is_none());
+        let (_, mut cut) = Reader::open(&bytes[..bytes.len() - 1], b"testblk1", 4).unwrap();
+        assert!(cut.block().is_some() && cut.block().is_none());
+    }
+}

@@ -1,0 +1,271 @@
+//! Resolution: what an import, a string or a computed path names among the tree's files.
+
+use super::{Tree, ancestors, is_python, join, normalize, parent};
+use crate::analyze::paths::PathValue;
+use crate::analyze::python::Import;
+use std::collections::BTreeSet;
+
+pub(super) fn resolve_import(
+    tree: &Tree<'_>,
+    importer: &str,
+    import: &Import,
+) -> Vec<(String, String)> {
+    let module: Vec<&str> = import.module.split('.').filter(|p| !p.is_empty()).collect();
+    let names = import.names.iter().filter(|n| n.as_str() != "*");
+    if import.level == 0 {
+        let mut out = resolve_absolute(tree, importer, &module);
+        for name in names {
+            let mut parts = module.clone();
+            parts.push(name);
+            out.extend(resolve_in(
+                tree,
+                &[base_dir(tree, importer)],
+                &parts,
+                parts.len(),
+            ));
+            out.extend(resolve_in(tree, tree.roots, &parts, parts.len()));
+        }
+        out.sort();
+        out.dedup();
+        return out;
+    }
+    let mut dir = parent(importer).to_string();
+    for _ in 1..import.level {
+        dir = parent(&dir).to_string();
+    }
+    let label =
+        |parts: &[&str]| format!("{}{}", ".".repeat(import.level as usize), parts.join("."));
+    let mut out = Vec::new();
+    for k in 1..=module.len() {
+        out.extend(
+            module_files(tree, &dir, &module[..k])
+                .into_iter()
+                .map(|f| (f, label(&module[..k]))),
+        );
+    }
+    for name in names {
+        let mut parts = module.clone();
+        parts.push(name);
+        out.extend(
+            module_files(tree, &dir, &parts)
+                .into_iter()
+                .map(|f| (f, label(&parts))),
+        );
+    }
+    out
+}
+
+/// `a.b.c` runs `a`, `a.b` and `a.b.c`: an edge to every prefix found under any root.
+pub(super) fn resolve_absolute(
+    tree: &Tree<'_>,
+    importer: &str,
+    parts: &[&str],
+) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    let own = [base_dir(tree, importer)];
+    for k in 1..=parts.len() {
+        out.extend(resolve_in(tree, tree.roots, parts, k));
+        out.extend(resolve_in(tree, &own, parts, k));
+    }
+    out.sort();
+    out.dedup();
+    out
+}
+
+pub(super) fn resolve_in(
+    tree: &Tree<'_>,
+    roots: &[String],
+    parts: &[&str],
+    k: usize,
+) -> Vec<(String, String)> {
+    roots
+        .iter()
+        .flat_map(|root| module_files(tree, root, &parts[..k]))
+        .map(|f| (f, parts[..k].join(".")))
+        .collect()
+}
+
+/// The files that define module `parts` under `dir`: `x.py`, `x.pyi`, `x/__init__.py(i)`.
+fn module_files(tree: &Tree<'_>, dir: &str, parts: &[&str]) -> Vec<String> {
+    if parts.is_empty() {
+        return Vec::new();
+    }
+    let stem = join(dir, &parts.join("/"));
+    tree.modules.get(&stem).cloned().unwrap_or_default()
+}
+
+/// The directory Python puts on `sys.path` for a file run or collected from its own folder:
+/// above the topmost package that contains it (pytest's `rootdir`-less "prepend" import mode).
+fn base_dir(tree: &Tree<'_>, file: &str) -> String {
+    let mut dir = parent(file);
+    while !dir.is_empty() && tree.files.contains(&join(dir, "__init__.py")) {
+        dir = parent(dir);
+    }
+    dir.to_string()
+}
+
+/// What a path names, tried against each base folder in order (the first that names
+/// something wins): a file, every file under a folder, or every file a glob matches. The root
+/// itself, a path leaving the repository and the naming file itself name nothing. An import
+/// root (`src`) named as a path is where modules come from (`PYTHONPATH=src`), not a read of
+/// every file in it — except for a tool run over it (`["mypy", "src"]`, `tool`).
+pub(super) fn path_targets(
+    tree: &Tree<'_>,
+    from: &str,
+    bases: &[String],
+    value: &str,
+    tool: bool,
+) -> Vec<String> {
+    let value = value.trim_start_matches("./");
+    if value.is_empty() || value.starts_with('/') {
+        return Vec::new();
+    }
+    let mut seen = BTreeSet::new();
+    for base in bases {
+        if !seen.insert(base) {
+            continue;
+        }
+        let path = normalize(&join(base, value));
+        if !tool && tree.roots.contains(&path) {
+            return Vec::new();
+        }
+        let found: Vec<String> = targets(tree, &path)
+            .into_iter()
+            .filter(|t| t != from)
+            .collect();
+        if !found.is_empty() {
+            return found;
+        }
+    }
+    Vec::new()
+}
+
+/// The files a repository-relative path names.
+fn targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
+    if path.is_empty() || path == "." || path.starts_with("..") {
+        return Vec::new();
+    }
+    if path.contains(['*', '?', '[', '{']) {
+        let Ok(g) = crate::config::glob(path) else {
+            return Vec::new();
+        };
+        let m = g.compile_matcher();
+        // Only files under the glob's literal folder can match: scan that range, not the tree.
+        let literal: Vec<&str> = path
+            .split('/')
+            .take_while(|part| !part.contains(['*', '?', '[', '{']))
+            .collect();
+        let prefix = if literal.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", literal.join("/"))
+        };
+        // Without `**` a glob matches at one depth only: a file there, or the folder there
+        // that holds the file (`data/*` names folders too; `data/*.json` not `data/sub/x.json`).
+        let depth = (!path.contains("**")).then(|| path.split('/').count());
+        let mut out: Vec<String> = tree
+            .files
+            .range(prefix.clone()..)
+            .take_while(|f| f.starts_with(&prefix))
+            .filter(|f| {
+                m.is_match(f.as_str())
+                    || match depth {
+                        Some(k) => f
+                            .match_indices('/')
+                            .nth(k - 1)
+                            .is_some_and(|(at, _)| m.is_match(&f[..at])),
+                        None => ancestors(f)
+                            .take_while(|d| d.len() >= prefix.len())
+                            .any(|d| !d.is_empty() && m.is_match(d)),
+                    }
+            })
+            .cloned()
+            .collect();
+        out.sort();
+        out.dedup();
+        return out;
+    }
+    if tree.files.contains(path) {
+        return vec![path.to_string()];
+    }
+    under(tree, path)
+}
+
+/// Every file under folder `dir`.
+pub(super) fn under(tree: &Tree<'_>, dir: &str) -> Vec<String> {
+    let prefix = format!("{dir}/");
+    tree.files
+        .range(prefix.clone()..)
+        .take_while(|f| f.starts_with(&prefix))
+        .cloned()
+        .collect()
+}
+
+/// The files a computed path names.
+pub(super) fn value_targets(tree: &Tree<'_>, from: &str, value: &PathValue) -> Vec<String> {
+    match value {
+        PathValue::File => Vec::new(),
+        PathValue::Relative(p) => path_targets(
+            tree,
+            from,
+            &[String::new(), parent(from).to_string()],
+            p,
+            false,
+        ),
+        PathValue::FileDir(p) => path_targets(tree, from, &[parent(from).to_string()], p, false),
+        PathValue::Package { package, path } => {
+            let parts: Vec<&str> = package.split('.').collect();
+            let mut dirs: Vec<String> = resolve_absolute(tree, from, &parts)
+                .into_iter()
+                .filter(|(_, m)| m == package)
+                .filter_map(|(f, _)| {
+                    f.strip_suffix("/__init__.py")
+                        .or_else(|| f.strip_suffix("/__init__.pyi"))
+                        .map(str::to_string)
+                })
+                .collect();
+            // A namespace package: a folder without `__init__.py` under a root.
+            for root in tree.roots {
+                let dir = join(root, &parts.join("/"));
+                if !under(tree, &dir).is_empty() {
+                    dirs.push(dir);
+                }
+            }
+            dirs.sort();
+            dirs.dedup();
+            path_targets(tree, from, &dirs, path, false)
+        }
+    }
+}
+
+/// Python modules whose dotted name starts with `prefix` (`shop.plugins.` → every module of
+/// the package; `shop.plug` → `shop/plug*`).
+pub(super) fn modules_under_prefix(tree: &Tree<'_>, prefix: &str) -> Vec<String> {
+    let path_prefix = prefix.replace('.', "/");
+    let mut out: Vec<String> = tree
+        .roots
+        .iter()
+        .flat_map(|root| {
+            let start = join(root, &path_prefix);
+            tree.files
+                .range(start.clone()..)
+                .take_while(move |f| f.starts_with(&start))
+                .filter(|f| is_python(f))
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+pub(super) fn is_dotted_name(s: &str) -> bool {
+    !s.is_empty()
+        && s.split('.').all(|p| {
+            p.chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_')
+                && p.chars().all(|c| c.is_alphanumeric() || c == '_')
+        })
+}

@@ -1,0 +1,107 @@
+//! A table of strings held in one buffer, each found by where it ends: a graph's node names
+//! and edge details load and store as two blocks instead of a million small allocations.
+
+#[derive(Default, Clone)]
+pub struct Strings {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl Strings {
+    /// The table of `text` cut at `ends`, when every end is in order and on a character
+    /// boundary (a stored table is checked, not trusted).
+    pub fn from_parts(text: String, ends: Vec<u32>) -> Option<Strings> {
+        let mut start = 0;
+        for &end in &ends {
+            let end = end as usize;
+            if end < start || end > text.len() || !text.is_char_boundary(end) {
+                return None;
+            }
+            start = end;
+        }
+        Some(Strings { text, ends })
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn ends(&self) -> &[u32] {
+        &self.ends
+    }
+
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+
+    pub fn get(&self, i: u32) -> &str {
+        let i = i as usize;
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
+
+    pub fn push(&mut self, s: &str) -> u32 {
+        self.text.push_str(s);
+        self.ends.push(self.text.len() as u32);
+        (self.ends.len() - 1) as u32
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &str> {
+        (0..self.len() as u32).map(|i| self.get(i))
+    }
+
+    /// In a sorted table, the index of `s`.
+    pub fn find(&self, s: &str) -> Option<u32> {
+        let at = self.lower_bound(s);
+        (at < self.len() && self.get(at as u32) == s).then_some(at as u32)
+    }
+
+    /// In a sorted table, the first index whose string is not below `s`.
+    pub fn lower_bound(&self, s: &str) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.get(mid as u32) < s {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+
+    pub fn is_sorted(&self) -> bool {
+        (1..self.len() as u32).all(|i| self.get(i - 1) < self.get(i))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn table() {
+        let mut t = Strings::default();
+        for s in ["a/b.py", "a/c.py", "", "é.py"] {
+            t.push(s);
+        }
+        assert_eq!(
+            t.iter().collect::<Vec<_>>(),
+            ["a/b.py", "a/c.py", "", "é.py"]
+        );
+        assert!(!t.is_sorted());
+        let sorted = Strings::from_parts(t.text().to_string(), t.ends()[..2].to_vec()).unwrap();
+        assert!(sorted.is_sorted());
+        assert_eq!(sorted.find("a/c.py"), Some(1));
+        assert_eq!(sorted.find("a/bb.py"), None);
+        assert_eq!(sorted.lower_bound("a/bb.py"), 1);
+        // An end inside a character, past the text or going back is refused.
+        assert!(Strings::from_parts("é".into(), vec![1]).is_none());
+        assert!(Strings::from_parts("ab".into(), vec![3]).is_none());
+        assert!(Strings::from_parts("ab".into(), vec![2, 1]).is_none());
+    }
+}
