@@ -2,6 +2,7 @@
 //! out as the program holds the data, so a load is a read and a check per block. Written to
 //! a temporary file and renamed, so a reader never sees half a file.
 
+use std::io::Read;
 use std::path::Path;
 
 /// Reads blocks in turn.
@@ -23,6 +24,59 @@ impl<'a> Reader<'a> {
 
     pub fn is_done(&self) -> bool {
         self.0.is_empty()
+    }
+}
+
+/// Reads blocks in turn from a file, for blocks too large to hold twice: a block of
+/// fixed-size records can be decoded as it is read.
+pub struct Stream<R>(R);
+
+impl<R: std::io::Read> Stream<R> {
+    /// The blocks after `magic` and a header of `header` bytes, with the header.
+    pub fn open(mut r: R, magic: &[u8; 8], header: usize) -> Option<(Vec<u8>, Self)> {
+        let mut head = vec![0; 8 + header];
+        r.read_exact(&mut head).ok()?;
+        (head[..8] == magic[..]).then(|| (head.split_off(8), Stream(r)))
+    }
+
+    fn len(&mut self) -> Option<usize> {
+        let mut len = [0; 8];
+        self.0.read_exact(&mut len).ok()?;
+        usize::try_from(u64::from_le_bytes(len)).ok()
+    }
+
+    pub fn block(&mut self) -> Option<Vec<u8>> {
+        let len = self.len()?;
+        let mut block = Vec::new();
+        (&mut self.0)
+            .take(len as u64)
+            .read_to_end(&mut block)
+            .ok()?;
+        (block.len() == len).then_some(block)
+    }
+
+    /// Calls `each` on every `size`-byte record of the next block; stops at the first `false`.
+    pub fn records(&mut self, size: usize, mut each: impl FnMut(&[u8]) -> bool) -> Option<()> {
+        let len = self.len()?;
+        if !len.is_multiple_of(size) {
+            return None;
+        }
+        let mut chunk = vec![0; size * 4096];
+        let mut left = len;
+        while left > 0 {
+            let n = left.min(chunk.len());
+            self.0.read_exact(&mut chunk[..n]).ok()?;
+            if !chunk[..n].chunks_exact(size).all(&mut each) {
+                return None;
+            }
+            left -= n;
+        }
+        Some(())
+    }
+
+    /// Whether the blocks read were all there is.
+    pub fn is_done(&mut self) -> bool {
+        matches!(self.0.read(&mut [0]), Ok(0))
     }
 }
 

@@ -9,13 +9,13 @@
 //! block rather than a parse per edge. A `gate plan --out` export is the reviewable form.
 
 use crate::blocks;
-use crate::graph::{EdgeKind, Graph, Link, Strings};
+use crate::graph::{EdgeKind, Graph, Link, Parts, Strings};
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 /// The first bytes of the file; the digit is the layout's version.
-const MAGIC: &[u8; 8] = b"gategrf2";
+const MAGIC: &[u8; 8] = b"gategrf3";
 /// An edge on disk: from, to, line, detail (u32, little-endian) and the kind's index.
 const LINK_SIZE: usize = 17;
 const OID_SIZE: usize = 20;
@@ -51,7 +51,7 @@ impl Blobs {
 }
 
 pub struct Cached {
-    pub graph: Graph,
+    pub parts: Parts,
     pub blobs: Blobs,
     pub flagged: BTreeMap<String, Vec<u32>>,
 }
@@ -92,12 +92,15 @@ fn path(state: &Path) -> PathBuf {
 /// a corrupt one is not trusted either, and says so.
 pub fn load(state: &Path, key: u64, warn: &mut dyn FnMut(String)) -> Option<Cached> {
     let file = path(state);
-    let bytes = std::fs::read(&file).ok()?;
+    let mut reader = std::io::BufReader::with_capacity(1 << 16, std::fs::File::open(&file).ok()?);
+    let mut magic = [0; 8];
+    std::io::Read::read_exact(&mut reader, &mut magic).ok();
     // Another version of this layout (another gate) is rebuilt and replaced without a word.
-    if bytes.starts_with(&MAGIC[..7]) && !bytes.starts_with(MAGIC) {
+    if magic[..7] == MAGIC[..7] && magic != *MAGIC {
         return None;
     }
-    let cached = match blocks::Reader::open(&bytes, MAGIC, 8) {
+    let reader = std::io::Seek::rewind(&mut reader).ok().map(|_| reader)?;
+    let cached = match blocks::Stream::open(reader, MAGIC, 8) {
         Some((header, _)) if header != key.to_le_bytes() => return None,
         Some((_, blocks)) => decode(blocks),
         None => None,
@@ -111,40 +114,44 @@ pub fn load(state: &Path, key: u64, warn: &mut dyn FnMut(String)) -> Option<Cach
     cached
 }
 
-fn decode(mut blocks: blocks::Reader<'_>) -> Option<Cached> {
-    let nodes = blocks::read_table(blocks.block()?, blocks.block()?)?;
+fn decode(mut blocks: blocks::Stream<impl std::io::Read>) -> Option<Cached> {
+    let nodes = blocks::read_table(&blocks.block()?, &blocks.block()?)?;
     let blobs = blocks.block()?;
-    let details = blocks::read_table(blocks.block()?, blocks.block()?)?;
-    let links = blocks.block()?;
-    let rest: Rest = postcard::from_bytes(blocks.block()?).ok()?;
-    if !blocks.is_done()
-        || blobs.len() != nodes.len() * OID_SIZE
-        || !links.len().is_multiple_of(LINK_SIZE)
-        || !nodes.is_sorted()
-    {
+    let details = blocks::read_table(&blocks.block()?, &blocks.block()?)?;
+    if blobs.len() != nodes.len() * OID_SIZE || !nodes.is_sorted() {
         return None;
     }
     let (n, d) = (nodes.len() as u32, details.len() as u32);
-    let mut out = Vec::with_capacity(links.len() / LINK_SIZE);
-    for r in links.chunks_exact(LINK_SIZE) {
+    let mut links: Vec<Link> = Vec::new();
+    blocks.records(LINK_SIZE, |r| {
         let word = |i: usize| u32::from_le_bytes([r[i], r[i + 1], r[i + 2], r[i + 3]]);
+        let Some(&kind) = EdgeKind::ALL.get(r[16] as usize) else {
+            return false;
+        };
         let link = Link {
             from: word(0),
             to: word(4),
             line: word(8),
             detail: word(12),
-            kind: *EdgeKind::ALL.get(r[16] as usize)?,
+            kind,
         };
-        // In range, and in the (from, to, kind) order walks and patches rely on.
-        let ordered = out.last().is_none_or(|p: &Link| p.key() < link.key());
-        if link.from >= n || link.to >= n || link.detail >= d || !ordered {
-            return None;
-        }
-        out.push(link);
+        // In range, and in the order walks and patches rely on.
+        let ordered = links.last().is_none_or(|p| p.key() < link.key());
+        links.push(link);
+        link.from < n && link.to < n && link.detail < d && ordered
+    })?;
+    let rest: Rest = postcard::from_bytes(&blocks.block()?).ok()?;
+    if !blocks.is_done() {
+        return None;
     }
     Some(Cached {
-        graph: Graph::from_parts(nodes, details, out, rest.unbounded),
-        blobs: Blobs(blobs.to_vec()),
+        parts: Parts {
+            nodes,
+            details,
+            links,
+            unbounded: rest.unbounded,
+        },
+        blobs: Blobs(blobs),
         flagged: rest.flagged.into_iter().collect(),
     })
 }

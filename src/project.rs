@@ -239,14 +239,18 @@ fn reuse_graph(
     let mut blobs = cached.blobs;
     let mut changed = Vec::new();
     let mut unchanged = 0;
-    for file in snapshot.files.iter().filter(|f| plan::analysed(f)) {
-        let oid = match snapshot.known_blob(file) {
+    let sources = || snapshot.entries().filter(|(f, _)| plan::analysed(f));
+    let ids = cached
+        .parts
+        .ids_of_sorted(sources().map(|(f, _)| f.as_str()));
+    for ((file, known), id) in sources().zip(ids) {
+        // The key covers the file set, so every file is a node; if not, build afresh.
+        let Some(id) = id else {
+            return Ok(None);
+        };
+        let oid = match known {
             Some(oid) => oid,
             None => snapshot.read(repo, file)?.0,
-        };
-        // The key covers the file set, so every file is a node; if not, build afresh.
-        let Some(id) = cached.graph.id(file) else {
-            return Ok(None);
         };
         if blobs.get(id) == oid.as_bytes() {
             unchanged += 1;
@@ -273,7 +277,7 @@ fn reuse_graph(
             flagged.insert(file.clone(), f.parse_errors.clone());
         }
     }
-    let Some(graph) = cached.graph.patch(tree, &facts, &config.loads) else {
+    let Some(graph) = cached.parts.patch(tree, &facts, &config.loads) else {
         return Ok(None);
     };
     let analysis = Analysis {

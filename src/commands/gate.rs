@@ -247,8 +247,10 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
             report.summary.style(opts.styles.bold)
         ))?;
     }
-    // A CLI's last act: the OS frees the graph faster than dropping it node by node.
+    // A CLI's last act: the OS frees the graph and the tree listing faster than dropping them
+    // node by node.
     std::mem::forget(project);
+    std::mem::forget(input.snapshot);
     Ok(Gated { code, json })
 }
 

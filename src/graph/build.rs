@@ -6,8 +6,8 @@ use super::resolve::{
     resolve_in, under, value_targets,
 };
 use super::{
-    EdgeKind, Graph, Link, Strings, UserRef, ancestors, file_name, go_library, go_tests, is_python,
-    join, parent,
+    EdgeKind, Graph, Link, Parts, Strings, UserRef, ancestors, file_name, go_library, go_tests,
+    is_python, join, parent,
 };
 use crate::analyze::python::{Facts, StringContext};
 use rayon::prelude::*;
@@ -26,7 +26,26 @@ pub struct Tree<'a> {
     pub go: &'a crate::analyze::gomod::GoLayout,
     /// Python module stems (`src/shop/cart` for `src/shop/cart.py` and
     /// `src/shop/cart/__init__.py`) → their files: resolution is a hash lookup per candidate.
-    pub modules: std::collections::HashMap<String, Vec<String>>,
+    /// Borrowed from `files`, so a large tree's index costs no copies.
+    pub modules: HashMap<&'a str, ModuleFiles<'a>>,
+}
+
+/// The files of one module, in name order: at most `x.py`, `x.pyi`, `x/__init__.py` and
+/// `x/__init__.pyi`.
+#[derive(Default, Clone, Copy)]
+pub struct ModuleFiles<'a>([&'a str; 4], usize);
+
+impl<'a> ModuleFiles<'a> {
+    fn push(&mut self, file: &'a str) {
+        if let Some(slot) = self.0.get_mut(self.1) {
+            *slot = file;
+            self.1 += 1;
+        }
+    }
+
+    pub fn files(&self) -> &[&'a str] {
+        &self.0[..self.1]
+    }
 }
 
 impl<'a> Tree<'a> {
@@ -37,8 +56,10 @@ impl<'a> Tree<'a> {
         feature_base: Option<&'a str>,
         go: &'a crate::analyze::gomod::GoLayout,
     ) -> Tree<'a> {
-        let mut modules: std::collections::HashMap<String, Vec<String>> = Default::default();
-        for f in files.iter().filter(|f| is_python(f)) {
+        let python = files.iter().filter(|f| is_python(f));
+        let mut modules: HashMap<&str, ModuleFiles<'_>> =
+            HashMap::with_capacity(python.clone().count());
+        for f in python {
             let stem = f
                 .strip_suffix(".pyi")
                 .or_else(|| f.strip_suffix(".py"))
@@ -46,7 +67,7 @@ impl<'a> Tree<'a> {
             let stem = stem
                 .strip_suffix("/__init__")
                 .unwrap_or(if stem == "__init__" { "" } else { stem });
-            modules.entry(stem.to_string()).or_default().push(f.clone());
+            modules.entry(stem).or_default().push(f);
         }
         Tree {
             files,
@@ -148,8 +169,10 @@ impl Graph {
         let (table, details, links) = edges.finish();
         Graph::from_parts(table.unwrap_or(nodes), details, links, unbounded)
     }
+}
 
-    /// The graph of a tree with the same files as this graph's, where only the files in
+impl Parts {
+    /// The graph of a tree with the same files as these tables', where only the files in
     /// `changed` have new contents: their facts-derived edges are recomputed, every other edge
     /// is kept (it depends on which files exist, not on these contents). `None` when a new
     /// edge names a node the stored tables lack: only a full build can place it.
@@ -159,12 +182,11 @@ impl Graph {
         changed: &BTreeMap<String, Facts>,
         loads: &[crate::config::Loads],
     ) -> Option<Graph> {
-        let Graph {
+        let Parts {
             nodes,
             details,
             links,
             unbounded,
-            ..
         } = self;
         let mut unbounded: Vec<(String, u32, String)> = unbounded
             .into_iter()
@@ -182,21 +204,28 @@ impl Graph {
         if table.is_some() {
             return None;
         }
-        // Both sides are sorted by (from, to, kind) and share no key (the fresh edges replace
-        // every facts-derived edge of their files): a merge keeps the order without a sort.
-        let kept = links
-            .into_iter()
-            .filter(|l| !(l.kind.from_facts() && is_changed[l.from as usize]));
-        let mut fresh = fresh.into_iter().peekable();
-        let mut merged = Vec::with_capacity(kept.size_hint().1.unwrap_or(0));
-        for l in kept {
-            while fresh.peek().is_some_and(|f| f.key() < l.key()) {
-                merged.extend(fresh.next());
-            }
-            merged.push(l);
+        // Both sides are in key order and share no key (the fresh edges replace every
+        // facts-derived edge of their files): merged from the back, in place, so a large edge
+        // list is neither sorted nor copied (the dropped edges usually leave room).
+        let mut links = links;
+        links.retain(|l| !(l.kind.from_facts() && is_changed[l.from as usize]));
+        let (mut kept, mut added) = (links.len(), fresh.len());
+        if let Some(&filler) = fresh.first() {
+            links.resize(kept + added, filler);
         }
-        merged.extend(fresh);
-        Some(Graph::from_parts(nodes, details, merged, unbounded))
+        for at in (0..links.len()).rev() {
+            if added == 0 {
+                break;
+            }
+            if kept > 0 && links[kept - 1].key() > fresh[added - 1].key() {
+                links[at] = links[kept - 1];
+                kept -= 1;
+            } else {
+                links[at] = fresh[added - 1];
+                added -= 1;
+            }
+        }
+        Some(Graph::from_parts(nodes, details, links, unbounded))
     }
 }
 
@@ -272,7 +301,7 @@ impl<'n> EdgeSet<'n> {
     }
 
     /// The node table when names outside it were added (ids renumbered to keep name order),
-    /// the details, and the links sorted by (from, to, kind), one per key with its first line.
+    /// the details, and the links in key order, one per (from, to, kind) with its first line.
     fn finish(mut self) -> (Option<Strings>, Strings, Vec<Link>) {
         let mut table = None;
         if !self.extra.is_empty() {
@@ -293,7 +322,8 @@ impl<'n> EdgeSet<'n> {
         }
         // Stable: among equal lines the first found wins.
         self.links.sort_by_key(|l| (l.from, l.to, l.kind, l.line));
-        self.links.dedup_by_key(|l| l.key());
+        self.links.dedup_by_key(|l| (l.from, l.to, l.kind));
+        self.links.sort_unstable_by_key(Link::key);
         (table, self.details, self.links)
     }
 }

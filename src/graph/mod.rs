@@ -178,8 +178,34 @@ pub struct Link {
 }
 
 impl Link {
+    /// Links are held in this order — by the node they point to — so the dependents of a node
+    /// are one run and a reverse walk reads memory in order.
     pub fn key(&self) -> (u32, u32, EdgeKind) {
-        (self.from, self.to, self.kind)
+        (self.to, self.from, self.kind)
+    }
+}
+
+/// A graph's tables without its indexes: what the cache stores and a patch starts from.
+pub struct Parts {
+    pub nodes: Strings,
+    pub details: Strings,
+    pub links: Vec<Link>,
+    pub unbounded: Vec<(String, u32, String)>,
+}
+
+impl Parts {
+    /// The ids of `names`, given in sorted order: one pass over both, no searching.
+    pub fn ids_of_sorted<'n>(
+        &self,
+        names: impl Iterator<Item = &'n str>,
+    ) -> impl Iterator<Item = Option<u32>> {
+        let mut at = 0;
+        names.map(move |name| {
+            while at < self.nodes.len() && self.nodes.get(at as u32) < name {
+                at += 1;
+            }
+            (at < self.nodes.len() && self.nodes.get(at as u32) == name).then_some(at as u32)
+        })
     }
 }
 
@@ -188,16 +214,16 @@ pub struct Graph {
     nodes: Strings,
     /// The module or string each edge names.
     details: Strings,
-    /// Sorted by (from, to, kind): the edges out of a node are one run.
+    /// In `Link::key` order: the edges into a node are one run.
     links: Vec<Link>,
     /// Dynamic imports with no literal part: `(file, line, call)`. Whatever depends on the file
     /// may load any module, so changes cannot be bounded against it.
     pub unbounded: Vec<(String, u32, String)>,
-    /// Per node: where its run of outgoing links starts (one entry more than nodes).
-    out_start: Vec<u32>,
-    /// Per node: the links into it, `in_links[in_start[n]..in_start[n + 1]]`.
+    /// Per node: where its run of incoming links starts (one entry more than nodes).
     in_start: Vec<u32>,
-    in_links: Vec<u32>,
+    /// Per node: the links out of it, `out_links[out_start[n]..out_start[n + 1]]`; built on
+    /// the first walk towards dependencies (selection never needs it).
+    out: std::sync::OnceLock<(Vec<u32>, Vec<u32>)>,
 }
 
 /// The graph node of Go package `dir` as its importers see it.
@@ -227,8 +253,8 @@ pub fn is_go_unit(node: &str) -> bool {
 }
 
 impl Graph {
-    /// A graph over sorted `nodes` whose `links` are sorted by (from, to, kind) and name only
-    /// ids of the tables; the indexes are derived here (a counting sort, linear).
+    /// A graph over sorted `nodes` whose `links` are in `Link::key` order and name only ids
+    /// of the tables; the run index is one pass.
     pub fn from_parts(
         nodes: Strings,
         details: Strings,
@@ -236,22 +262,13 @@ impl Graph {
         mut unbounded: Vec<(String, u32, String)>,
     ) -> Graph {
         let n = nodes.len();
-        let mut out_start = vec![0u32; n + 1];
-        let mut in_start = vec![0u32; n + 1];
-        for l in &links {
-            out_start[l.from as usize + 1] += 1;
-            in_start[l.to as usize + 1] += 1;
-        }
-        for i in 0..n {
-            out_start[i + 1] += out_start[i];
-            in_start[i + 1] += in_start[i];
-        }
-        let mut next = in_start.clone();
-        let mut in_links = vec![0u32; links.len()];
-        for (i, l) in links.iter().enumerate() {
-            let at = &mut next[l.to as usize];
-            in_links[*at as usize] = i as u32;
-            *at += 1;
+        let mut in_start = Vec::with_capacity(n + 1);
+        let mut at = 0;
+        for node in 0..=n as u32 {
+            while at < links.len() && links[at].to < node {
+                at += 1;
+            }
+            in_start.push(at as u32);
         }
         unbounded.sort();
         Graph {
@@ -259,10 +276,32 @@ impl Graph {
             details,
             links,
             unbounded,
-            out_start,
             in_start,
-            in_links,
+            out: std::sync::OnceLock::new(),
         }
+    }
+
+    /// Per node, the links out of it (a counting sort, built once).
+    fn out(&self) -> &(Vec<u32>, Vec<u32>) {
+        self.out.get_or_init(|| {
+            let n = self.nodes.len();
+            let mut start = vec![0u32; n + 1];
+            for l in &self.links {
+                start[l.from as usize + 1] += 1;
+            }
+            for i in 0..n {
+                start[i + 1] += start[i];
+            }
+            let mut next = start.clone();
+            let mut out = vec![0u32; self.links.len()];
+            // In (from, to, kind) order within each node, as links are ordered by `to` first.
+            for (i, l) in self.links.iter().enumerate() {
+                let at = &mut next[l.from as usize];
+                out[*at as usize] = i as u32;
+                *at += 1;
+            }
+            (start, out)
+        })
     }
 
     /// What the graph cache stores.
@@ -295,7 +334,7 @@ impl Graph {
 
     /// Every edge, in (from, to, kind) order.
     pub fn edges(&self) -> impl Iterator<Item = Edge> + '_ {
-        (0..self.links.len() as u32).map(|i| self.edge(i))
+        self.out().1.iter().map(|&i| self.edge(i))
     }
 
     /// Per node id: whether it is one of `names`.
@@ -316,9 +355,8 @@ impl Graph {
             .is_some_and(|i| self.in_start[i as usize] < self.in_start[i as usize + 1])
     }
 
-    fn dependents(&self, node: u32) -> &[u32] {
-        &self.in_links
-            [self.in_start[node as usize] as usize..self.in_start[node as usize + 1] as usize]
+    fn dependents(&self, node: u32) -> std::ops::Range<u32> {
+        self.in_start[node as usize]..self.in_start[node as usize + 1]
     }
 
     /// Walks from `start` along dependents (towards tests) or dependencies (from a test).
@@ -356,13 +394,14 @@ impl Graph {
             };
             match direction {
                 Direction::Dependents => {
-                    for &i in self.dependents(node) {
+                    for i in self.dependents(node) {
                         visit(i, self.links[i as usize].from);
                     }
                 }
                 Direction::Dependencies => {
-                    let run = self.out_start[node as usize]..self.out_start[node as usize + 1];
-                    for i in run {
+                    let (start, out) = self.out();
+                    let run = start[node as usize]..start[node as usize + 1];
+                    for &i in &out[run.start as usize..run.end as usize] {
                         visit(i, self.links[i as usize].to);
                     }
                 }
@@ -480,6 +519,70 @@ mod tests {
     fn kinds_index_themselves() {
         for (i, k) in EdgeKind::ALL.iter().enumerate() {
             assert_eq!(*k as usize, i, "{k:?}");
+        }
+    }
+
+    /// A patch over the stored tables equals a build from scratch, edge for edge, whether a
+    /// change adds edges before, among or after the kept ones, or drops them.
+    #[test]
+    fn a_patch_equals_a_fresh_build() {
+        use std::collections::{BTreeMap, BTreeSet};
+        let sources = |edits: &[(&str, &str)]| -> BTreeMap<String, String> {
+            let mut s: BTreeMap<String, String> = [
+                ("a.py", "import m\n"),
+                ("m.py", "import z\nimport n\n"),
+                ("n.py", ""),
+                ("z.py", "import n\n"),
+                ("test_a.py", "import a\nimport z\n"),
+                ("data.json", "{}"),
+            ]
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.to_string()))
+            .collect();
+            for (p, t) in edits {
+                s.insert(p.to_string(), t.to_string());
+            }
+            s
+        };
+        let files: BTreeSet<String> = sources(&[]).into_keys().collect();
+        let roots = vec![String::new()];
+        let is_test = |p: &str| p.starts_with("test_");
+        let go = Default::default();
+        let tree = Tree::new(&files, &roots, &is_test, None, &go);
+        let facts = |s: &BTreeMap<String, String>, only: Option<&str>| {
+            s.iter()
+                .filter(|(p, _)| is_python(p) && only.is_none_or(|o| o == *p))
+                .map(|(p, t)| (p.clone(), crate::plan::analyse_bytes(p, t.as_bytes())))
+                .collect::<BTreeMap<_, _>>()
+        };
+        let build = |s: &BTreeMap<String, String>| Graph::build(&tree, &facts(s, None), &[], &[]);
+        let edits: &[(&str, &str)] = &[
+            ("z.py", "import a\nimport m\nOPEN = open('data.json')\n"),
+            ("m.py", ""),
+            ("a.py", "import z\nimport n\nimport m\n"),
+            ("test_a.py", "import n\n"),
+        ];
+        for &(file, text) in edits {
+            let before = build(&sources(&[]));
+            let after = sources(&[(file, text)]);
+            let parts = Parts {
+                nodes: before.nodes,
+                details: before.details,
+                links: before.links,
+                unbounded: before.unbounded,
+            };
+            let patched = parts.patch(&tree, &facts(&after, Some(file)), &[]).unwrap();
+            let fresh = build(&after);
+            assert_eq!(
+                patched.edges().collect::<Vec<_>>(),
+                fresh.edges().collect::<Vec<_>>(),
+                "{file}"
+            );
+            let walk = |g: &Graph| {
+                let w = g.walk("n.py", Direction::Dependents, None);
+                w.nodes(g).map(str::to_string).collect::<Vec<_>>()
+            };
+            assert_eq!(walk(&patched), walk(&fresh), "{file}");
         }
     }
 

@@ -91,7 +91,9 @@ fn module_files(tree: &Tree<'_>, dir: &str, parts: &[&str]) -> Vec<String> {
         return Vec::new();
     }
     let stem = join(dir, &parts.join("/"));
-    tree.modules.get(&stem).cloned().unwrap_or_default()
+    tree.modules.get(stem.as_str()).map_or_else(Vec::new, |m| {
+        m.files().iter().map(|f| f.to_string()).collect()
+    })
 }
 
 /// The directory Python puts on `sys.path` for a file run or collected from its own folder:

@@ -98,6 +98,14 @@ impl Snapshot {
         }
     }
 
+    /// Every file in path order, with its blob id where the tree already knows it.
+    pub fn entries(&self) -> Box<dyn Iterator<Item = (&String, Option<Oid>)> + '_> {
+        match &self.origin {
+            Origin::Tree { blobs, .. } => Box::new(blobs.iter().map(|(p, id)| (p, Some(*id)))),
+            Origin::Workdir(_) => Box::new(self.files.iter().map(|p| (p, None))),
+        }
+    }
+
     /// The blob id without reading content, where the tree already knows it.
     pub fn known_blob(&self, path: &str) -> Option<Oid> {
         match &self.origin {
