@@ -55,23 +55,28 @@ impl<R: std::io::Read> Stream<R> {
         (block.len() == len).then_some(block)
     }
 
-    /// Calls `each` on every `size`-byte record of the next block; stops at the first `false`.
-    pub fn records(&mut self, size: usize, mut each: impl FnMut(&[u8]) -> bool) -> Option<()> {
+    /// The next block's `size`-byte records, each decoded as it is read; `None` if one is not.
+    pub fn records<T>(
+        &mut self,
+        size: usize,
+        mut decode: impl FnMut(&[u8]) -> Option<T>,
+    ) -> Option<Vec<T>> {
         let len = self.len()?;
         if !len.is_multiple_of(size) {
             return None;
         }
+        let mut out = Vec::with_capacity(len / size);
         let mut chunk = vec![0; size * 4096];
         let mut left = len;
         while left > 0 {
             let n = left.min(chunk.len());
             self.0.read_exact(&mut chunk[..n]).ok()?;
-            if !chunk[..n].chunks_exact(size).all(&mut each) {
-                return None;
+            for record in chunk[..n].chunks_exact(size) {
+                out.push(decode(record)?);
             }
             left -= n;
         }
-        Some(())
+        Some(out)
     }
 
     /// Whether the blocks read were all there is.

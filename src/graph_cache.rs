@@ -122,23 +122,20 @@ fn decode(mut blocks: blocks::Stream<impl std::io::Read>) -> Option<Cached> {
         return None;
     }
     let (n, d) = (nodes.len() as u32, details.len() as u32);
-    let mut links: Vec<Link> = Vec::new();
-    blocks.records(LINK_SIZE, |r| {
+    let mut last = None;
+    let links = blocks.records(LINK_SIZE, |r| {
         let word = |i: usize| u32::from_le_bytes([r[i], r[i + 1], r[i + 2], r[i + 3]]);
-        let Some(&kind) = EdgeKind::ALL.get(r[16] as usize) else {
-            return false;
-        };
         let link = Link {
             from: word(0),
             to: word(4),
             line: word(8),
             detail: word(12),
-            kind,
+            kind: *EdgeKind::ALL.get(r[16] as usize)?,
         };
         // In range, and in the order walks and patches rely on.
-        let ordered = links.last().is_none_or(|p| p.key() < link.key());
-        links.push(link);
-        link.from < n && link.to < n && link.detail < d && ordered
+        let ordered = last.is_none_or(|key| key < link.key());
+        last = Some(link.key());
+        (link.from < n && link.to < n && link.detail < d && ordered).then_some(link)
     })?;
     let rest: Rest = postcard::from_bytes(&blocks.block()?).ok()?;
     if !blocks.is_done() {

@@ -101,10 +101,9 @@ impl Project {
             std::borrow::Cow::Owned(nodes)
         };
         let go = GoLayout::detect(&nodes, &read);
-        let mut tests: BTreeSet<String> = snapshot
-            .files
-            .iter()
-            .filter(|f| graph::is_python(f) && discovery.is_test(f))
+        let mut tests: BTreeSet<String> = discovery
+            .tests(&snapshot.files)
+            .into_iter()
             .cloned()
             .collect();
         // A Go package with tests is one test unit: `go test ./dir`.

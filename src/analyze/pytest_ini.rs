@@ -9,6 +9,8 @@ pub struct TestDiscovery {
     /// The file the settings came from, if any.
     pub source: Option<String>,
     python_files: GlobSet,
+    /// `python_files` is pytest's default (`test_*.py *_test.py`): names are checked directly.
+    default_names: bool,
     testpaths: Option<GlobSet>,
     /// `NORECURSE`, compiled once.
     norecurse: GlobSet,
@@ -17,6 +19,9 @@ pub struct TestDiscovery {
     /// pytest-bdd's `bdd_features_base_dir`: where feature paths are relative to.
     pub bdd_features_base_dir: Option<String>,
 }
+
+/// pytest's default `python_files`.
+const DEFAULT_NAMES: &str = "test_*.py *_test.py";
 
 /// Directories pytest never descends into by default (`norecursedirs`).
 const NORECURSE: &[&str] = &[
@@ -62,7 +67,7 @@ impl TestDiscovery {
                 .as_ref()
                 .and_then(|(_, keys)| keys.iter().find(|(k, _)| k == key).map(|(_, v)| v.clone()))
         };
-        let python_files = get("python_files").unwrap_or_else(|| "test_*.py *_test.py".into());
+        let python_files = get("python_files").unwrap_or_else(|| DEFAULT_NAMES.into());
         let testpaths = get("testpaths").filter(|t| !t.trim().is_empty());
         let pythonpath = get("pythonpath")
             .map(|p| p.split_whitespace().map(crate::graph::normalize).collect())
@@ -105,6 +110,7 @@ impl TestDiscovery {
             norecurse: norecurse
                 .build()
                 .expect("built-in norecursedirs patterns are valid"),
+            default_names: python_files.split_whitespace().eq(DEFAULT_NAMES.split(' ')),
             python_files: build(&python_files, false)?,
             testpaths: testpaths.map(|t| build(&t, true)).transpose()?,
             pythonpath,
@@ -115,17 +121,52 @@ impl TestDiscovery {
 
     /// Would a plain `pytest` at the root collect this file as a test module?
     pub fn is_test(&self, path: &str) -> bool {
-        let (dirs, name) = path.rsplit_once('/').unwrap_or(("", path));
-        if !name.ends_with(".py") || name == "conftest.py" || !self.python_files.is_match(name) {
+        let (dirs, _) = path.rsplit_once('/').unwrap_or(("", path));
+        self.is_test_name(path) && self.collects_dir(dirs) && self.in_testpaths(path)
+    }
+
+    /// The test files among `files`: as `is_test`, with each folder's verdict reused by the
+    /// files that follow it in path order.
+    pub fn tests<'f>(&self, files: impl IntoIterator<Item = &'f String>) -> Vec<&'f String> {
+        let mut last: Option<(&str, bool)> = None;
+        let mut out = Vec::new();
+        for path in files {
+            if !self.is_test_name(path) {
+                continue;
+            }
+            let (dirs, _) = path.rsplit_once('/').unwrap_or(("", path));
+            let collected = match last {
+                Some((dir, collected)) if dir == dirs => collected,
+                _ => self.collects_dir(dirs),
+            };
+            last = Some((dirs, collected));
+            if collected && self.in_testpaths(path) {
+                out.push(path);
+            }
+        }
+        out
+    }
+
+    fn is_test_name(&self, path: &str) -> bool {
+        let name = crate::graph::file_name(path);
+        if !name.ends_with(".py") || name == "conftest.py" {
             return false;
         }
-        if dirs
+        if self.default_names {
+            name.starts_with("test_") || name.ends_with("_test.py")
+        } else {
+            self.python_files.is_match(name)
+        }
+    }
+
+    fn collects_dir(&self, dirs: &str) -> bool {
+        !dirs
             .split('/')
             .filter(|d| !d.is_empty())
             .any(|d| self.norecurse.is_match(d))
-        {
-            return false;
-        }
+    }
+
+    fn in_testpaths(&self, path: &str) -> bool {
         self.testpaths.as_ref().is_none_or(|t| t.is_match(path))
     }
 }
@@ -213,6 +254,49 @@ mod tests {
                 .map(|(_, c)| c.as_bytes().to_vec())
         })
         .unwrap()
+    }
+
+    /// The folder-reusing listing picks exactly the files `is_test` accepts, with pytest's
+    /// default names and with the ini's own.
+    #[test]
+    fn listing_tests_agrees_with_is_test() {
+        let mut files: Vec<String> = [
+            "a.py",
+            "build/test_x.py",
+            "build/x/test_y.py",
+            "conftest.py",
+            "pkg/check_a.py",
+            "pkg/test_a.py",
+            "pkg/test_a.pyi",
+            "pkg/x_test.py",
+            "tests/.hidden/test_h.py",
+            "tests/test_b.py",
+            "tests/test_.py",
+            "tests/testing.py",
+        ]
+        .map(String::from)
+        .to_vec();
+        files.sort();
+        let custom = [(
+            "pytest.ini",
+            "[pytest]\npython_files = check_*.py test_*.py\n",
+        )];
+        for d in [discovery(&[]), discovery(&custom)] {
+            let expected: Vec<&String> = files.iter().filter(|f| d.is_test(f)).collect();
+            assert_eq!(d.tests(&files), expected);
+            assert!(!expected.is_empty());
+        }
+        assert_eq!(
+            discovery(&[]).tests(&files),
+            [
+                "pkg/test_a.py",
+                "pkg/x_test.py",
+                "tests/test_.py",
+                "tests/test_b.py"
+            ]
+            .iter()
+            .collect::<Vec<_>>()
+        );
     }
 
     #[test]

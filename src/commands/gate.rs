@@ -193,10 +193,12 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
         duration_ms: 0,
     };
     report.summary = human::summary(&report);
+    crate::timings::mark("report built");
     let mut stdout = std::io::stdout().lock();
     if !opts.json {
         super::ignore_broken_pipe(human::rows(&mut stdout, &report, opts.styles))?;
     }
+    crate::timings::mark("rows printed");
     let mut code = exit_codes::OK;
     if refused && opts.citation.is_none() {
         code = exit_codes::REFUSED;

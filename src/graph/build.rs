@@ -6,12 +6,12 @@ use super::resolve::{
     resolve_in, under, value_targets,
 };
 use super::{
-    EdgeKind, Graph, Link, Parts, Strings, UserRef, ancestors, file_name, go_library, go_tests,
-    is_python, join, parent,
+    EdgeKind, FastMap, Graph, Link, Parts, Strings, UserRef, ancestors, file_name, go_library,
+    go_tests, is_python, join, parent,
 };
 use crate::analyze::python::{Facts, StringContext};
 use rayon::prelude::*;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// What the project's files are, for resolution.
 pub struct Tree<'a> {
@@ -27,7 +27,7 @@ pub struct Tree<'a> {
     /// Python module stems (`src/shop/cart` for `src/shop/cart.py` and
     /// `src/shop/cart/__init__.py`) → their files: resolution is a hash lookup per candidate.
     /// Borrowed from `files`, so a large tree's index costs no copies.
-    pub modules: HashMap<&'a str, ModuleFiles<'a>>,
+    pub modules: FastMap<&'a str, ModuleFiles<'a>>,
 }
 
 /// The files of one module, in name order: at most `x.py`, `x.pyi`, `x/__init__.py` and
@@ -57,8 +57,8 @@ impl<'a> Tree<'a> {
         go: &'a crate::analyze::gomod::GoLayout,
     ) -> Tree<'a> {
         let python = files.iter().filter(|f| is_python(f));
-        let mut modules: HashMap<&str, ModuleFiles<'_>> =
-            HashMap::with_capacity(python.clone().count());
+        let mut modules: FastMap<&str, ModuleFiles<'_>> =
+            FastMap::with_capacity_and_hasher(python.clone().count(), Default::default());
         for f in python {
             let stem = f
                 .strip_suffix(".pyi")
@@ -261,11 +261,11 @@ impl AddEdge for Vec<Pending> {
 struct EdgeSet<'n> {
     nodes: &'n Strings,
     /// Name → id, for a full build's many lookups; a patch's few search the sorted table.
-    index: Option<HashMap<&'n str, u32>>,
+    index: Option<FastMap<&'n str, u32>>,
     /// Names the table lacks, numbered after it.
     extra: BTreeMap<String, u32>,
     details: Strings,
-    detail_ids: HashMap<String, u32>,
+    detail_ids: FastMap<String, u32>,
     links: Vec<Link>,
 }
 
@@ -283,7 +283,7 @@ impl<'n> EdgeSet<'n> {
             index,
             extra: BTreeMap::new(),
             details,
-            detail_ids: HashMap::new(),
+            detail_ids: FastMap::default(),
             links: Vec::new(),
         }
     }

@@ -8,7 +8,7 @@ mod resolve;
 mod table;
 
 pub use build::Tree;
-pub use table::Strings;
+pub use table::{FastMap, Strings};
 
 use serde::{Deserialize, Serialize};
 use std::collections::VecDeque;
