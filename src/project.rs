@@ -147,6 +147,7 @@ impl Project {
             }
             None => {
                 let analysis = plan::analyze(repo, snapshot, &state, warn)?;
+                crate::timings::mark("facts ready");
                 let user = user_references(&config, snapshot, &read);
                 let graph = Graph::build(&tree, &analysis.facts, &user, &config.loads);
                 let flagged: BTreeMap<String, Vec<u32>> = analysis

@@ -28,6 +28,8 @@ pub struct Tree<'a> {
     /// `src/shop/cart/__init__.py`) → their files: resolution is a hash lookup per candidate.
     /// Borrowed from `files`, so a large tree's index costs no copies.
     pub modules: FastMap<&'a str, ModuleFiles<'a>>,
+    /// Folders holding an `__init__.py`: regular packages.
+    pub packages: FastMap<&'a str, ()>,
 }
 
 /// The files of one module, in name order: at most `x.py`, `x.pyi`, `x/__init__.py` and
@@ -59,7 +61,11 @@ impl<'a> Tree<'a> {
         let python = files.iter().filter(|f| is_python(f));
         let mut modules: FastMap<&str, ModuleFiles<'_>> =
             FastMap::with_capacity_and_hasher(python.clone().count(), Default::default());
+        let mut packages = FastMap::default();
         for f in python {
+            if let Some(dir) = f.strip_suffix("/__init__.py") {
+                packages.insert(dir, ());
+            }
             let stem = f
                 .strip_suffix(".pyi")
                 .or_else(|| f.strip_suffix(".py"))
@@ -76,6 +82,7 @@ impl<'a> Tree<'a> {
             feature_base,
             go,
             modules,
+            packages,
         }
     }
 }

@@ -19,7 +19,7 @@ pub(super) fn resolve_import(
             parts.push(name);
             out.extend(resolve_in(
                 tree,
-                &[base_dir(tree, importer)],
+                &[base_dir(tree, importer).to_string()],
                 &parts,
                 parts.len(),
             ));
@@ -62,10 +62,22 @@ pub(super) fn resolve_absolute(
     parts: &[&str],
 ) -> Vec<(String, String)> {
     let mut out = Vec::new();
-    let own = [base_dir(tree, importer)];
-    for k in 1..=parts.len() {
-        out.extend(resolve_in(tree, tree.roots, parts, k));
-        out.extend(resolve_in(tree, &own, parts, k));
+    let own = base_dir(tree, importer);
+    let bases = tree.roots.iter().map(String::as_str);
+    for base in bases.chain(std::iter::once(own)) {
+        // One stem grown part by part: `base/a`, `base/a/b`, … — a lookup each, no joins.
+        let mut stem = String::with_capacity(base.len() + 64);
+        stem.push_str(base);
+        for (k, part) in parts.iter().enumerate() {
+            if !stem.is_empty() {
+                stem.push('/');
+            }
+            stem.push_str(part);
+            if let Some(m) = tree.modules.get(stem.as_str()) {
+                let label = parts[..=k].join(".");
+                out.extend(m.files().iter().map(|f| (f.to_string(), label.clone())));
+            }
+        }
     }
     out.sort();
     out.dedup();
@@ -98,12 +110,12 @@ fn module_files(tree: &Tree<'_>, dir: &str, parts: &[&str]) -> Vec<String> {
 
 /// The directory Python puts on `sys.path` for a file run or collected from its own folder:
 /// above the topmost package that contains it (pytest's `rootdir`-less "prepend" import mode).
-fn base_dir(tree: &Tree<'_>, file: &str) -> String {
+fn base_dir<'f>(tree: &Tree<'_>, file: &'f str) -> &'f str {
     let mut dir = parent(file);
-    while !dir.is_empty() && tree.files.contains(&join(dir, "__init__.py")) {
+    while !dir.is_empty() && tree.packages.contains_key(dir) {
         dir = parent(dir);
     }
-    dir.to_string()
+    dir
 }
 
 /// What a path names, tried against each base folder in order (the first that names

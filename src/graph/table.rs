@@ -79,9 +79,9 @@ impl Strings {
     }
 }
 
-/// rustc's FxHash: a multiply and a rotate per word, several times quicker than the default
-/// SipHash on the short path keys of a large tree's indexes. Its weakness, keys crafted to
-/// collide, does not apply to a repository's own paths.
+/// rustc's FxHash word step (a rotate, an xor and a multiply per 8 bytes) with a finaliser:
+/// several times quicker than the default SipHash on the path keys of a large tree's indexes.
+/// Its weakness, keys crafted to collide, does not apply to a repository's own paths.
 #[derive(Default, Clone, Copy)]
 pub struct FxHasher(u64);
 
@@ -117,8 +117,15 @@ impl std::hash::Hasher for FxHasher {
         self.add(i as u64);
     }
 
+    /// A multiply leaves the low bits — the ones a hash table indexes by — depending on the
+    /// low bits of the input alone; murmur3's finaliser spreads every bit over all of them.
     fn finish(&self) -> u64 {
-        self.0
+        let mut h = self.0;
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+        h ^ (h >> 33)
     }
 }
 
