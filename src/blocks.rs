@@ -5,30 +5,8 @@
 use std::io::Read;
 use std::path::Path;
 
-/// Reads blocks in turn.
-pub struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    /// The blocks after `magic` and a header of `header` bytes, with the header.
-    pub fn open(bytes: &'a [u8], magic: &[u8; 8], header: usize) -> Option<(&'a [u8], Self)> {
-        let rest = bytes.strip_prefix(magic)?;
-        (rest.len() >= header).then(|| (&rest[..header], Reader(&rest[header..])))
-    }
-
-    pub fn block(&mut self) -> Option<&'a [u8]> {
-        let len = u64::from_le_bytes(self.0.get(..8)?.try_into().ok()?) as usize;
-        let block = self.0.get(8..8usize.checked_add(len)?)?;
-        self.0 = &self.0[8 + len..];
-        Some(block)
-    }
-
-    pub fn is_done(&self) -> bool {
-        self.0.is_empty()
-    }
-}
-
-/// Reads blocks in turn from a file, for blocks too large to hold twice: a block of
-/// fixed-size records can be decoded as it is read.
+/// Reads blocks in turn from a file, without holding the file whole: a block of fixed-size
+/// records is decoded as it is read.
 pub struct Stream<R>(R);
 
 impl<R: std::io::Read> Stream<R> {
@@ -131,14 +109,15 @@ mod tests {
         let file = dir.path().join("x.bin");
         write(&file, b"testblk1", &[7; 4], &[b"ab", &words(&[1, 2])]).unwrap();
         let bytes = std::fs::read(&file).unwrap();
-        let (header, mut r) = Reader::open(&bytes, b"testblk1", 4).unwrap();
+        let (header, mut r) = Stream::open(&bytes[..], b"testblk1", 4).unwrap();
         assert_eq!(header, [7; 4]);
-        assert_eq!(r.block(), Some(&b"ab"[..]));
-        assert_eq!(read_words(r.block().unwrap()), Some(vec![1, 2]));
+        assert_eq!(r.block(), Some(b"ab".to_vec()));
+        let word = |b: &[u8]| Some(u32::from_le_bytes(b.try_into().unwrap()));
+        assert_eq!(r.records(4, word), Some(vec![1, 2]));
         assert!(r.is_done() && r.block().is_none());
         // Another tag, or a file cut short, reads as nothing.
-        assert!(Reader::open(&bytes, b"testblk2", 4).is_none());
-        let (_, mut cut) = Reader::open(&bytes[..bytes.len() - 1], b"testblk1", 4).unwrap();
-        assert!(cut.block().is_some() && cut.block().is_none());
+        assert!(Stream::open(&bytes[..], b"testblk2", 4).is_none());
+        let (_, mut cut) = Stream::open(&bytes[..bytes.len() - 1], b"testblk1", 4).unwrap();
+        assert!(cut.block().is_some() && cut.records(4, word).is_none());
     }
 }

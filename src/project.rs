@@ -10,6 +10,7 @@ use crate::graph::{self, Graph, Tree, UserRef};
 use crate::graph_cache::{self, Blobs};
 use crate::plan::{self, Analysis};
 use crate::repo::snapshot::Snapshot;
+use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
 pub struct Project {
@@ -262,14 +263,22 @@ fn reuse_graph(
         }
     }
     crate::timings::mark("changed blobs found");
-    let mut facts = BTreeMap::new();
     let mut analysed = BTreeMap::new();
+    let mut contents = Vec::with_capacity(changed.len());
     for &(file, id, oid) in &changed {
-        let (_, bytes) = snapshot.read(repo, file)?;
-        facts.insert(file.clone(), plan::analyse_bytes(file, &bytes));
+        contents.push((file.clone(), snapshot.read(repo, file)?.1));
         analysed.insert(file.clone(), oid.to_string());
         blobs.set(id, oid);
     }
+    // The changed files are parsed on all cores, as a cold build's are.
+    let facts: BTreeMap<String, crate::analyze::python::Facts> = contents
+        .into_par_iter()
+        .map(|(file, bytes)| {
+            let f = plan::analyse_bytes(&file, &bytes);
+            (file, f)
+        })
+        .collect();
+    crate::timings::mark("changed files parsed");
     let mut flagged = cached.flagged;
     for (file, f) in &facts {
         flagged.remove(file);

@@ -179,10 +179,10 @@ mod listing {
     /// The kept listing, or nothing when it is missing, another layout or damaged: the walk
     /// then lists the tree afresh.
     fn read(file: &Path) -> Option<(Oid, BTreeMap<String, Oid>)> {
-        let bytes = std::fs::read(file).ok()?;
-        let (header, mut r) = blocks::Reader::open(&bytes, MAGIC, 20)?;
-        let tree = Oid::from_bytes(header).ok()?;
-        let paths = blocks::read_table(r.block()?, r.block()?)?;
+        let reader = std::io::BufReader::new(std::fs::File::open(file).ok()?);
+        let (header, mut r) = blocks::Stream::open(reader, MAGIC, 20)?;
+        let tree = Oid::from_bytes(&header).ok()?;
+        let paths = blocks::read_table(&r.block()?, &r.block()?)?;
         let ids = r.block()?;
         if !r.is_done() || ids.len() != paths.len() * 20 || !paths.is_sorted() {
             return None;
