@@ -35,6 +35,16 @@ struct Cache {
     entries: BTreeMap<String, Facts>,
 }
 
+/// The cache as written: its earlier entries and this tree's new facts, borrowed where they
+/// are rather than copied into one map (the same JSON as `Cache`).
+#[derive(Serialize)]
+struct CacheOut<'a> {
+    format: u32,
+    analyzer: &'a str,
+    grammar: &'a str,
+    entries: BTreeMap<&'a str, &'a Facts>,
+}
+
 fn cache_path(state: &Path) -> PathBuf {
     state.join("cache").join("python.json")
 }
@@ -48,7 +58,7 @@ pub fn analyze(
     warn: &mut dyn FnMut(String),
 ) -> Result<Analysis> {
     let path = cache_path(state);
-    let mut cache = load_cache(&path, warn);
+    let cache = load_cache(&path, warn);
     let mut blobs = BTreeMap::new();
     let mut todo: Vec<(String, String, Vec<u8>)> = Vec::new();
     let mut facts = BTreeMap::new();
@@ -90,12 +100,25 @@ pub fn analyze(
         })
         .collect();
     let parsed = fresh.len();
+    let mut ids = Vec::with_capacity(parsed);
     for (file, id, f) in fresh {
-        cache.entries.insert(id, f.clone());
+        ids.push((id, file.clone()));
         facts.insert(file, f);
     }
     if parsed > 0 {
-        save_cache(&path, &cache, warn);
+        let mut entries: BTreeMap<&str, &Facts> = cache
+            .entries
+            .iter()
+            .map(|(id, f)| (id.as_str(), f))
+            .collect();
+        entries.extend(ids.iter().map(|(id, file)| (id.as_str(), &facts[file])));
+        let out = CacheOut {
+            format: cache.format,
+            analyzer: &cache.analyzer,
+            grammar: &cache.grammar,
+            entries,
+        };
+        save_cache(&path, &out, warn);
     }
     Ok(Analysis {
         facts,
@@ -177,13 +200,17 @@ pub fn is_shell(path: &str) -> bool {
 
 /// Writes through a temporary file and a rename, so a killed run never leaves half a cache.
 /// A cache that cannot be written costs speed, not correctness: a warning, not an error.
-fn save_cache(path: &Path, cache: &Cache, warn: &mut dyn FnMut(String)) {
+fn save_cache(path: &Path, cache: &CacheOut<'_>, warn: &mut dyn FnMut(String)) {
     let write = || -> std::io::Result<()> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)?;
         }
         let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-        std::fs::write(&tmp, serde_json::to_vec(cache)?)?;
+        // Streamed: a large tree's cache text is never held whole.
+        let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
+        serde_json::to_writer(&mut out, cache)?;
+        std::io::Write::flush(&mut out)?;
+        drop(out);
         std::fs::rename(&tmp, path)
     };
     if let Err(e) = write() {

@@ -118,21 +118,25 @@ impl Graph {
         let mut edges = EdgeSet::new(&nodes, true, Strings::default());
         let mut unbounded = Vec::new();
         // Resolution is the costly part and each file's is its own: in parallel, collected in
-        // file order so the graph does not depend on the thread count.
-        let per_file: Vec<(&String, Vec<Pending>, Unbounded)> = facts
-            .par_iter()
-            .map(|(path, f)| {
-                let mut found = Vec::new();
-                let mut unbounded = Vec::new();
-                file_edges(tree, path, f, loads, &mut found, &mut unbounded);
-                (path, found, unbounded)
-            })
-            .collect();
-        for (path, found, file_unbounded) in per_file {
-            for p in found {
-                edges.add(path, p.to, p.kind, p.line, p.detail);
+        // file order so the graph does not depend on the thread count, a batch at a time so
+        // the found names are not all held at once.
+        let files: Vec<(&String, &Facts)> = facts.iter().collect();
+        for batch in files.chunks(2048) {
+            let per_file: Vec<(&String, Vec<Pending>, Unbounded)> = batch
+                .par_iter()
+                .map(|&(path, f)| {
+                    let mut found = Vec::new();
+                    let mut unbounded = Vec::new();
+                    file_edges(tree, path, f, loads, &mut found, &mut unbounded);
+                    (path, found, unbounded)
+                })
+                .collect();
+            for (path, found, file_unbounded) in per_file {
+                for p in found {
+                    edges.add(path, p.to, p.kind, p.line, p.detail);
+                }
+                unbounded.extend(file_unbounded);
             }
-            unbounded.extend(file_unbounded);
         }
         for u in user {
             let bases = if u.relative_to_file {
