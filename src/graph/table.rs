@@ -61,7 +61,7 @@ impl Strings {
     }
 
     /// In a sorted table, the first index whose string is not below `s`.
-    pub fn lower_bound(&self, s: &str) -> usize {
+    fn lower_bound(&self, s: &str) -> usize {
         let (mut lo, mut hi) = (0, self.len());
         while lo < hi {
             let mid = (lo + hi) / 2;

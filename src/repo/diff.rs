@@ -39,7 +39,8 @@ pub fn between(repo: &Repository, base: Oid, head: Oid) -> Result<Vec<Change>> {
     // were both added and deleted; then git's rename detection decides.
     let mut found = BTreeMap::new();
     changed_entries(repo, Some(&a), Some(&b), b"", &mut |path, status, _| {
-        insert(&mut found, path, status)
+        let (path, non_utf8) = utf8_path(path);
+        insert(&mut found, path, status, None, non_utf8)
     })?;
     let statuses = || found.values().map(|c| c.status);
     if !(statuses().any(|s| s == Status::Added) && statuses().any(|s| s == Status::Deleted)) {
@@ -123,17 +124,27 @@ pub fn changed_entries(
     Ok(())
 }
 
-fn insert(out: &mut BTreeMap<String, Change>, path: &[u8], status: Status) {
-    let (path, non_utf8) = match std::str::from_utf8(path) {
+/// git's path bytes as text, and whether they had to be made so.
+fn utf8_path(bytes: &[u8]) -> (String, bool) {
+    match std::str::from_utf8(bytes) {
         Ok(s) => (s.to_string(), false),
-        Err(_) => (String::from_utf8_lossy(path).into_owned(), true),
-    };
+        Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
+    }
+}
+
+fn insert(
+    out: &mut BTreeMap<String, Change>,
+    path: String,
+    status: Status,
+    other: Option<String>,
+    non_utf8: bool,
+) {
     out.insert(
         path.clone(),
         Change {
             path,
             status,
-            other: None,
+            other,
             non_utf8,
         },
     );
@@ -166,26 +177,11 @@ fn collect(mut diff: Diff<'_>) -> Result<Vec<Change>> {
     .map_err(|e| Error::git("cannot detect renames", e))?;
     let mut changes: BTreeMap<String, Change> = BTreeMap::new();
     for delta in diff.deltas() {
-        let path_of = |f: git2::DiffFile<'_>| {
-            let bytes = f.path_bytes().unwrap_or_default();
-            match std::str::from_utf8(bytes) {
-                Ok(s) => (s.to_string(), false),
-                Err(_) => (String::from_utf8_lossy(bytes).into_owned(), true),
-            }
-        };
+        let path_of = |f: git2::DiffFile<'_>| utf8_path(f.path_bytes().unwrap_or_default());
         let (old, old_bad) = path_of(delta.old_file());
         let (new, new_bad) = path_of(delta.new_file());
-        let mut add = |path: String, status, other, non_utf8| {
-            changes.insert(
-                path.clone(),
-                Change {
-                    path,
-                    status,
-                    other,
-                    non_utf8,
-                },
-            );
-        };
+        let mut add =
+            |path, status, other, non_utf8| insert(&mut changes, path, status, other, non_utf8);
         match delta.status() {
             Delta::Added | Delta::Untracked | Delta::Copied => {
                 add(new, Status::Added, None, new_bad)
