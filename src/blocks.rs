@@ -1,35 +1,53 @@
 //! gate's binary cache files: a magic tag, a fixed header, then length-prefixed blocks laid
-//! out as the program holds the data, so a load is a read and a check per block. Written to
-//! a temporary file and renamed, so a reader never sees half a file.
+//! out as the program holds the data, so a load is a read and a check per block, and last an
+//! xxh3 checksum of everything before it: a flipped byte that the blocks' own checks would
+//! take for data is caught. Written to a temporary file and renamed, so a reader never sees
+//! half a file; temporary files a killed run left behind are removed by the next write.
 
-use std::io::Read;
+use std::io::{Read, Write};
 use std::path::Path;
+use xxhash_rust::xxh3::Xxh3;
 
 /// Reads blocks in turn from a file, without holding the file whole: a block of fixed-size
-/// records is decoded as it is read.
-pub struct Stream<R>(R);
+/// records is decoded as it is read. Every byte read is hashed for `is_done`'s check.
+pub struct Stream<R> {
+    r: R,
+    hash: Xxh3,
+}
 
 impl<R: std::io::Read> Stream<R> {
     /// The blocks after `magic` and a header of `header` bytes, with the header.
     pub fn open(mut r: R, magic: &[u8; 8], header: usize) -> Option<(Vec<u8>, Self)> {
         let mut head = vec![0; 8 + header];
         r.read_exact(&mut head).ok()?;
-        (head[..8] == magic[..]).then(|| (head.split_off(8), Stream(r)))
+        if head[..8] != magic[..] {
+            return None;
+        }
+        let mut hash = Xxh3::new();
+        hash.update(&head);
+        Some((head.split_off(8), Stream { r, hash }))
+    }
+
+    fn read_exact(&mut self, buf: &mut [u8]) -> Option<()> {
+        self.r.read_exact(buf).ok()?;
+        self.hash.update(buf);
+        Some(())
     }
 
     fn len(&mut self) -> Option<usize> {
         let mut len = [0; 8];
-        self.0.read_exact(&mut len).ok()?;
+        self.read_exact(&mut len)?;
         usize::try_from(u64::from_le_bytes(len)).ok()
     }
 
     pub fn block(&mut self) -> Option<Vec<u8>> {
         let len = self.len()?;
         let mut block = Vec::new();
-        (&mut self.0)
+        (&mut self.r)
             .take(len as u64)
             .read_to_end(&mut block)
             .ok()?;
+        self.hash.update(&block);
         (block.len() == len).then_some(block)
     }
 
@@ -43,12 +61,13 @@ impl<R: std::io::Read> Stream<R> {
         if !len.is_multiple_of(size) {
             return None;
         }
-        let mut out = Vec::with_capacity(len / size);
+        // A length is data too: a damaged one must not reserve the machine's memory.
+        let mut out = Vec::with_capacity((len / size).min(1 << 20));
         let mut chunk = vec![0; size * 4096];
         let mut left = len;
         while left > 0 {
             let n = left.min(chunk.len());
-            self.0.read_exact(&mut chunk[..n]).ok()?;
+            self.read_exact(&mut chunk[..n])?;
             for record in chunk[..n].chunks_exact(size) {
                 out.push(decode(record)?);
             }
@@ -57,9 +76,14 @@ impl<R: std::io::Read> Stream<R> {
         Some(out)
     }
 
-    /// Whether the blocks read were all there is.
+    /// Whether the blocks read were all there is, and the checksum that ends the file is the
+    /// one of what was read.
     pub fn is_done(&mut self) -> bool {
-        matches!(self.0.read(&mut [0]), Ok(0))
+        let mut sum = [0; 8];
+        if self.r.read_exact(&mut sum).is_err() {
+            return false;
+        }
+        u64::from_le_bytes(sum) == self.hash.digest() && matches!(self.r.read(&mut [0]), Ok(0))
     }
 }
 
@@ -72,11 +96,40 @@ pub fn write(file: &Path, magic: &[u8; 8], header: &[u8], blocks: &[&[u8]]) -> s
         out.extend_from_slice(&(block.len() as u64).to_le_bytes());
         out.extend_from_slice(block);
     }
-    if let Some(dir) = file.parent() {
-        std::fs::create_dir_all(dir)?;
+    let sum = xxhash_rust::xxh3::xxh3_64(&out);
+    out.extend_from_slice(&sum.to_le_bytes());
+    replace(file, |w| w.write_all(&out))
+}
+
+/// Writes `file` through a temporary file beside it and a rename, first removing the
+/// temporary files of `file` that runs killed mid-write left behind.
+pub fn replace(
+    file: &Path,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let dir = file.parent().unwrap_or(Path::new("."));
+    std::fs::create_dir_all(dir)?;
+    let name = file.file_name().unwrap_or_default().to_string_lossy();
+    let prefix = format!("{name}.tmp");
+    if let Ok(entries) = std::fs::read_dir(dir) {
+        for entry in entries.flatten() {
+            let other = entry.file_name().to_string_lossy().into_owned();
+            let pid = other
+                .strip_prefix(&prefix)
+                .and_then(|p| p.parse::<u32>().ok());
+            if pid.is_some_and(|pid| pid != std::process::id() && !crate::process::alive(pid)) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
     }
-    let tmp = file.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, out)?;
+    let tmp = dir.join(format!("{prefix}{}", std::process::id()));
+    let mut f = std::fs::File::create(&tmp)?;
+    let written = write(&mut f).and_then(|()| f.sync_data());
+    drop(f);
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(e);
+    }
     std::fs::rename(&tmp, file)
 }
 
@@ -117,7 +170,33 @@ mod tests {
         assert!(r.is_done() && r.block().is_none());
         // Another tag, or a file cut short, reads as nothing.
         assert!(Stream::open(&bytes[..], b"testblk2", 4).is_none());
-        let (_, mut cut) = Stream::open(&bytes[..bytes.len() - 1], b"testblk1", 4).unwrap();
+        let (_, mut cut) = Stream::open(&bytes[..bytes.len() - 9], b"testblk1", 4).unwrap();
         assert!(cut.block().is_some() && cut.records(4, word).is_none());
+        // Any flipped byte after the tag fails the checksum, whatever the blocks decode to.
+        for at in 8..bytes.len() {
+            let mut bad = bytes.clone();
+            bad[at] ^= 0x10;
+            let done = Stream::open(&bad[..], b"testblk1", 4).is_some_and(|(_, mut r)| {
+                r.block().is_some() && r.records(4, word).is_some() && r.is_done()
+            });
+            assert!(!done, "a flip at byte {at} went unnoticed");
+        }
+    }
+
+    #[test]
+    fn a_write_removes_what_killed_writers_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("x.bin");
+        // No process has pid u32::MAX - 1; our own pid's file is ours to overwrite.
+        let stale = dir.path().join(format!("x.bin.tmp{}", u32::MAX - 1));
+        std::fs::write(&stale, b"half").unwrap();
+        write(&file, b"testblk1", &[], &[b"a"]).unwrap();
+        assert!(!stale.exists());
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names, ["x.bin"]);
     }
 }

@@ -123,3 +123,22 @@ pub enum HookKind {
     /// git's pre-push protocol: refs on stdin, `<remote-name> <remote-url>` as arguments.
     PrePush { remote: String, url: Option<String> },
 }
+
+impl Cli {
+    /// Whether the command's answer is JSON on stdout (then an error is JSON too).
+    pub fn json(&self) -> bool {
+        match &self.command {
+            None => self.gate.json,
+            Some(Sub::Verify { json, .. } | Sub::Audit { json, .. }) => *json,
+            Some(_) => false,
+        }
+    }
+
+    /// The receipt `gate verify` writes, whatever the outcome.
+    pub fn receipt(&self) -> Option<&std::path::Path> {
+        match &self.command {
+            Some(Sub::Verify { receipt, .. }) => receipt.as_deref(),
+            _ => None,
+        }
+    }
+}

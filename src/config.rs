@@ -197,7 +197,7 @@ struct RawGo {
 #[serde(deny_unknown_fields)]
 struct RawPython {
     /// Import roots (directories holding top-level packages); detected when absent.
-    roots: Option<Vec<String>>,
+    roots: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Deserialize)]
@@ -315,6 +315,8 @@ pub struct DependsRule {
 pub struct Config {
     /// Where the settings came from: `.gate.toml`, or built-in defaults.
     pub source: Option<String>,
+    /// A hash of the text the settings were parsed from: what a kept graph was built under.
+    pub digest: u64,
     pub always_run: Vec<String>,
     pub known_flaky: Matcher,
     pub depends: Vec<DependsRule>,
@@ -326,6 +328,8 @@ pub struct Config {
     pub runner: Option<Vec<String>>,
     pub env: BTreeMap<String, String>,
     pub python_roots: Option<Vec<String>>,
+    /// The line of `[python] roots`, for errors about what it names.
+    pub python_roots_line: usize,
     /// Extra `go test` flags.
     pub go_flags: Vec<String>,
     pub base_branch: Option<String>,
@@ -520,6 +524,7 @@ impl Config {
         }
         Ok(Config {
             source: file.map(str::to_string),
+            digest: xxhash_rust::xxh3::xxh3_64(text.as_bytes()),
             always_run,
             known_flaky: globs("known_flaky", raw.known_flaky, &[])?,
             depends,
@@ -538,12 +543,27 @@ impl Config {
             fallback: raw.fallback,
             runner,
             env: raw.env,
-            python_roots: raw.python.roots.map(|roots| {
-                roots
-                    .into_iter()
-                    .map(|r| r.trim_matches('/').trim_start_matches("./").to_string())
-                    .collect()
-            }),
+            python_roots_line: raw
+                .python
+                .roots
+                .as_ref()
+                .map_or(0, |r| line_of(text, r.span().start)),
+            python_roots: raw
+                .python
+                .roots
+                .map(|roots| {
+                    let line = line_of(text, roots.span().start);
+                    roots
+                        .into_inner()
+                        .into_iter()
+                        .map(|r| {
+                            root(&r).map_err(|why| {
+                                err(format!("line {line}: `python.roots`: `{r}` {why}"))
+                            })
+                        })
+                        .collect::<Result<Vec<_>>>()
+                })
+                .transpose()?,
             go_flags: raw.go.flags,
             base_branch: raw.base_branch,
             steps,
@@ -561,9 +581,53 @@ impl Config {
     }
 }
 
+/// `.gate.toml` of a commit (through symlinks inside its tree), or the defaults when it has
+/// none.
+pub fn at_commit(repo: &git2::Repository, commit: git2::Oid) -> Result<Config> {
+    use crate::repo::snapshot::{LinkTarget, link_target};
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .map_err(|e| Error::git(format!("cannot read the tree of {commit}"), e))?;
+    let mut path = FILE.to_string();
+    for _ in 0..40 {
+        let Ok(entry) = tree.get_path(std::path::Path::new(&path)) else {
+            return Ok(Config::defaults());
+        };
+        let blob = repo
+            .find_blob(entry.id())
+            .map_err(|e| Error::git(format!("{path}: cannot read it in {commit}"), e))?;
+        let text = String::from_utf8_lossy(blob.content()).into_owned();
+        if entry.filemode() & 0o170000 != 0o120000 {
+            return Config::parse(Some(FILE), &text);
+        }
+        match link_target(&path, &text) {
+            LinkTarget::Inside(next) => path = next,
+            LinkTarget::Outside => break,
+        }
+    }
+    Err(Error::Config {
+        path: FILE.into(),
+        message: format!("in {commit} it is a symlink that leads out of the tree or in a circle"),
+    })
+}
+
 /// gate's glob dialect: `*` stops at `/`, `**` crosses directories.
 pub fn glob(pattern: &str) -> std::result::Result<globset::Glob, globset::Error> {
     GlobBuilder::new(pattern).literal_separator(true).build()
+}
+
+/// An import root as written (`src`, `./lib/`, `.`) as a repository-relative folder; an
+/// absolute path or one leaving the repository would make every import resolve to nothing.
+fn root(raw: &str) -> std::result::Result<String, &'static str> {
+    if raw.starts_with('/') {
+        return Err("is an absolute path: roots are folders of the repository");
+    }
+    let path = crate::graph::normalize(raw);
+    if path == ".." || path.starts_with("../") {
+        return Err("leaves the repository: roots are folders of the repository");
+    }
+    Ok(path)
 }
 
 fn line_of(text: &str, offset: usize) -> usize {

@@ -65,11 +65,33 @@ pub fn record(
     })
 }
 
+/// Appends `record` as one line. A line torn by a run killed while writing is read past with a
+/// warning (never glued to the new record: a file not ending with a newline gets one first).
 pub fn append(state: &Path, record: &Record) -> Result<()> {
     let path = state.join("decisions.jsonl");
     std::fs::create_dir_all(state)
         .map_err(|e| Error::io(state, "cannot create gate's directory", e))?;
-    let mut line = serde_json::to_string(record).expect("decisions serialize");
+    let existing = match std::fs::read(&path) {
+        Ok(bytes) => bytes,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+        Err(e) => return Err(Error::io(&path, "cannot read the decisions", e)),
+    };
+    let torn = torn_lines(&existing);
+    if !torn.is_empty() {
+        crate::report::warn(format!(
+            "{}: line {} is not a whole record (a run killed while writing?); it is kept as it is and read past",
+            path.display(),
+            torn.iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(", ")
+        ));
+    }
+    let mut line = String::new();
+    if existing.last().is_some_and(|&b| b != b'\n') {
+        line.push('\n');
+    }
+    line.push_str(&serde_json::to_string(record).expect("decisions serialize"));
     line.push('\n');
     std::fs::OpenOptions::new()
         .create(true)
@@ -77,4 +99,15 @@ pub fn append(state: &Path, record: &Record) -> Result<()> {
         .open(&path)
         .and_then(|mut f| f.write_all(line.as_bytes()))
         .map_err(|e| Error::io(&path, "cannot record the decision", e))
+}
+
+/// The 1-based numbers of the lines of a decisions file that are not a JSON record.
+fn torn_lines(bytes: &[u8]) -> Vec<usize> {
+    bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .filter(|(_, line)| !line.is_empty())
+        .filter(|(_, line)| serde_json::from_slice::<serde_json::Value>(line).is_err())
+        .map(|(i, _)| i + 1)
+        .collect()
 }

@@ -29,6 +29,19 @@ pub enum Error {
     /// The test runner could not be started.
     #[error("{0}")]
     Runner(String),
+    /// A stop signal (SIGINT, SIGTERM, SIGHUP) ended the run: it reached the runner, which
+    /// ended, and the temporary checkout was removed.
+    #[error("interrupted by {}: the runner was stopped and nothing was left behind", signal_name(*.0))]
+    Interrupted(i32),
+}
+
+fn signal_name(sig: i32) -> &'static str {
+    match sig {
+        libc::SIGINT => "SIGINT",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGHUP => "SIGHUP",
+        _ => "a signal",
+    }
 }
 
 impl Error {
@@ -54,6 +67,8 @@ impl Error {
     pub fn exit_code(&self) -> u8 {
         match self {
             Error::Runner(_) => exit_codes::RUNNER,
+            // The shell's convention for a death by signal.
+            Error::Interrupted(sig) => u8::try_from(128 + sig).unwrap_or(exit_codes::RUNNER),
             _ => exit_codes::USAGE,
         }
     }

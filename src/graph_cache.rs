@@ -8,6 +8,7 @@
 //! one text and its ends, edges as fixed-size records — so loading is a read and a check per
 //! block rather than a parse per edge. A `gate plan --out` export is the reviewable form.
 
+use crate::analyze::python::Flags;
 use crate::blocks;
 use crate::graph::{EdgeKind, Graph, Link, Parts, Strings};
 use std::collections::BTreeMap;
@@ -15,7 +16,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 /// The first bytes of the file; the digit is the layout's version.
-const MAGIC: &[u8; 8] = b"gategrf3";
+const MAGIC: &[u8; 8] = b"gategrf4";
 /// An edge on disk: from, to, line, detail (u32, little-endian) and the kind's index.
 const LINK_SIZE: usize = 17;
 const OID_SIZE: usize = 20;
@@ -53,14 +54,14 @@ impl Blobs {
 pub struct Cached {
     pub parts: Parts,
     pub blobs: Blobs,
-    pub flagged: BTreeMap<String, Vec<u32>>,
+    pub flagged: BTreeMap<String, Flags>,
 }
 
 /// The small, irregular parts, in postcard.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct Rest {
     unbounded: Vec<(String, u32, String)>,
-    flagged: Vec<(String, Vec<u32>)>,
+    flagged: Vec<(String, Flags)>,
 }
 
 /// What a reused graph must share with the tree being gated, hashed.
@@ -160,7 +161,7 @@ pub fn save(
     key: u64,
     graph: &Graph,
     blobs: &Blobs,
-    flagged: &BTreeMap<String, Vec<u32>>,
+    flagged: &BTreeMap<String, Flags>,
     warn: &mut dyn FnMut(String),
 ) {
     let (nodes, details, links) = graph.parts();
@@ -207,5 +208,74 @@ pub fn save(
         });
     if let Err(e) = written {
         warn(format!("{}: cannot keep the graph ({e})", file.display()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A kept graph with any byte changed, cut short or grown is not loaded (a flip in the tag
+    /// reads as another layout); random bytes never panic the decoder.
+    #[test]
+    fn a_damaged_graph_is_never_loaded() {
+        let files: std::collections::BTreeSet<String> = ["a.py", "b.py", "test_a.py"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let facts: BTreeMap<String, crate::analyze::python::Facts> = [
+            ("a.py", "import b\n"),
+            ("test_a.py", "import a\n"),
+            ("b.py", ""),
+        ]
+        .iter()
+        .map(|(p, t)| (p.to_string(), crate::plan::analyse_bytes(p, t.as_bytes())))
+        .collect();
+        let roots = vec![String::new()];
+        let is_test = |p: &str| p.starts_with("test_");
+        let links = BTreeMap::new();
+        let go = Default::default();
+        let tree = crate::graph::Tree::new(&files, &links, &roots, &is_test, None, &go);
+        let graph = Graph::build(&tree, &facts, &[], &[]);
+        let dir = tempfile::tempdir().unwrap();
+        let blobs = Blobs::new(graph.node_count());
+        save(dir.path(), 7, &graph, &blobs, &BTreeMap::new(), &mut |w| {
+            panic!("{w}")
+        });
+        let file = path(dir.path());
+        let bytes = std::fs::read(&file).unwrap();
+        assert!(load(dir.path(), 7, &mut |_| {}).is_some());
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(512));
+        runner
+            .run(
+                &(8..bytes.len(), any::<u8>(), 0..3u8),
+                |(at, value, how)| {
+                    let mut bad = bytes.clone();
+                    match how {
+                        0 if bad[at] != value => bad[at] = value,
+                        0 => bad[at] ^= 1,
+                        1 => bad.truncate(at),
+                        _ => bad.insert(at, value),
+                    }
+                    std::fs::write(&file, &bad).unwrap();
+                    // The key is part of the header: another key is another tree, not damage.
+                    let rejected = load(dir.path(), 7, &mut |_| ()).is_none();
+                    prop_assert!(rejected);
+                    Ok(())
+                },
+            )
+            .unwrap();
+        runner
+            .run(&prop::collection::vec(any::<u8>(), 0..1024), |noise| {
+                let mut bad = MAGIC.to_vec();
+                bad.extend(7u64.to_le_bytes());
+                bad.extend(noise);
+                std::fs::write(&file, &bad).unwrap();
+                let rejected = load(dir.path(), 7, &mut |_| ()).is_none();
+                prop_assert!(rejected);
+                Ok(())
+            })
+            .unwrap();
     }
 }

@@ -18,6 +18,7 @@ pub mod graph;
 pub mod graph_cache;
 pub mod hook;
 pub mod plan;
+pub mod process;
 pub mod project;
 pub mod repo;
 pub mod report;

@@ -1,4 +1,5 @@
 use clap::Parser;
+use gate::report::json::ErrorReport;
 use gate::{cli::Cli, commands, exit_codes};
 use std::process::ExitCode;
 
@@ -11,14 +12,23 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            // clap exits 2 on usage errors; 2 is gate's "refused", so usage is 3.
-            return ExitCode::from(if e.use_stderr() {
-                exit_codes::USAGE
-            } else {
-                exit_codes::OK
-            });
+            if !e.use_stderr() {
+                return ExitCode::from(exit_codes::OK);
+            }
+            // clap exits 2 on usage errors; 2 is gate's "refused", so usage is 3. A caller that
+            // asked for JSON still gets JSON.
+            if std::env::args().any(|a| a == "--json") {
+                let rendered = e.render().to_string();
+                let first = rendered.lines().next().unwrap_or_default();
+                let err = gate::error::Error::Usage(
+                    first.strip_prefix("error: ").unwrap_or(first).to_string(),
+                );
+                print_json_error(&err);
+            }
+            return ExitCode::from(exit_codes::USAGE);
         }
     };
+    let (json, receipt) = (cli.json(), cli.receipt().map(std::path::Path::to_path_buf));
     match commands::dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
@@ -31,7 +41,23 @@ fn main() -> ExitCode {
             if let Some(hint) = err.hint() {
                 eprintln!("\nhint: {hint}");
             }
+            if json {
+                print_json_error(&err);
+            }
+            if let Some(path) = receipt {
+                let text = serde_json::to_string_pretty(&ErrorReport::new(&err))
+                    .expect("errors serialize");
+                if let Err(e) = std::fs::write(&path, text + "\n") {
+                    eprintln!("error: {}: cannot write the receipt: {e}", path.display());
+                }
+            }
             ExitCode::from(err.exit_code())
         }
     }
+}
+
+fn print_json_error(err: &gate::error::Error) {
+    use std::io::Write;
+    let text = serde_json::to_string_pretty(&ErrorReport::new(err)).expect("errors serialize");
+    let _ = writeln!(std::io::stdout(), "{text}");
 }

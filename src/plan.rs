@@ -10,11 +10,13 @@ use crate::repo::snapshot::Snapshot;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Version of every plan and cache file gate writes; the schemas in `plans/` carry it.
 /// 2: reference facts (paths, dynamic imports, apps, argv and shell contexts), shell scripts.
-pub const FORMAT: u32 = 2;
+/// 3: symlinks (the AST plan lists them; `symlink` edges), checksummed caches.
+pub const FORMAT: u32 = 3;
 pub const ANALYZER: &str = concat!("gate ", env!("CARGO_PKG_VERSION"));
 
 /// The facts of every analysed file (Python sources and stubs, shell scripts) of a snapshot,
@@ -26,23 +28,25 @@ pub struct Analysis {
     pub cached: usize,
 }
 
-#[derive(Serialize, Deserialize)]
+/// The facts cache: blob id → facts, of this gate's format, analyser and grammars.
 struct Cache {
-    format: u32,
-    analyzer: String,
-    grammar: String,
-    /// blob id → facts
     entries: BTreeMap<String, Facts>,
 }
 
-/// The cache as written: its earlier entries and this tree's new facts, borrowed where they
-/// are rather than copied into one map (the same JSON as `Cache`).
-#[derive(Serialize)]
-struct CacheOut<'a> {
+/// The cache file as read: `entries` is kept as its text until its checksum (xxh3 of that
+/// text, written after it) is checked.
+#[derive(Deserialize)]
+struct CacheFile<'a> {
     format: u32,
-    analyzer: &'a str,
-    grammar: &'a str,
-    entries: BTreeMap<&'a str, &'a Facts>,
+    analyzer: String,
+    grammar: String,
+    #[serde(borrow)]
+    entries: &'a serde_json::value::RawValue,
+    checksum: String,
+}
+
+fn checksum(bytes: &[u8]) -> String {
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(bytes))
 }
 
 fn cache_path(state: &Path) -> PathBuf {
@@ -62,7 +66,12 @@ pub fn analyze(
     let mut blobs = BTreeMap::new();
     let mut todo: Vec<(String, String, Vec<u8>)> = Vec::new();
     let mut facts = BTreeMap::new();
-    for file in snapshot.files.iter().filter(|f| analysed(f)) {
+    // A symlink's content is its link text: never analysed as code (its edge is its target).
+    let files = snapshot
+        .files
+        .iter()
+        .filter(|f| analysed(f) && !snapshot.links.contains_key(*f));
+    for file in files {
         // A commit's tree knows the blob id, so a hit costs no read; the working tree must be
         // read and hashed to know it.
         let (id, content) = match snapshot.known_blob(file) {
@@ -112,13 +121,7 @@ pub fn analyze(
             .map(|(id, f)| (id.as_str(), f))
             .collect();
         entries.extend(ids.iter().map(|(id, file)| (id.as_str(), &facts[file])));
-        let out = CacheOut {
-            format: cache.format,
-            analyzer: &cache.analyzer,
-            grammar: &cache.grammar,
-            entries,
-        };
-        save_cache(&path, &out, warn);
+        save_cache(&path, &entries, warn);
     }
     Ok(Analysis {
         facts,
@@ -139,13 +142,10 @@ pub fn grammars() -> String {
     )
 }
 
-const FACTS_REVISION: u32 = 5;
+const FACTS_REVISION: u32 = 6;
 
 fn empty_cache() -> Cache {
     Cache {
-        format: FORMAT,
-        analyzer: ANALYZER.to_string(),
-        grammar: grammars(),
         entries: BTreeMap::new(),
     }
 }
@@ -155,26 +155,35 @@ fn load_cache(path: &Path, warn: &mut dyn FnMut(String)) -> Cache {
         Ok(bytes) => bytes,
         Err(_) => return empty_cache(),
     };
-    match serde_json::from_slice::<Cache>(&bytes) {
-        Ok(c) if c.format == FORMAT && c.analyzer == ANALYZER && c.grammar == grammars() => c,
-        Ok(c) => {
-            warn(format!(
-                "{}: written by {} (format {}, {}), this is {ANALYZER} (format {FORMAT}, {}); rebuilding it",
-                path.display(),
-                c.analyzer,
-                c.format,
-                c.grammar,
-                grammars()
-            ));
-            empty_cache()
-        }
-        Err(e) => {
-            warn(format!(
-                "{}: corrupt plan cache ({e}); rebuilding it",
-                path.display()
-            ));
-            empty_cache()
-        }
+    let corrupt = |why: String, warn: &mut dyn FnMut(String)| {
+        warn(format!(
+            "{}: corrupt plan cache ({why}); rebuilding it",
+            path.display()
+        ));
+        empty_cache()
+    };
+    let file = match serde_json::from_slice::<CacheFile<'_>>(&bytes) {
+        Ok(file) => file,
+        Err(e) => return corrupt(e.to_string(), warn),
+    };
+    if file.format != FORMAT || file.analyzer != ANALYZER || file.grammar != grammars() {
+        warn(format!(
+            "{}: written by {} (format {}, {}), this is {ANALYZER} (format {FORMAT}, {}); rebuilding it",
+            path.display(),
+            file.analyzer,
+            file.format,
+            file.grammar,
+            grammars()
+        ));
+        return empty_cache();
+    }
+    let text = file.entries.get();
+    if checksum(text.as_bytes()) != file.checksum {
+        return corrupt("its checksum does not match its entries".into(), warn);
+    }
+    match serde_json::from_str(text) {
+        Ok(entries) => Cache { entries },
+        Err(e) => corrupt(e.to_string(), warn),
     }
 }
 
@@ -198,26 +207,50 @@ pub fn is_shell(path: &str) -> bool {
     [".sh", ".bash", ".zsh"].iter().any(|e| path.ends_with(e))
 }
 
-/// Writes through a temporary file and a rename, so a killed run never leaves half a cache.
-/// A cache that cannot be written costs speed, not correctness: a warning, not an error.
-fn save_cache(path: &Path, cache: &CacheOut<'_>, warn: &mut dyn FnMut(String)) {
-    let write = || -> std::io::Result<()> {
-        if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir)?;
-        }
-        let tmp = path.with_extension(format!("json.tmp{}", std::process::id()));
-        // Streamed: a large tree's cache text is never held whole.
-        let mut out = std::io::BufWriter::new(std::fs::File::create(&tmp)?);
-        serde_json::to_writer(&mut out, cache)?;
-        std::io::Write::flush(&mut out)?;
-        drop(out);
-        std::fs::rename(&tmp, path)
-    };
-    if let Err(e) = write() {
+/// Writes through a temporary file and a rename, so a killed run never leaves half a cache;
+/// the entries are streamed (a large tree's cache text is never held whole) and hashed as
+/// they are written. A cache that cannot be written costs speed, not correctness: a warning.
+fn save_cache(path: &Path, entries: &BTreeMap<&str, &Facts>, warn: &mut dyn FnMut(String)) {
+    let written = crate::blocks::replace(path, |file| {
+        let mut out = std::io::BufWriter::new(file);
+        write!(
+            out,
+            "{{\"format\":{FORMAT},\"analyzer\":{},\"grammar\":{},\"entries\":",
+            serde_json::to_string(ANALYZER)?,
+            serde_json::to_string(&grammars())?
+        )?;
+        let mut hashed = Hashed {
+            out: &mut out,
+            hash: xxhash_rust::xxh3::Xxh3::new(),
+        };
+        serde_json::to_writer(&mut hashed, entries)?;
+        let sum = format!("{:016x}", hashed.hash.digest());
+        write!(out, ",\"checksum\":\"{sum}\"}}")?;
+        out.flush()
+    });
+    if let Err(e) = written {
         warn(format!(
             "{}: cannot write the plan cache ({e})",
             path.display()
         ));
+    }
+}
+
+/// A writer that hashes what passes through it.
+struct Hashed<'w, W> {
+    out: &'w mut W,
+    hash: xxhash_rust::xxh3::Xxh3,
+}
+
+impl<W: Write> Write for Hashed<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.hash.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
     }
 }
 
@@ -233,6 +266,17 @@ pub struct AstPlan<'a> {
     pub roots: &'a [String],
     pub test_config: Option<&'a str>,
     pub files: Vec<AstFile<'a>>,
+    /// Symlinks, never analysed as code: their edge is what they point at.
+    pub symlinks: Vec<Symlink<'a>>,
+}
+
+#[derive(Serialize)]
+pub struct Symlink<'a> {
+    pub path: &'a str,
+    /// The link text, as git stores it.
+    pub text: &'a str,
+    /// Where it points in the tree; null when it leaves the repository.
+    pub target: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -270,6 +314,7 @@ pub struct Plans<'a> {
 impl<'a> Plans<'a> {
     pub fn new(
         tree: String,
+        links: &'a BTreeMap<String, String>,
         analysis: &'a Analysis,
         graph: &'a Graph,
         roots: &'a [String],
@@ -329,6 +374,17 @@ impl<'a> Plans<'a> {
                 roots,
                 test_config,
                 files,
+                symlinks: links
+                    .iter()
+                    .map(|(path, text)| Symlink {
+                        path,
+                        text,
+                        target: match crate::repo::snapshot::link_target(path, text) {
+                            crate::repo::snapshot::LinkTarget::Inside(t) => Some(t),
+                            crate::repo::snapshot::LinkTarget::Outside => None,
+                        },
+                    })
+                    .collect(),
             },
             imports: EdgePlan {
                 version: FORMAT,
@@ -392,4 +448,48 @@ pub fn module_name(path: &str, roots: &[String]) -> Option<String> {
         .unwrap_or(rel)
         .replace('/', ".");
     (!module.is_empty() && module != "__init__").then_some(module)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The facts cache as written loads; with any byte changed (or random bytes) it is either
+    /// rejected with a warning or, where the change is outside the checked entries (the
+    /// checksum's own digits, whitespace), holds exactly the entries written.
+    #[test]
+    fn a_damaged_facts_cache_is_never_trusted() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("python.json");
+        let facts = analyse_bytes("a.py", b"import os\nopen('data/x.json')\n");
+        let entries: BTreeMap<&str, &Facts> = [("0123abcd", &facts)].into_iter().collect();
+        save_cache(&file, &entries, &mut |w| panic!("{w}"));
+        let loaded = load_cache(&file, &mut |w| panic!("{w}"));
+        assert_eq!(loaded.entries.get("0123abcd"), Some(&facts));
+        let bytes = std::fs::read(&file).unwrap();
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(512));
+        runner
+            .run(&(0..bytes.len(), any::<u8>()), |(at, value)| {
+                let mut bad = bytes.clone();
+                bad[at] = if bad[at] == value { value ^ 1 } else { value };
+                std::fs::write(&file, &bad).unwrap();
+                let mut warned = false;
+                let cache = load_cache(&file, &mut |_| warned = true);
+                prop_assert!(
+                    warned || cache.entries.get("0123abcd") == Some(&facts),
+                    "a flip at {} was trusted",
+                    at
+                );
+                Ok(())
+            })
+            .unwrap();
+        runner
+            .run(&prop::collection::vec(any::<u8>(), 0..512), |noise| {
+                std::fs::write(&file, &noise).unwrap();
+                let _ = load_cache(&file, &mut |_| {});
+                Ok(())
+            })
+            .unwrap();
+    }
 }

@@ -3,6 +3,7 @@
 
 use crate::analyze::gomod::{self, GoLayout};
 use crate::analyze::pytest_ini::TestDiscovery;
+use crate::analyze::python::Flags;
 use crate::analyze::roots;
 use crate::config::{self, Config};
 use crate::error::Result;
@@ -21,9 +22,13 @@ pub struct Project {
     pub graph: Graph,
     /// Test files of the tree (as pytest would collect them with no arguments).
     pub tests: BTreeSet<String>,
-    /// Python files that parsed with errors → lines.
-    pub flagged: BTreeMap<String, Vec<u32>>,
+    /// Files whose facts may be incomplete (parse errors, too deep, too large) → why.
+    pub flagged: BTreeMap<String, Flags>,
     pub go: GoLayout,
+    /// The tree's symlinks → what each points at, as said on its row.
+    pub links: BTreeMap<String, String>,
+    /// `[[depends]]` rules (by index) whose tests this change deleted: they bound nothing now.
+    pub stale_depends: BTreeSet<usize>,
 }
 
 impl Project {
@@ -35,31 +40,58 @@ impl Project {
             tests: &self.tests,
             flagged: &self.flagged,
             is_test: self.graph.mask(&self.tests),
+            links: &self.links,
+            stale_depends: &self.stale_depends,
             unbounded_tests: Default::default(),
         }
     }
 
     /// `deleted` are paths gone from the tree that imports may still name: they stay graph
-    /// nodes so whatever imports them is selected.
+    /// nodes so whatever imports them is selected. The tree's own `.gate.toml` configures it.
     pub fn load(
         repo: &git2::Repository,
         snapshot: &Snapshot,
         deleted: &[String],
         warn: &mut dyn FnMut(String),
     ) -> Result<Project> {
-        Self::load_with(repo, snapshot, deleted, warn, false)
+        let config = Self::own_config(repo, snapshot)?;
+        Self::load_with(repo, snapshot, deleted, warn, config, Keep::Reuse(false))
     }
 
-    /// As `load`, for selecting only: the graph of the last gated tree is reused when this tree
+    /// As `load`, for selecting only, under `config` (the tree's own, or the base's when the
+    /// change touches `.gate.toml`): the graph of the last gated tree is reused when this tree
     /// has the same files and configuration, with the changed files' edges recomputed; the
     /// facts of unchanged files are then not loaded (`analysis` holds the changed ones).
     pub fn load_for_selection(
         repo: &git2::Repository,
         snapshot: &Snapshot,
         deleted: &[String],
+        config: Config,
         warn: &mut dyn FnMut(String),
     ) -> Result<Project> {
-        Self::load_with(repo, snapshot, deleted, warn, true)
+        Self::load_with(repo, snapshot, deleted, warn, config, Keep::Reuse(true))
+    }
+
+    /// As `load` under another `config`, for a comparison: the kept graph is left as it is.
+    pub fn load_aside(
+        repo: &git2::Repository,
+        snapshot: &Snapshot,
+        deleted: &[String],
+        config: Config,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<Project> {
+        Self::load_with(repo, snapshot, deleted, warn, config, Keep::Aside)
+    }
+
+    /// The tree's own `.gate.toml` (read through symlinks inside the tree), or the defaults.
+    pub fn own_config(repo: &git2::Repository, snapshot: &Snapshot) -> Result<Config> {
+        match snapshot.followed(config::FILE) {
+            Some(file) => {
+                let bytes = snapshot.read(repo, &file)?.1;
+                Config::parse(Some(config::FILE), &String::from_utf8_lossy(&bytes))
+            }
+            None => Ok(Config::defaults()),
+        }
     }
 
     fn load_with(
@@ -67,17 +99,13 @@ impl Project {
         snapshot: &Snapshot,
         deleted: &[String],
         warn: &mut dyn FnMut(String),
-        reuse: bool,
+        config: Config,
+        keep: Keep,
     ) -> Result<Project> {
+        // Configuration files are read through symlinks inside the tree, never out of it.
         let read = |path: &str| {
-            snapshot
-                .contains(path)
-                .then(|| snapshot.read(repo, path).ok().map(|(_, b)| b))
-                .flatten()
-        };
-        let config = match read(config::FILE) {
-            Some(bytes) => Config::parse(Some(config::FILE), &String::from_utf8_lossy(&bytes))?,
-            None => Config::defaults(),
+            let file = snapshot.followed(path)?;
+            snapshot.read(repo, &file).ok().map(|(_, b)| b)
         };
         let discovery = TestDiscovery::load(read)?;
         let roots = config.python_roots.clone().unwrap_or_else(|| {
@@ -117,9 +145,12 @@ impl Project {
                 .filter(|d| go.packages.contains(*d) && go.tested(d))
                 .map(graph::go_tests),
         );
+        check_roots(&config, &snapshot.files)?;
+        let stale_depends = stale_depends(&config, &tests, deleted)?;
         let is_test = |p: &str| tests.contains(p);
         let tree = Tree::new(
             &nodes,
+            &snapshot.links,
             &roots,
             &is_test,
             discovery.bdd_features_base_dir.as_deref(),
@@ -127,13 +158,11 @@ impl Project {
         );
         // `[[reference]]` edges depend on contents the patch would not revisit: no reuse then.
         // A full load (`gate plan`) keeps its graph for the selections that follow.
-        let key = config
-            .references
-            .is_empty()
-            .then(|| graph_key(repo, snapshot, &nodes))
+        let key = (config.references.is_empty() && keep != Keep::Aside)
+            .then(|| graph_key(repo, snapshot, &nodes, &config))
             .transpose()?;
         crate::timings::mark("configuration and tree index");
-        let reused = match key.filter(|_| reuse) {
+        let reused = match key.filter(|_| keep == Keep::Reuse(true)) {
             Some(key) => reuse_graph(repo, snapshot, &state, key, &tree, &config, warn)?,
             None => None,
         };
@@ -151,11 +180,10 @@ impl Project {
                 crate::timings::mark("facts ready");
                 let user = user_references(&config, snapshot, &read);
                 let graph = Graph::build(&tree, &analysis.facts, &user, &config.loads);
-                let flagged: BTreeMap<String, Vec<u32>> = analysis
+                let flagged: BTreeMap<String, Flags> = analysis
                     .facts
                     .iter()
-                    .filter(|(_, f)| !f.parse_errors.is_empty())
-                    .map(|(p, f)| (p.clone(), f.parse_errors.clone()))
+                    .filter_map(|(p, f)| Some((p.clone(), f.flags()?)))
                     .collect();
                 (analysis, graph, flagged, None)
             }
@@ -175,8 +203,105 @@ impl Project {
             tests,
             flagged,
             go,
+            links: link_facts(snapshot),
+            stale_depends,
         })
     }
+}
+
+/// Every `[python] roots` entry must be a folder of the tree: one naming nothing makes every
+/// import resolve to nothing, and a breaking change would select no test.
+fn check_roots(config: &Config, files: &BTreeSet<String>) -> Result<()> {
+    for root in config.python_roots.iter().flatten() {
+        let prefix = format!("{root}/");
+        let holds_files = root.is_empty()
+            || files
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|f| f.starts_with(&prefix));
+        if !holds_files {
+            return Err(crate::error::Error::Config {
+                path: config::FILE.into(),
+                message: format!(
+                    "line {}: `python.roots`: `{root}` is no folder of the gated tree, so no import would resolve through it",
+                    config.python_roots_line
+                ),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// A `[[depends]]` rule whose `tests` match no test file would turn a refusal into "no test
+/// reaches it": an error, unless the change itself deleted the tests it named — then the rule
+/// is kept out (its rows stay refused and say why).
+fn stale_depends(
+    config: &Config,
+    tests: &BTreeSet<String>,
+    deleted: &[String],
+) -> Result<BTreeSet<usize>> {
+    let mut stale = BTreeSet::new();
+    for rule in &config.depends {
+        if tests.iter().any(|t| rule.tests.is_match(t)) {
+            continue;
+        }
+        if deleted.iter().any(|d| rule.tests.is_match(d)) {
+            stale.insert(rule.index);
+            continue;
+        }
+        return Err(crate::error::Error::Config {
+            path: config::FILE.into(),
+            message: format!(
+                "`[[depends]]` rule {}: `tests` ({}) matches no test file of the gated tree, so it would bound nothing",
+                rule.index, rule.tests.text
+            ),
+        });
+    }
+    Ok(stale)
+}
+
+/// What each symlink points at: a file or folder of the tree, nothing, or something outside
+/// the repository that gate never reads.
+fn link_facts(snapshot: &Snapshot) -> BTreeMap<String, String> {
+    use crate::repo::snapshot::{LinkTarget, link_target};
+    let holds_files = |dir: &str| {
+        let prefix = format!("{dir}/");
+        snapshot
+            .files
+            .range(prefix.clone()..)
+            .next()
+            .is_some_and(|f| f.starts_with(&prefix))
+    };
+    snapshot
+        .links
+        .iter()
+        .map(|(link, text)| {
+            let fact = match link_target(link, text) {
+                LinkTarget::Outside => format!(
+                    "{link} is a symlink to `{text}`, outside the repository: what it holds is no file of the gated tree, and gate does not read it"
+                ),
+                LinkTarget::Inside(t) if snapshot.contains(&t) => {
+                    format!("{link} is a symlink to {t}")
+                }
+                LinkTarget::Inside(t) if t.is_empty() || holds_files(&t) => {
+                    format!("{link} is a symlink to the folder {t}/")
+                }
+                LinkTarget::Inside(_) => {
+                    format!("{link} is a dangling symlink (to `{text}`): nothing is there")
+                }
+            };
+            (link.clone(), fact)
+        })
+        .collect()
+}
+
+/// What a load does with the graph kept from the last gated tree.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// Keep this one for the next run; with `true`, start from the kept one when it fits.
+    Reuse(bool),
+    /// Neither read nor replace it (a second load of the same tree, for a comparison).
+    Aside,
 }
 
 /// Above this many changed files a full build is as quick as a patch.
@@ -190,8 +315,11 @@ fn graph_key(
     repo: &git2::Repository,
     snapshot: &Snapshot,
     nodes: &BTreeSet<String>,
+    config: &Config,
 ) -> Result<u64> {
     let mut key = graph_cache::Key::new(&plan::grammars());
+    // The configuration governing this tree, which may be another commit's.
+    key.add(config.digest);
     for node in nodes {
         key.add(node);
     }
@@ -205,6 +333,8 @@ fn graph_key(
     for file in snapshot.files.iter().filter(|f| configures(f)) {
         key.add((file, blob_of(repo, snapshot, file)?));
     }
+    // Where links point decides edges no file's facts give.
+    key.add(&snapshot.links);
     Ok(key.value())
 }
 
@@ -218,7 +348,7 @@ fn blob_of(repo: &git2::Repository, snapshot: &Snapshot, file: &str) -> Result<S
 struct Reused {
     analysis: Analysis,
     graph: Graph,
-    flagged: BTreeMap<String, Vec<u32>>,
+    flagged: BTreeMap<String, Flags>,
     blobs: Blobs,
 }
 
@@ -240,7 +370,11 @@ fn reuse_graph(
     let mut blobs = cached.blobs;
     let mut changed = Vec::new();
     let mut unchanged = 0;
-    let sources = || snapshot.entries().filter(|(f, _)| plan::analysed(f));
+    let sources = || {
+        snapshot
+            .entries()
+            .filter(|(f, _)| plan::analysed(f) && !snapshot.links.contains_key(*f))
+    };
     let ids = cached
         .parts
         .ids_of_sorted(sources().map(|(f, _)| f.as_str()));
@@ -282,8 +416,8 @@ fn reuse_graph(
     let mut flagged = cached.flagged;
     for (file, f) in &facts {
         flagged.remove(file);
-        if !f.parse_errors.is_empty() {
-            flagged.insert(file.clone(), f.parse_errors.clone());
+        if let Some(flags) = f.flags() {
+            flagged.insert(file.clone(), flags);
         }
     }
     let Some(graph) = cached.parts.patch(tree, &facts, &config.loads) else {

@@ -61,10 +61,14 @@ pub struct Context<'a> {
     pub config: &'a Config,
     /// Test files of the gated tree (never deleted ones).
     pub tests: &'a BTreeSet<String>,
-    /// Python files that parsed with errors → the lines.
-    pub flagged: &'a BTreeMap<String, Vec<u32>>,
+    /// Files whose facts may be incomplete → why.
+    pub flagged: &'a BTreeMap<String, crate::analyze::python::Flags>,
     /// Per graph node id: whether it is a test (`tests` by id, for walks).
     pub is_test: Vec<bool>,
+    /// The tree's symlinks → what each points at, said for its row.
+    pub links: &'a BTreeMap<String, String>,
+    /// `[[depends]]` rules (by index) whose tests the change deleted.
+    pub stale_depends: &'a BTreeSet<usize>,
     /// Tests (node ids) that depend on each file holding an unbounded dynamic import, walked
     /// once.
     pub unbounded_tests: std::cell::RefCell<BTreeMap<String, Vec<u32>>>,
@@ -173,6 +177,9 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
         ));
         return row;
     }
+    if let Some(fact) = ctx.links.get(path) {
+        row.reasons.push(fact.clone());
+    }
     if let Some(reason) = ctx.config.whole_suite_reason(path) {
         row.verdict = Verdict::NamedFull;
         row.reasons.push(reason.to_string());
@@ -201,6 +208,7 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
         .cut(ctx.graph)
         .filter(|n| ctx.tests.contains(*n))
         .collect();
+    let cut_here: Vec<String> = cut_tests.iter().map(|t| t.to_string()).collect();
     if let Some(depth) = ctx.config.max_depth
         && !cut_tests.is_empty()
     {
@@ -215,6 +223,13 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
     }
     let mut ruled = false;
     for rule in ctx.config.depends.iter().filter(|r| r.on.is_match(path)) {
+        if ctx.stale_depends.contains(&rule.index) {
+            row.reasons.push(format!(
+                "warning: [[depends]] rule {} (tests = {}) matches no test file any more — this change deleted the tests it named — so it bounds nothing",
+                rule.index, rule.tests.text
+            ));
+            continue;
+        }
         ruled = true;
         let name = format!(
             "[[depends]] rule {} (tests = {}; on = {})",
@@ -232,15 +247,8 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
     }
     row.edges.sort_by(|a, b| a.test.cmp(&b.test));
     row.tests = row.edges.iter().map(|e| e.test.clone()).collect();
-    if let Some(lines) = ctx.flagged.get(path) {
-        row.reasons.push(format!(
-            "parsed with errors (line {}): only the imports tree-sitter recovered are known",
-            lines
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        ));
+    if let Some(flags) = ctx.flagged.get(path) {
+        row.reasons.extend(flags.reasons());
     }
     let is_test = ctx.tests.contains(path) || is_test_name(path);
     let has_edges = ctx.graph.has_dependents(path) || ruled;
@@ -270,6 +278,10 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
                 (0, Status::Deleted) if change.other.is_none() && is_test_name(path) => {
                     "deleted test file — it leaves the selection".to_string()
                 }
+                (0, _) if !cut_here.is_empty() => format!(
+                    "no test within max_depth = {} import hop(s) reaches it",
+                    ctx.config.max_depth.unwrap_or_default()
+                ),
                 (0, _) => "no test reaches it — an untested file, not a reason to run the suite"
                     .to_string(),
                 (n, _) => format!("selects {n} test file(s)"),

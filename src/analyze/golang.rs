@@ -83,9 +83,14 @@ fn header(source: &[u8]) -> &[u8] {
 }
 
 pub fn analyze(source: &[u8]) -> Facts {
-    let source = header(source);
-    let tree = PARSER.with(|p| p.borrow_mut().parse(source, None));
     let mut facts = Facts::default();
+    let mut source = header(source);
+    // Go's imports come first, so a cut past `MAX_PARSED` loses only path calls and embeds.
+    if let Some(cut) = super::python::cut_point(source) {
+        facts.cut_at = Some(source[..cut].iter().filter(|&&b| b == b'\n').count() as u32 + 1);
+        source = &source[..cut];
+    }
+    let tree = PARSER.with(|p| p.borrow_mut().parse(source, None));
     let Some(tree) = tree else {
         facts.parse_errors.push(1);
         return facts;
@@ -179,6 +184,38 @@ pub fn analyze(source: &[u8]) -> Facts {
     facts.parse_errors.sort_unstable();
     facts.parse_errors.dedup();
     facts
+}
+
+/// The lines of syntax errors anywhere in a Go file. `analyze` usually reads a file only up to
+/// its first declaration (its imports are all there), so errors below are found only here:
+/// for the changed files, whose rows say so.
+pub fn parse_errors(source: &[u8]) -> Vec<u32> {
+    let source = match super::python::cut_point(source) {
+        Some(cut) => &source[..cut],
+        None => source,
+    };
+    let Some(tree) = PARSER.with(|p| p.borrow_mut().parse(source, None)) else {
+        return vec![1];
+    };
+    let mut lines = Vec::new();
+    let mut cursor = tree.walk();
+    // A pre-order walk with the cursor: no recursion on nesting depth.
+    loop {
+        let node = cursor.node();
+        if node.is_error() || node.is_missing() {
+            lines.push(node.start_position().row as u32 + 1);
+        }
+        if node.has_error() && cursor.goto_first_child() {
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                lines.sort_unstable();
+                lines.dedup();
+                return lines;
+            }
+        }
+    }
 }
 
 /// Keeps a string that may name a file: not an option, not only dots and slashes (`".."` alone
@@ -326,5 +363,31 @@ func TestX(t *testing.T) {
         // A file that reads files is parsed whole.
         let reads = "package p\n\nimport \"os\"\n\nfunc F() { os.ReadFile(\"data.json\") }\n";
         assert_eq!(header(reads.as_bytes()).len(), reads.len());
+    }
+
+    mod fuzz {
+        use super::super::{analyze, parse_errors};
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(96))]
+            #[test]
+            fn random_bytes(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
+                prop_assert_eq!(analyze(&bytes), analyze(&bytes));
+                let _ = parse_errors(&bytes);
+            }
+
+            #[test]
+            fn deep_nesting(depth in 1usize..20_000, open in "[(\\[{]") {
+                let close = match open.as_str() { "(" => ")", "[" => "]", _ => "}" };
+                let src = format!(
+                    "package p\n\nimport \"os\"\n\nvar x = os.ReadFile({}1{})\n",
+                    open.repeat(depth),
+                    close.repeat(depth)
+                );
+                let _ = analyze(src.as_bytes());
+                let _ = parse_errors(src.as_bytes());
+            }
+        }
     }
 }

@@ -3,6 +3,7 @@
 //! resources. An unknown part becomes `*`, so the value is a glob over what it can name.
 
 use serde::{Deserialize, Serialize};
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use tree_sitter::Node;
 
@@ -144,163 +145,203 @@ const RESOURCE_READERS: &[&str] = &[
     "resource_string",
 ];
 
-/// The path `node` evaluates to, if it is a path expression.
+/// How deep an expression is followed. Deeper ones (a generated `1+1+…` of thousands of
+/// terms, thousands of nested parentheses) are not evaluated, and say so: recursion on input
+/// depth would overflow the stack.
+pub const MAX_DEPTH: u32 = 200;
+
+/// The path `node` evaluates to, if it is a path expression, and whether the expression was
+/// too deep to follow (then the value is `None`).
 pub fn eval(
     node: Node<'_>,
     source: &[u8],
     names: &BTreeMap<String, PathValue>,
-) -> Option<PathValue> {
-    let text = |n: Node<'_>| n.utf8_text(source).unwrap_or_default();
-    match node.kind() {
-        "string" => {
-            // `f"{HERE}/data.json"`: a path-valued first interpolation anchors the rest.
-            let mut cursor = node.walk();
-            let parts: Vec<Node<'_>> = node
-                .named_children(&mut cursor)
-                .filter(|c| c.kind() != "string_start" && c.kind() != "string_end")
-                .collect();
-            if let Some(first) = parts.first().filter(|c| c.kind() == "interpolation")
-                && let Some(anchor) = first
-                    .named_child(0)
-                    .and_then(|e| eval(e, source, names))
-                    .filter(|v| !matches!(v, PathValue::Relative(_)))
-            {
-                let rest: String = parts[1..]
-                    .iter()
-                    .map(|c| match c.kind() {
-                        "string_content" => c.utf8_text(source).unwrap_or_default().to_string(),
-                        _ => "*".to_string(),
-                    })
-                    .collect();
-                return anchor.concat(&rest);
-            }
-            Some(PathValue::Relative(literal(node, source, names)))
-        }
-        "concatenated_string" => Some(PathValue::Relative(literal(node, source, names))),
-        "identifier" if text(node) == "__file__" => Some(PathValue::File),
-        "identifier" => names.get(text(node)).cloned(),
-        "parenthesized_expression" => eval(node.named_child(0)?, source, names),
-        "attribute" => {
-            let object = node.child_by_field_name("object")?;
-            match text(node.child_by_field_name("attribute")?) {
-                "parent" => eval(object, source, names)?.parent(),
-                _ => None,
-            }
-        }
-        "subscript" => {
-            // `Path(__file__).parents[2]`
-            let value = node.child_by_field_name("value")?;
-            let index: usize = text(node.child_by_field_name("subscript")?).parse().ok()?;
-            if value.kind() != "attribute"
-                || text(value.child_by_field_name("attribute")?) != "parents"
-            {
-                return None;
-            }
-            let mut out = eval(value.child_by_field_name("object")?, source, names)?;
-            for _ in 0..=index {
-                out = out.parent()?;
-            }
-            Some(out)
-        }
-        "binary_operator" => {
-            let left = node.child_by_field_name("left")?;
-            let right = node.child_by_field_name("right")?;
-            let op = text(node.child_by_field_name("operator")?);
-            let l = eval(left, source, names);
-            let r = part(right, source, names);
-            match (op, l) {
-                ("/", Some(l)) => l.join(&r),
-                ("+", Some(l)) => l.concat(&r),
-                // `"data/" + name`: the unknown left part is a wildcard only when the right
-                // part says enough to name something.
-                ("+", None) if r.contains('/') => Some(PathValue::Relative(format!("*{r}"))),
-                _ => None,
-            }
-        }
-        "call" => call(node, source, names),
-        _ => None,
-    }
+) -> (Option<PathValue>, bool) {
+    let e = Eval {
+        source,
+        names,
+        depth: Cell::new(0),
+        too_deep: Cell::new(false),
+    };
+    let value = e.eval(node);
+    (value, e.too_deep.get())
 }
 
-fn call(node: Node<'_>, source: &[u8], names: &BTreeMap<String, PathValue>) -> Option<PathValue> {
-    let text = |n: Node<'_>| n.utf8_text(source).unwrap_or_default();
-    let function = node.child_by_field_name("function")?;
-    let name = text(function);
-    let args: Vec<Node<'_>> = {
-        let list = node.child_by_field_name("arguments")?;
-        let mut cursor = list.walk();
-        list.named_children(&mut cursor)
-            .filter(|a| a.kind() != "keyword_argument" && a.kind() != "comment")
-            .collect()
-    };
-    let first = || args.first().and_then(|a| eval(*a, source, names));
-    let join_rest = |mut value: PathValue, rest: &[Node<'_>]| {
-        for a in rest {
-            value = value.join(&part(*a, source, names))?;
+struct Eval<'s> {
+    source: &'s [u8],
+    names: &'s BTreeMap<String, PathValue>,
+    depth: Cell<u32>,
+    too_deep: Cell<bool>,
+}
+
+impl Eval<'_> {
+    fn eval(&self, node: Node<'_>) -> Option<PathValue> {
+        if self.depth.get() >= MAX_DEPTH {
+            self.too_deep.set(true);
+            return None;
         }
-        Some(value)
-    };
-    if WRAPPERS.contains(&name) {
-        return join_rest(first()?, args.get(1..).unwrap_or_default());
+        self.depth.set(self.depth.get() + 1);
+        let value = self.eval_here(node);
+        self.depth.set(self.depth.get() - 1);
+        value
     }
-    match name {
-        "os.path.dirname" | "path.dirname" | "dirname" => return first()?.parent(),
-        "os.path.join" | "path.join" => {
+
+    fn eval_here(&self, node: Node<'_>) -> Option<PathValue> {
+        let (source, names) = (self.source, self.names);
+        let text = |n: Node<'_>| n.utf8_text(source).unwrap_or_default();
+        match node.kind() {
+            "string" => {
+                // `f"{HERE}/data.json"`: a path-valued first interpolation anchors the rest.
+                let mut cursor = node.walk();
+                let parts: Vec<Node<'_>> = node
+                    .named_children(&mut cursor)
+                    .filter(|c| c.kind() != "string_start" && c.kind() != "string_end")
+                    .collect();
+                if let Some(first) = parts.first().filter(|c| c.kind() == "interpolation")
+                    && let Some(anchor) = first
+                        .named_child(0)
+                        .and_then(|e| self.eval(e))
+                        .filter(|v| !matches!(v, PathValue::Relative(_)))
+                {
+                    let rest: String = parts[1..]
+                        .iter()
+                        .map(|c| match c.kind() {
+                            "string_content" => c.utf8_text(source).unwrap_or_default().to_string(),
+                            _ => "*".to_string(),
+                        })
+                        .collect();
+                    return anchor.concat(&rest);
+                }
+                Some(PathValue::Relative(self.literal(node)))
+            }
+            "concatenated_string" => Some(PathValue::Relative(self.literal(node))),
+            "identifier" if text(node) == "__file__" => Some(PathValue::File),
+            "identifier" => names.get(text(node)).cloned(),
+            "parenthesized_expression" => self.eval(node.named_child(0)?),
+            "attribute" => {
+                let object = node.child_by_field_name("object")?;
+                match text(node.child_by_field_name("attribute")?) {
+                    "parent" => self.eval(object)?.parent(),
+                    _ => None,
+                }
+            }
+            "subscript" => {
+                // `Path(__file__).parents[2]`
+                let value = node.child_by_field_name("value")?;
+                let index: usize = text(node.child_by_field_name("subscript")?).parse().ok()?;
+                if value.kind() != "attribute"
+                    || text(value.child_by_field_name("attribute")?) != "parents"
+                {
+                    return None;
+                }
+                let mut out = self.eval(value.child_by_field_name("object")?)?;
+                for _ in 0..=index {
+                    out = out.parent()?;
+                }
+                Some(out)
+            }
+            "binary_operator" => {
+                let left = node.child_by_field_name("left")?;
+                let right = node.child_by_field_name("right")?;
+                let op = text(node.child_by_field_name("operator")?);
+                let l = self.eval(left);
+                let r = self.part(right);
+                match (op, l) {
+                    ("/", Some(l)) => l.join(&r),
+                    ("+", Some(l)) => l.concat(&r),
+                    // `"data/" + name`: the unknown left part is a wildcard only when the right
+                    // part says enough to name something.
+                    ("+", None) if r.contains('/') => Some(PathValue::Relative(format!("*{r}"))),
+                    _ => None,
+                }
+            }
+            "call" => self.call(node),
+            _ => None,
+        }
+    }
+
+    fn call(&self, node: Node<'_>) -> Option<PathValue> {
+        let source = self.source;
+        let text = |n: Node<'_>| n.utf8_text(source).unwrap_or_default();
+        let function = node.child_by_field_name("function")?;
+        let name = text(function);
+        let args: Vec<Node<'_>> = {
+            let list = node.child_by_field_name("arguments")?;
+            let mut cursor = list.walk();
+            list.named_children(&mut cursor)
+                .filter(|a| a.kind() != "keyword_argument" && a.kind() != "comment")
+                .collect()
+        };
+        let first = || args.first().and_then(|a| self.eval(*a));
+        let join_rest = |mut value: PathValue, rest: &[Node<'_>]| {
+            for a in rest {
+                value = value.join(&self.part(*a))?;
+            }
+            Some(value)
+        };
+        if WRAPPERS.contains(&name) {
             return join_rest(first()?, args.get(1..).unwrap_or_default());
         }
-        _ => {}
-    }
-    if RESOURCE_FILES.contains(&name) {
-        let package = args.first().filter(|a| a.kind() == "string")?;
-        return Some(PathValue::Package {
-            package: literal(*package, source, names),
-            path: String::new(),
-        });
-    }
-    if RESOURCE_READERS.contains(&name) && args.len() >= 2 && args[0].kind() == "string" {
-        return PathValue::Package {
-            package: literal(args[0], source, names),
-            path: String::new(),
-        }
-        .join(&part(args[1], source, names));
-    }
-    // Methods on a path: `p.resolve()`, `p.joinpath("a", "b")`, `p.with_name("x.json")`.
-    if function.kind() == "attribute" {
-        let object = eval(function.child_by_field_name("object")?, source, names)?;
-        let method = text(function.child_by_field_name("attribute")?);
-        return match method {
-            m if METHODS_KEEPING_PATH.contains(&m) => Some(object),
-            "joinpath" => join_rest(object, &args),
-            "with_name" => object.parent()?.join(&part(*args.first()?, source, names)),
-            _ => None,
-        };
-    }
-    None
-}
-
-/// A literal's text, with `*` for every interpolation an f-string has (or the path a name
-/// bound in the module holds, when it is a plain literal).
-fn literal(node: Node<'_>, source: &[u8], names: &BTreeMap<String, PathValue>) -> String {
-    let mut out = String::new();
-    let mut cursor = node.walk();
-    for child in node.named_children(&mut cursor) {
-        match child.kind() {
-            "string_content" => out.push_str(child.utf8_text(source).unwrap_or_default()),
-            "string" => out.push_str(&literal(child, source, names)),
-            "interpolation" => match child.named_child(0).and_then(|e| eval(e, source, names)) {
-                Some(PathValue::Relative(p)) => out.push_str(&p),
-                _ => out.push('*'),
-            },
+        match name {
+            "os.path.dirname" | "path.dirname" | "dirname" => return first()?.parent(),
+            "os.path.join" | "path.join" => {
+                return join_rest(first()?, args.get(1..).unwrap_or_default());
+            }
             _ => {}
         }
+        if RESOURCE_FILES.contains(&name) {
+            let package = args.first().filter(|a| a.kind() == "string")?;
+            return Some(PathValue::Package {
+                package: self.literal(*package),
+                path: String::new(),
+            });
+        }
+        if RESOURCE_READERS.contains(&name) && args.len() >= 2 && args[0].kind() == "string" {
+            return PathValue::Package {
+                package: self.literal(args[0]),
+                path: String::new(),
+            }
+            .join(&self.part(args[1]));
+        }
+        // Methods on a path: `p.resolve()`, `p.joinpath("a", "b")`, `p.with_name("x.json")`.
+        if function.kind() == "attribute" {
+            let object = self.eval(function.child_by_field_name("object")?)?;
+            let method = text(function.child_by_field_name("attribute")?);
+            return match method {
+                m if METHODS_KEEPING_PATH.contains(&m) => Some(object),
+                "joinpath" => join_rest(object, &args),
+                "with_name" => object.parent()?.join(&self.part(*args.first()?)),
+                _ => None,
+            };
+        }
+        None
     }
-    out
-}
 
-/// A join operand: its literal value, or `*` when it is computed.
-fn part(node: Node<'_>, source: &[u8], names: &BTreeMap<String, PathValue>) -> String {
-    match eval(node, source, names) {
-        Some(PathValue::Relative(p)) => p,
-        _ => "*".into(),
+    /// A literal's text, with `*` for every interpolation an f-string has (or the path a name
+    /// bound in the module holds, when it is a plain literal).
+    fn literal(&self, node: Node<'_>) -> String {
+        let source = self.source;
+        let mut out = String::new();
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "string_content" => out.push_str(child.utf8_text(source).unwrap_or_default()),
+                "string" => out.push_str(&self.literal(child)),
+                "interpolation" => match child.named_child(0).and_then(|e| self.eval(e)) {
+                    Some(PathValue::Relative(p)) => out.push_str(&p),
+                    _ => out.push('*'),
+                },
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// A join operand: its literal value, or `*` when it is computed.
+    fn part(&self, node: Node<'_>) -> String {
+        match self.eval(node) {
+            Some(PathValue::Relative(p)) => p,
+            _ => "*".into(),
+        }
     }
 }

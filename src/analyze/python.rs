@@ -33,9 +33,70 @@ pub struct Facts {
     pub apps: Vec<u32>,
     /// Lines holding `ERROR`/`MISSING` nodes: what was recovered is kept, and the file is flagged.
     pub parse_errors: Vec<u32>,
+    /// Lines whose expressions nest deeper than gate evaluates (`paths::MAX_DEPTH`): path
+    /// expressions there are unknown, and the file is flagged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub too_deep: Vec<u32>,
+    /// Set when the file is larger than `MAX_PARSED`: the first line not parsed. Past it only
+    /// import statements are found (by a line scan), and the file is flagged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_at: Option<u32>,
     /// Go: the package clause (`cart` or `cart_test`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
+}
+
+/// The largest file parsed whole: past it (a generated file of tens of megabytes costs seconds
+/// and gigabytes to parse) a Python file is parsed up to the last line that fits and only
+/// scanned for import statements after that; a Go file keeps its imports, which come first.
+pub const MAX_PARSED: usize = 2 << 20;
+
+/// Why a file's facts may be incomplete. A flagged file says so on its row and in `gate plan`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flags {
+    pub parse_errors: Vec<u32>,
+    pub too_deep: Vec<u32>,
+    pub cut_at: Option<u32>,
+}
+
+impl Facts {
+    /// Why these facts may be incomplete, if they may.
+    pub fn flags(&self) -> Option<Flags> {
+        let flags = Flags {
+            parse_errors: self.parse_errors.clone(),
+            too_deep: self.too_deep.clone(),
+            cut_at: self.cut_at,
+        };
+        (flags != Flags::default()).then_some(flags)
+    }
+}
+
+impl Flags {
+    /// One reason per kind of gap, for the row and the plan.
+    pub fn reasons(&self) -> Vec<String> {
+        let lines = |l: &[u32]| l.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+        let mut out = Vec::new();
+        if !self.parse_errors.is_empty() {
+            out.push(format!(
+                "parsed with errors (line {}): only the imports tree-sitter recovered are known",
+                lines(&self.parse_errors)
+            ));
+        }
+        if !self.too_deep.is_empty() {
+            out.push(format!(
+                "expressions nested more than {} levels deep (line {}): paths built in them are not evaluated",
+                paths::MAX_DEPTH,
+                lines(&self.too_deep)
+            ));
+        }
+        if let Some(line) = self.cut_at {
+            out.push(format!(
+                "larger than {} MiB: parsed up to line {line}; past it only import statements were read",
+                MAX_PARSED >> 20
+            ));
+        }
+        out
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -181,14 +242,69 @@ fn path_keyword(name: &str) -> bool {
     .any(|s| name == *s || name.ends_with(&format!("_{s}")))
 }
 
-/// Per-file state of the one pass: module-level names bound to path expressions.
+/// Per-file state of the one pass: module-level names bound to path expressions, and the
+/// lines whose expressions were too deep to evaluate.
 struct Pass<'s> {
     source: &'s [u8],
     facts: Facts,
     names: BTreeMap<String, PathValue>,
+    too_deep: RefCell<Vec<u32>>,
+    /// The end of the last expression found too deep to evaluate.
+    skip_until: std::cell::Cell<usize>,
 }
 
 pub fn analyze(source: &[u8]) -> Facts {
+    let Some(cut) = cut_point(source) else {
+        return analyze_whole(source);
+    };
+    let mut facts = analyze_whole(&source[..cut]);
+    let first = source[..cut].iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+    facts.cut_at = Some(first);
+    facts.imports.extend(scan_imports(&source[cut..], first));
+    facts.imports.sort();
+    facts.imports.dedup();
+    facts
+}
+
+/// Where a file larger than `MAX_PARSED` stops being parsed: after the last line that fits.
+pub(super) fn cut_point(source: &[u8]) -> Option<usize> {
+    if source.len() <= MAX_PARSED {
+        return None;
+    }
+    let end = source[..MAX_PARSED]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(MAX_PARSED, |i| i + 1);
+    Some(end)
+}
+
+/// The import statements of text not parsed, line by line (a statement continued in
+/// parentheses or after `\\` is joined first), each parsed alone; `first` is its first line.
+fn scan_imports(rest: &[u8], first: u32) -> Vec<Import> {
+    let text = String::from_utf8_lossy(rest);
+    let mut out = Vec::new();
+    let mut lines = text.lines().zip(first..);
+    while let Some((line, number)) = lines.next() {
+        let trimmed = line.trim_start();
+        if !(trimmed.starts_with("import ") || trimmed.starts_with("from ")) {
+            continue;
+        }
+        let mut statement = trimmed.to_string();
+        let open = |s: &str| s.matches('(').count() > s.matches(')').count() || s.ends_with('\\');
+        while open(&statement) && statement.len() < 64 << 10 {
+            let Some((more, _)) = lines.next() else { break };
+            statement.push('\n');
+            statement.push_str(more);
+        }
+        for mut import in analyze_whole(statement.as_bytes()).imports {
+            import.line = number;
+            out.push(import);
+        }
+    }
+    out
+}
+
+fn analyze_whole(source: &[u8]) -> Facts {
     let tree = PARSER.with(|p| p.borrow_mut().parse(source, None));
     let Some(tree) = tree else {
         // The parser gives up only on cancellation or timeouts, neither of which gate sets.
@@ -201,6 +317,8 @@ pub fn analyze(source: &[u8]) -> Facts {
         source,
         facts: Facts::default(),
         names: BTreeMap::new(),
+        too_deep: RefCell::new(Vec::new()),
+        skip_until: std::cell::Cell::new(0),
     };
     pass.walk(tree.root_node());
     pass.finish()
@@ -504,37 +622,56 @@ impl<'s> Pass<'s> {
         ) && self.eval(node).is_some()
     }
 
+    /// The path `node` evaluates to. Once an expression proved too deep, nothing inside it is
+    /// evaluated again: each of its thousands of sub-expressions would be as deep (the walk
+    /// would cost the square of the file).
     fn eval(&self, node: Node<'_>) -> Option<PathValue> {
-        paths::eval(node, self.source, &self.names)
+        if node.start_byte() < self.skip_until.get() {
+            return None;
+        }
+        let (value, too_deep) = paths::eval(node, self.source, &self.names);
+        if too_deep {
+            self.too_deep
+                .borrow_mut()
+                .push(node.start_position().row as u32 + 1);
+            self.skip_until.set(node.end_byte());
+        }
+        value
     }
 
     /// The literal start of a module name built at run time: `f"shop.plugins.{x}"`,
-    /// `"shop.plugins." + x`, `"shop.plugins.%s" % x`, `"shop.plugins.{}".format(x)`.
-    fn constant_prefix(&self, node: Node<'_>) -> String {
-        let raw = match node.kind() {
-            "string" => {
-                let mut cursor = node.walk();
-                let mut out = String::new();
-                for part in node.named_children(&mut cursor) {
-                    match part.kind() {
-                        "string_content" => out.push_str(&self.text(part)),
-                        "interpolation" => break,
-                        _ => {}
+    /// `"shop.plugins." + x`, `"shop.plugins.%s" % x`, `"shop.plugins.{}".format(x)`. Walks
+    /// down the left of the expression in a loop: a generated chain of thousands of `+` must
+    /// not recurse.
+    fn constant_prefix(&self, mut node: Node<'_>) -> String {
+        let raw = loop {
+            match node.kind() {
+                "string" => {
+                    let mut cursor = node.walk();
+                    let mut out = String::new();
+                    for part in node.named_children(&mut cursor) {
+                        match part.kind() {
+                            "string_content" => out.push_str(&self.text(part)),
+                            "interpolation" => break,
+                            _ => {}
+                        }
                     }
+                    break out;
                 }
-                out
+                "binary_operator" => match node.child_by_field_name("left") {
+                    Some(left) => node = left,
+                    None => break String::new(),
+                },
+                "call" => match node
+                    .child_by_field_name("function")
+                    .and_then(|f| f.child_by_field_name("object"))
+                    .filter(|o| o.kind() == "string")
+                {
+                    Some(object) => node = object,
+                    None => break String::new(),
+                },
+                _ => break String::new(),
             }
-            "binary_operator" => node
-                .child_by_field_name("left")
-                .map(|l| self.constant_prefix(l))
-                .unwrap_or_default(),
-            "call" => node
-                .child_by_field_name("function")
-                .and_then(|f| f.child_by_field_name("object"))
-                .filter(|o| o.kind() == "string")
-                .map(|o| self.constant_prefix(o))
-                .unwrap_or_default(),
-            _ => String::new(),
         };
         let cut = raw.find(['%', '{']).unwrap_or(raw.len());
         raw[..cut].to_string()
@@ -542,6 +679,9 @@ impl<'s> Pass<'s> {
 
     fn finish(mut self) -> Facts {
         let facts = &mut self.facts;
+        facts.too_deep = std::mem::take(self.too_deep.get_mut());
+        facts.too_deep.sort_unstable();
+        facts.too_deep.dedup();
         facts.imports.sort();
         facts.imports.dedup();
         // A string given to an import function was also met as a plain string; keep the
@@ -865,5 +1005,57 @@ mod tests {
         assert!(!facts.parse_errors.is_empty());
         let modules: Vec<&str> = facts.imports.iter().map(|i| i.module.as_str()).collect();
         assert!(modules.contains(&"good"), "{modules:?}");
+    }
+
+    /// Random bytes, and random deep nestings of Python's bracketing forms, never panic or
+    /// overflow the stack, and the same bytes give the same facts.
+    mod fuzz {
+        use super::super::analyze;
+        use proptest::prelude::*;
+
+        fn nesting() -> impl Strategy<Value = String> {
+            let open = prop::sample::select(vec![
+                "(",
+                "[",
+                "{",
+                "f'{",
+                "not ",
+                "-",
+                "lambda: ",
+                "x[",
+                "os.path.join(",
+                "Path(",
+                "'a' + ",
+                "import_module(",
+            ]);
+            (prop::collection::vec(open, 1..64), 1usize..400).prop_map(|(parts, times)| {
+                let mut s = String::from("X = ");
+                for _ in 0..times {
+                    for p in &parts {
+                        s.push_str(p);
+                    }
+                }
+                s.push_str("__file__\n");
+                s
+            })
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(96))]
+            #[test]
+            fn random_bytes(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
+                prop_assert_eq!(analyze(&bytes), analyze(&bytes));
+            }
+
+            #[test]
+            fn deep_nesting(src in nesting()) {
+                let _ = analyze(src.as_bytes());
+            }
+
+            #[test]
+            fn python_shaped_noise(src in "[a-z_().\\[\\]{}'\"+/,:= \n#fimport]{0,3000}") {
+                let _ = analyze(src.as_bytes());
+            }
+        }
     }
 }

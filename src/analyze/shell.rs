@@ -157,4 +157,16 @@ mod tests {
             [w(".", false), w("env.sh", false)]
         );
     }
+
+    mod fuzz {
+        use proptest::prelude::*;
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(96))]
+            #[test]
+            fn random_bytes(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
+                prop_assert_eq!(super::super::facts(&bytes), super::super::facts(&bytes));
+            }
+        }
+    }
 }

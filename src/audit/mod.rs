@@ -228,7 +228,8 @@ fn command(project: &Project, base: &[String], root: &Path, test: &str) -> (Vec<
         return (cmd.argv, root.join(cmd.module));
     }
     let mut argv = base.to_vec();
-    argv.extend(["-p".into(), "no:cacheprovider".into(), test.to_string()]);
+    // `./`: a test named `-k…` or `@…` must stay a path.
+    argv.extend(["-p".into(), "no:cacheprovider".into(), format!("./{test}")]);
     (argv, root.to_path_buf())
 }
 
@@ -265,11 +266,8 @@ fn load_trace(state: &Path, test: &str) -> Option<Observed> {
 /// A trace that cannot be kept costs a re-run later, not correctness.
 fn save_trace(state: &Path, test: &str, observed: &Observed) {
     let path = trace_path(state, test);
-    let tmp = path.with_extension("tmp");
-    if let Ok(bytes) = serde_json::to_vec(observed)
-        && std::fs::write(&tmp, bytes).is_ok()
-    {
-        let _ = std::fs::rename(&tmp, &path);
+    if let Ok(bytes) = serde_json::to_vec(observed) {
+        let _ = crate::blocks::replace(&path, |f| std::io::Write::write_all(f, &bytes));
     }
 }
 

@@ -16,7 +16,7 @@ pub fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result
         None => Snapshot::of_workdir(&repo)?,
     };
     let project = Project::load(&repo, &snapshot, &[], &mut super::warn)?;
-    let normalized = crate::graph::normalize(path);
+    let normalized = crate::repo::pathspec::resolve(&repo, dir, path)?;
     // A Go package folder names its tests (`./internal/cart`), as `go test` does.
     let unit = crate::graph::go_tests(&normalized);
     let path = if !snapshot.contains(&normalized) && project.tests.contains(&unit) {
@@ -45,7 +45,7 @@ pub fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result
             .nodes(graph)
             .filter(|n| !n.starts_with("go:"))
             .collect();
-        println!(
+        say!(
             "{} is a test; a change to any of these {} files selects it:",
             path.style(styles.bold),
             files.len()
@@ -53,20 +53,20 @@ pub fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result
         for node in files {
             let mut chain = walk.chain(graph, node);
             chain.reverse();
-            println!("  {}\n      {}", node, render(chain).style(styles.dim));
+            say!("  {}\n      {}", node, render(chain).style(styles.dim));
         }
     } else {
         let tests: Vec<&str> = walk
             .nodes(graph)
             .filter(|n| project.tests.contains(*n))
             .collect();
-        println!(
+        say!(
             "{} is reached by {} test file(s):",
             path.style(styles.bold),
             tests.len()
         );
         for test in tests {
-            println!(
+            say!(
                 "  {}\n      {}",
                 test,
                 render(walk.chain(graph, test)).style(styles.dim)
@@ -78,13 +78,14 @@ pub fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result
             .iter()
             .filter(|r| r.on.is_match(&path))
         {
-            println!(
+            say!(
                 "  [[depends]] rule {} selects tests matching {}",
-                rule.index, rule.tests.text
+                rule.index,
+                rule.tests.text
             );
         }
         if let Some(reason) = project.config.whole_suite_reason(&path) {
-            println!("  a change to it is named_full: {reason}");
+            say!("  a change to it is named_full: {reason}");
         }
     }
     Ok(crate::exit_codes::OK)

@@ -73,8 +73,13 @@ pub fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
             format!("gate --since {rev} --affected-decision \"<citation>\""),
         )
     } else if !args.files.is_empty() {
+        let files = args
+            .files
+            .iter()
+            .map(|f| crate::repo::pathspec::resolve(&repo, dir, f))
+            .collect::<Result<Vec<_>>>()?;
         (
-            Target::Files(args.files.clone()),
+            Target::Files(files),
             format!(
                 "gate --files {} --affected-decision \"<citation>\"",
                 args.files.join(" ")
@@ -108,11 +113,22 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
         .filter(|c| c.status == diff::Status::Deleted)
         .map(|c| c.path.clone())
         .collect();
-    let project = Project::load_for_selection(repo, &input.snapshot, &deleted, &mut super::warn)?;
+    let governing = super::config_change::governing(repo, &input.snapshot, &input.bases)?;
+    let mut project = Project::load_for_selection(
+        repo,
+        &input.snapshot,
+        &deleted,
+        governing.config,
+        &mut super::warn,
+    )?;
+    flag_go_syntax_errors(repo, &input, &mut project);
     crate::timings::mark("project loaded");
     let ctx = project.context();
     let mut decided = verdict::decide(&input.changes, &ctx);
     crate::timings::mark("verdicts decided");
+    if let Some(change) = governing.change {
+        change.explain(repo, &input, &deleted, &project, &mut decided)?;
+    }
     if input.range_refusal.is_some() {
         decided.verdict = RunVerdict::Refused;
     }
@@ -130,17 +146,17 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
     let has_python_tests = project.tests.iter().any(|t| !graph::is_go_unit(t));
     let has_go_tests = project.tests.iter().any(|t| graph::is_go_unit(t));
     let base = pytest::base_argv(&project.config, &root);
-    let command = match (runs, whole_suite) {
+    let pytest_command = match (runs, whole_suite) {
         (false, _) => None,
-        (true, true) if has_python_tests => Some(base),
+        (true, true) if has_python_tests => Some(pytest::Command::whole_suite(base)),
         (true, true) => None,
         (true, false) if python_tests.is_empty() => None,
-        (true, false) => Some(
-            base.into_iter()
-                .chain(python_tests.into_iter().cloned())
-                .collect(),
-        ),
+        (true, false) => {
+            let tests: Vec<&str> = python_tests.iter().map(|s| s.as_str()).collect();
+            Some(pytest::Command::new(base, &tests, &input.snapshot.files))
+        }
     };
+    let command = pytest_command.as_ref().map(pytest::Command::argv);
     let go_units: Vec<&str> = go_units.iter().map(|s| s.as_str()).collect();
     let go_commands = if !runs || (whole_suite && !has_go_tests) {
         Vec::new()
@@ -181,7 +197,7 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
         selected: listing(&decided.selected),
         cut: listing(&decided.cut),
         range_refusal: input.range_refusal.clone(),
-        notes: &decided.notes,
+        notes: decided.notes.clone(),
         test_files: project.tests.len(),
         command,
         go_commands,
@@ -220,6 +236,7 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
             .collect();
         let plan = StepPlan {
             project: &project,
+            pytest: pytest_command.as_ref(),
             root: &root,
             head: input.head,
             changed: &changed,
@@ -256,6 +273,28 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
     Ok(Gated { code, json })
 }
 
+/// Go files are analysed only up to their imports; a changed one is parsed whole, so a syntax
+/// error below them is named on its row.
+fn flag_go_syntax_errors(repo: &git2::Repository, input: &Input, project: &mut Project) {
+    let go = input.changes.iter().map(|c| &c.path).filter(|p| {
+        crate::analyze::gomod::is_go(p)
+            && input.snapshot.contains(p)
+            && !input.snapshot.links.contains_key(*p)
+    });
+    for path in go {
+        let Ok((_, bytes)) = input.snapshot.read(repo, path) else {
+            continue;
+        };
+        let lines = crate::analyze::golang::parse_errors(&bytes);
+        if !lines.is_empty() {
+            let flags = project.flagged.entry(path.clone()).or_default();
+            flags.parse_errors.extend(lines);
+            flags.parse_errors.sort_unstable();
+            flags.parse_errors.dedup();
+        }
+    }
+}
+
 fn listing(map: &std::collections::BTreeMap<String, Vec<String>>) -> Vec<Selected<'_>> {
     map.iter()
         .map(|(p, r)| Selected {
@@ -267,6 +306,7 @@ fn listing(map: &std::collections::BTreeMap<String, Vec<String>>) -> Vec<Selecte
 
 struct StepPlan<'a> {
     project: &'a Project,
+    pytest: Option<&'a pytest::Command>,
     root: &'a Path,
     /// The gated commit; `None` for the working tree.
     head: Option<git2::Oid>,
@@ -288,13 +328,26 @@ fn run_steps(
         Caller::Verify => steps::for_context(&plan.project.config.steps, When::Verify).collect(),
     };
     let announce = opts.caller != Caller::Command && !opts.json;
+    // Declared before the workspace, so a stop signal is still held while the checkout is
+    // removed.
+    let _guard = crate::process::Guard::hold();
     let mut workspace: Option<Workspace> = None;
     let mut results: Vec<StepResult> = Vec::new();
     let mut code = exit_codes::OK;
     let mut blocked_by: Option<String> = None;
     let mut env = plan.project.config.env.clone();
     env.insert("GATE_CHANGED_FILES".into(), plan.changed.join("\n"));
+    // No environment variable can hold a NUL: the NUL-separated list (`git diff -z`'s form,
+    // safe for any file name) is a file, named by `GATE_CHANGED_FILES0`.
+    let scratch = crate::process::temp_dir("gate-steps")
+        .map_err(|e| Error::io(std::env::temp_dir(), "cannot create a scratch folder", e))?;
+    let list0 = scratch.path().join("changed-files0");
+    let nul_separated: String = plan.changed.iter().map(|p| format!("{p}\0")).collect();
+    std::fs::write(&list0, nul_separated)
+        .map_err(|e| Error::io(&list0, "cannot write the changed files", e))?;
+    env.insert("GATE_CHANGED_FILES0".into(), list0.display().to_string());
     for step in chosen {
+        crate::run::interrupted()?;
         let result = if let Some(name) = &blocked_by {
             StepResult::skipped(&step.name, format!("blocked by the failure of `{name}`"))
         } else if let Some(why) = steps::unmatched(step, plan.changed) {
@@ -308,13 +361,14 @@ fn run_steps(
                     Some(head) => Workspace::for_commit(repo, plan.root, head)?,
                     None => Workspace::in_place(plan.root),
                 };
-                if ws.is_temporary() && !opts.json {
+                if let (Some(why), false) = (&ws.why, opts.json) {
                     eprintln!(
-                        "gate: running in a temporary checkout of {} (the working tree holds another tree)",
+                        "gate: running in a temporary checkout of {} ({why})",
                         report.tree
                     );
                 }
                 workspace = Some(ws);
+                crate::run::interrupted()?;
             }
             let ws = workspace.as_ref().expect("set just above");
             match step.argv() {
@@ -322,7 +376,9 @@ fn run_steps(
                     if announce {
                         eprintln!("gate: step `{}`: {}", step.name, argv.join(" "));
                     }
-                    steps::run(&step.name, &argv, &env, ws, plan.root, opts.json)
+                    let result = steps::run(&step.name, &argv, &env, ws, plan.root, opts.json);
+                    crate::run::interrupted()?;
+                    result
                 }
                 None => affected_tests(plan, ws, report, &step.name, opts.json)?,
             }
@@ -390,14 +446,19 @@ fn affected_tests(
     let started = Instant::now();
     // Python first, then each Go module; the worst outcome is the step's.
     let mut outcomes = Vec::new();
-    if let Some(argv) = report.command.clone() {
-        outcomes.push(pytest::run(
-            &argv,
+    if let Some(command) = plan.pytest {
+        let ran = pytest::run(
+            command,
             &plan.project.config.env,
             ws,
             plan.root,
             quiet_stdout,
-        )?);
+        )?;
+        for note in &ran.notes {
+            eprintln!("gate: {note}");
+        }
+        report.notes.extend(ran.notes);
+        outcomes.push(ran.outcome);
     }
     for go in report.go_commands.clone() {
         let module = Workspace::in_place(&ws.dir.join(&go.module));
@@ -433,8 +494,9 @@ fn affected_tests(
         exit_code: exit,
         duration_ms,
         directory: ws
-            .is_temporary()
-            .then(|| "temporary checkout of the gated commit".into()),
+            .why
+            .as_ref()
+            .map(|why| format!("temporary checkout of the gated commit: {why}")),
     });
     Ok(StepResult {
         name: name.to_string(),
@@ -477,14 +539,16 @@ fn refusal_facts(report: &Report<'_>) -> String {
 }
 
 /// The tree being gated and what changed in it.
-struct Input {
+pub(super) struct Input {
     range: Option<RangeInfo>,
-    snapshot: Snapshot,
-    changes: Vec<diff::Change>,
+    pub(super) snapshot: Snapshot,
+    pub(super) changes: Vec<diff::Change>,
     /// The missing facts that keep the range itself from being bounded (its base is absent).
     range_refusal: Option<String>,
     /// The gated commit; `None` for the working tree.
     head: Option<git2::Oid>,
+    /// The commits the changes are measured from, whose configuration governs a change to it.
+    bases: Vec<git2::Oid>,
 }
 
 fn inputs(repo: &git2::Repository, target: Target) -> Result<Input> {
@@ -506,10 +570,18 @@ fn inputs(repo: &git2::Repository, target: Target) -> Result<Input> {
                 changes,
                 range_refusal: None,
                 head: None,
+                bases: vec![base],
             })
         }
         Target::Files(files) => {
             let snapshot = Snapshot::of_workdir(repo)?;
+            // Named paths are changes to the working tree against HEAD.
+            let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
+            let in_head = |p: &str| match &head {
+                Some(c) => crate::repo::pathspec::in_commit(repo, c.id(), p),
+                None => Vec::new(),
+            };
+            let files = crate::repo::pathspec::files(&files, &snapshot.files, in_head)?;
             let changes = diff::named(&files, |p| snapshot.contains(p));
             Ok(Input {
                 range: None,
@@ -517,6 +589,7 @@ fn inputs(repo: &git2::Repository, target: Target) -> Result<Input> {
                 changes,
                 range_refusal: None,
                 head: None,
+                bases: head.map(|c| c.id()).into_iter().collect(),
             })
         }
     }
@@ -526,6 +599,7 @@ fn inputs(repo: &git2::Repository, target: Target) -> Result<Input> {
 fn ranges(repo: &git2::Repository, resolutions: Vec<range::Resolution>) -> Result<Input> {
     let mut specs = Vec::new();
     let mut bases = Vec::new();
+    let mut bases_ids = Vec::new();
     let mut modes = Vec::new();
     let mut facts = Vec::new();
     // Keyed by path: one head, so a path is in its tree or not, whichever range named it.
@@ -539,6 +613,7 @@ fn ranges(repo: &git2::Repository, resolutions: Vec<range::Resolution>) -> Resul
                 }
                 specs.push(r.spec);
                 bases.push(r.base.to_string());
+                bases_ids.push(r.base);
                 modes.push(r.mode);
                 head = Some(r.head);
             }
@@ -574,5 +649,6 @@ fn ranges(repo: &git2::Repository, resolutions: Vec<range::Resolution>) -> Resul
         changes: changes.into_values().collect(),
         range_refusal: (!facts.is_empty()).then(|| facts.join("; ")),
         head: Some(head),
+        bases: bases_ids,
     })
 }

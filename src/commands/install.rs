@@ -20,7 +20,7 @@ pub fn install(dir: &Path, chain: bool) -> Result<u8> {
             install::CHAINED
         ),
     };
-    println!(
+    say!(
         "gate: pre-push hook {how}: {} (runs {})",
         hooks.join("pre-push").display(),
         binary.display()
@@ -33,9 +33,9 @@ pub fn uninstall(dir: &Path) -> Result<u8> {
     let hooks = install::hooks_dir(&repo)?;
     let hook = hooks.join("pre-push");
     match install::uninstall(&hooks)? {
-        Removed::Nothing => println!("gate: no pre-push hook in {}", hooks.display()),
-        Removed::Removed => println!("gate: removed {}", hook.display()),
-        Removed::Restored => println!(
+        Removed::Nothing => say!("gate: no pre-push hook in {}", hooks.display()),
+        Removed::Removed => say!("gate: removed {}", hook.display()),
+        Removed::Restored => say!(
             "gate: removed gate's hook and put the chained one back at {}",
             hook.display()
         ),

@@ -1,6 +1,15 @@
 //! Thin orchestration: each subcommand strings the pipeline stages together.
 
+/// `println!` for a command's output: a closed pipe (`gate explain x | head -1`) ends the
+/// output quietly instead of the command with a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::commands::say_line(format_args!($($arg)*))?
+    };
+}
+
 mod audit;
+mod config_change;
 mod explain;
 mod gate;
 mod hook;
@@ -61,7 +70,25 @@ fn env_decision() -> Option<String> {
 
 /// Warnings go to stderr, one line each, and never stop the run.
 fn warn(line: String) {
-    eprintln!("warning: {line}");
+    crate::report::warn(line);
+}
+
+/// Writes one line to stdout; once the reader has gone, the rest is dropped without a word.
+pub(crate) fn say_line(args: std::fmt::Arguments<'_>) -> Result<()> {
+    use std::io::Write;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static CLOSED: AtomicBool = AtomicBool::new(false);
+    if CLOSED.load(Ordering::Relaxed) {
+        return Ok(());
+    }
+    let written = writeln!(std::io::stdout().lock(), "{args}");
+    if written
+        .as_ref()
+        .is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    {
+        CLOSED.store(true, Ordering::Relaxed);
+    }
+    ignore_broken_pipe(written)
 }
 
 /// Output to a closed pipe (`gate … | head`) is not an error.

@@ -17,6 +17,7 @@ pub fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u8> {
     let is_test = |p: &str| project.tests.contains(p);
     let plans = Plans::new(
         snapshot.describe(),
+        &snapshot.links,
         &project.analysis,
         &project.graph,
         &project.roots,
@@ -25,7 +26,7 @@ pub fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u8> {
     );
     if let Some(out) = out {
         for path in plans.write(out)? {
-            println!("wrote {}", path.display());
+            say!("wrote {}", path.display());
         }
     }
     let a = &project.analysis;
@@ -37,7 +38,7 @@ pub fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u8> {
     let count = |is: fn(&str) -> bool| a.facts.keys().filter(|p| is(p)).count();
     let python = count(crate::graph::is_python);
     let go = count(crate::analyze::gomod::is_go);
-    println!(
+    say!(
         "gate plan: {python} Python files, {go} Go files and {} shell scripts ({} parsed, {} from cache), {} test files, {} import edges, {} reference edges, {} flagged ({})",
         a.facts.len() - python - go,
         a.parsed,
@@ -48,15 +49,8 @@ pub fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u8> {
         project.flagged.len(),
         snapshot.describe()
     );
-    for (path, lines) in &project.flagged {
-        println!(
-            "  flagged {path}: parse errors at line {}",
-            lines
-                .iter()
-                .map(u32::to_string)
-                .collect::<Vec<_>>()
-                .join(", ")
-        );
+    for (path, flags) in &project.flagged {
+        say!("  flagged {path}: {}", flags.reasons().join("; "));
     }
     Ok(crate::exit_codes::OK)
 }

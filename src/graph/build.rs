@@ -10,6 +10,7 @@ use super::{
     go_tests, is_python, join, parent,
 };
 use crate::analyze::python::{Facts, StringContext};
+use crate::repo::snapshot::{LinkTarget, link_target};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -30,6 +31,12 @@ pub struct Tree<'a> {
     pub modules: FastMap<&'a str, ModuleFiles<'a>>,
     /// Folders holding an `__init__.py`: regular packages.
     pub packages: FastMap<&'a str, ()>,
+    /// Symlinks of the tree → where they point inside it (links leaving it are left out).
+    pub links: BTreeMap<&'a str, String>,
+    /// The links among `links` that name a folder: a path through one is resolved in its target.
+    pub dir_links: BTreeMap<&'a str, String>,
+    /// Every symlink, wherever it points.
+    pub link_paths: BTreeSet<&'a str>,
 }
 
 /// The files of one module, in name order: at most `x.py`, `x.pyi`, `x/__init__.py` and
@@ -53,6 +60,7 @@ impl<'a> ModuleFiles<'a> {
 impl<'a> Tree<'a> {
     pub fn new(
         files: &'a BTreeSet<String>,
+        links: &'a BTreeMap<String, String>,
         roots: &'a [String],
         is_test: &'a (dyn Fn(&str) -> bool + Sync),
         feature_base: Option<&'a str>,
@@ -75,6 +83,21 @@ impl<'a> Tree<'a> {
                 .unwrap_or(if stem == "__init__" { "" } else { stem });
             modules.entry(stem).or_default().push(f);
         }
+        let link_paths = links.keys().map(String::as_str).collect();
+        let links: BTreeMap<&str, String> = links
+            .iter()
+            .filter_map(|(link, text)| match link_target(link, text) {
+                LinkTarget::Inside(target) => Some((link.as_str(), target)),
+                LinkTarget::Outside => None,
+            })
+            .collect();
+        let dir_links = links
+            .iter()
+            .filter(|(_, target)| {
+                !files.contains(*target) && !files_under(files, target).is_empty()
+            })
+            .map(|(link, target)| (*link, target.clone()))
+            .collect();
         Tree {
             files,
             roots,
@@ -83,8 +106,60 @@ impl<'a> Tree<'a> {
             go,
             modules,
             packages,
+            links,
+            dir_links,
+            link_paths,
         }
     }
+
+    /// The symlink among the leading folders of `path`, if one is: whatever `path` names, it
+    /// names it through that link (which may point nowhere, or out of the tree).
+    pub fn leading_link(&self, path: &str) -> Option<&'a str> {
+        if self.link_paths.is_empty() {
+            return None;
+        }
+        prefixes(path).find_map(|prefix| self.link_paths.get(prefix).copied())
+    }
+
+    /// `path` with a folder symlink among its leading parts (or the path itself) replaced by
+    /// the link's target (`src/shopalias/cart` → `src/shop/cart`), and that link; links within
+    /// links are followed a few levels deep. `None` when no folder link leads the path.
+    pub fn through_links(&self, path: &str) -> Option<(String, &str)> {
+        if self.dir_links.is_empty() {
+            return None;
+        }
+        let mut at = path.to_string();
+        let mut first = None;
+        for _ in 0..8 {
+            let link = prefixes(&at).find_map(|prefix| self.dir_links.get_key_value(prefix));
+            let Some((&link, target)) = link else { break };
+            at = match at.get(link.len() + 1..) {
+                Some(rest) => join(target, rest),
+                None => target.clone(),
+            };
+            first.get_or_insert(link);
+        }
+        first.map(|link| (at, link))
+    }
+}
+
+/// `a`, `a/b`, `a/b/c` of `a/b/c`: the path's leading folders, then the path itself.
+fn prefixes(path: &str) -> impl Iterator<Item = &str> {
+    path.match_indices('/')
+        .map(|(i, _)| &path[..i])
+        .chain(std::iter::once(path))
+}
+
+fn files_under<'f>(files: &'f BTreeSet<String>, dir: &str) -> Vec<&'f String> {
+    let prefix = if dir.is_empty() {
+        String::new()
+    } else {
+        format!("{dir}/")
+    };
+    files
+        .range(prefix.clone()..)
+        .take_while(|f| f.starts_with(&prefix))
+        .collect()
 }
 
 /// Every node a graph of `tree` can have, sorted: its files (deleted ones included) and its Go
@@ -149,6 +224,7 @@ impl Graph {
             }
         }
         go_packages(tree, &mut edges);
+        symlinks(tree, &mut edges);
         let python: Vec<&String> = tree.files.iter().filter(|f| is_python(f)).collect();
         for file in &python {
             for dir in ancestors(file) {
@@ -507,6 +583,16 @@ fn file_edges(
                     format!("creates a Flask app (its {folder}/ folder)"),
                 );
             }
+        }
+    }
+}
+
+/// A symlink to a file of the tree needs that file. A link to a folder has no edges of its own:
+/// what resolves through it gets an edge to the file it reaches and one to the link.
+fn symlinks(tree: &Tree<'_>, edges: &mut impl AddEdge) {
+    for (link, target) in &tree.links {
+        if tree.files.contains(target) {
+            edges.add(link, target.clone(), EdgeKind::Symlink, 0, target.clone());
         }
     }
 }

@@ -49,6 +49,8 @@ pub enum EdgeKind {
     /// Last resort for a non-code file nothing else reaches: the tests of the nearest folder
     /// above it that holds tests.
     Proximity,
+    /// A symlink needs the file it points at.
+    Symlink,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -65,7 +67,7 @@ pub struct Edge {
 impl EdgeKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (the graph cache stores kinds
     /// as that index).
-    pub const ALL: [EdgeKind; 16] = [
+    pub const ALL: [EdgeKind; 17] = [
         EdgeKind::Import,
         EdgeKind::StringModule,
         EdgeKind::PathLiteral,
@@ -82,6 +84,7 @@ impl EdgeKind {
         EdgeKind::Embed,
         EdgeKind::NameMatch,
         EdgeKind::Proximity,
+        EdgeKind::Symlink,
     ];
 
     /// Edges of these kinds come from one file's facts; the others from which files exist.
@@ -95,6 +98,7 @@ impl EdgeKind {
                 | EdgeKind::UserReference
                 | EdgeKind::NameMatch
                 | EdgeKind::Proximity
+                | EdgeKind::Symlink
         )
     }
 }
@@ -143,6 +147,7 @@ impl Edge {
             ),
             EdgeKind::Feature => format!("{from} binds the feature {to} at line {line}"),
             EdgeKind::UserReference => format!("{from} references {to} at line {line} ({detail})"),
+            EdgeKind::Symlink => format!("{from} is a symlink to {to}"),
         }
     }
 }
@@ -548,7 +553,8 @@ mod tests {
         let roots = vec![String::new()];
         let is_test = |p: &str| p.starts_with("test_");
         let go = Default::default();
-        let tree = Tree::new(&files, &roots, &is_test, None, &go);
+        let links = BTreeMap::new();
+        let tree = Tree::new(&files, &links, &roots, &is_test, None, &go);
         let facts = |s: &BTreeMap<String, String>, only: Option<&str>| {
             s.iter()
                 .filter(|(p, _)| is_python(p) && only.is_none_or(|o| o == *p))

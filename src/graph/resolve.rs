@@ -73,9 +73,9 @@ pub(super) fn resolve_absolute(
                 stem.push('/');
             }
             stem.push_str(part);
-            if let Some(m) = tree.modules.get(stem.as_str()) {
+            if let Some(found) = module(tree, &stem) {
                 let label = parts[..=k].join(".");
-                out.extend(m.files().iter().map(|f| (f.to_string(), label.clone())));
+                out.extend(found.into_iter().map(|f| (f, label.clone())));
             }
         }
     }
@@ -103,9 +103,28 @@ fn module_files(tree: &Tree<'_>, dir: &str, parts: &[&str]) -> Vec<String> {
         return Vec::new();
     }
     let stem = join(dir, &parts.join("/"));
-    tree.modules.get(stem.as_str()).map_or_else(Vec::new, |m| {
-        m.files().iter().map(|f| f.to_string()).collect()
-    })
+    module(tree, &stem).unwrap_or_default()
+}
+
+/// The files of the module at `stem` (a path without `.py`), also when a folder symlink leads
+/// to it (`shopalias/cart` with `shopalias -> shop`): then the link is one of them, so a
+/// change to the link selects what imports through it.
+fn module(tree: &Tree<'_>, stem: &str) -> Option<Vec<String>> {
+    if let Some(m) = tree.modules.get(stem) {
+        return Some(m.files().iter().map(|f| f.to_string()).collect());
+    }
+    let Some((real, link)) = tree.through_links(stem) else {
+        // Through a link that points at no folder of the tree (repointed, dangling, out of the
+        // tree): the import depends on the link, so a change to it selects the importer.
+        return tree.leading_link(stem).map(|link| vec![link.to_string()]);
+    };
+    let mut files: Vec<String> = tree
+        .modules
+        .get(real.as_str())
+        .map(|m| m.files().iter().map(|f| f.to_string()).collect())
+        .unwrap_or_default();
+    files.push(link.to_string());
+    Some(files)
 }
 
 /// The directory Python puts on `sys.path` for a file run or collected from its own folder:
@@ -200,9 +219,31 @@ fn targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
         return out;
     }
     if tree.files.contains(path) {
-        return vec![path.to_string()];
+        let mut out = vec![path.to_string()];
+        // A folder symlink named as a path reads the folder it points at.
+        if let Some(target) = tree.dir_links.get(path) {
+            out.extend(under(tree, target));
+        }
+        return out;
     }
-    under(tree, path)
+    let found = under(tree, path);
+    if !found.is_empty() {
+        return found;
+    }
+    match tree.through_links(path) {
+        Some((real, link)) => {
+            let mut out = targets(tree, &real);
+            if !out.is_empty() {
+                out.push(link.to_string());
+            }
+            out
+        }
+        None => tree
+            .leading_link(path)
+            .map(str::to_string)
+            .into_iter()
+            .collect(),
+    }
 }
 
 /// Every file under folder `dir`.

@@ -2,7 +2,6 @@
 //! stdin line per ref, `<local-ref> <local-sha> <remote-ref> <remote-sha>`. Each ref becomes a
 //! range to gate, or a line saying why it is skipped.
 
-use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::repo::range::{self, Resolution};
 use git2::{Oid, Repository};
@@ -99,9 +98,26 @@ pub fn action(repo: &Repository, remote: &str, update: &RefUpdate) -> Result<Act
         )
         .map(Action::Gate);
     }
-    let config = config_at(repo, head)?;
+    let config = crate::config::at_commit(repo, head)?;
     let candidates = base_candidates(remote, config.base_branch.as_deref());
-    match candidates.iter().find(|c| range::commit(repo, c).is_ok()) {
+    // `base_branch` is read from the pushed commit, so a push could aim its own comparison at
+    // a ref that already holds it (an empty diff): the setting counts only where it has
+    // landed — in the base it names — and never for a base holding the pushed commit.
+    // (`base_candidates` puts it second.)
+    let landed = |i: usize, base: Oid| {
+        let holds_head = base == head || repo.graph_descendant_of(base, head).unwrap_or(true);
+        i != 1
+            || config.base_branch.is_none()
+            || (!holds_head
+                && crate::config::at_commit(repo, base)
+                    .is_ok_and(|b| b.base_branch == config.base_branch))
+    };
+    let chosen = candidates.iter().enumerate().find_map(|(i, c)| {
+        range::commit(repo, c)
+            .is_ok_and(|base| landed(i, base))
+            .then_some(c)
+    });
+    match chosen {
         Some(base) => {
             range::resolve(repo, &format!("{base}...{}", update.local_sha)).map(Action::Gate)
         }
@@ -135,24 +151,6 @@ fn base_candidates(remote: &str, base_branch: Option<&str>) -> Vec<String> {
     out.push(format!("refs/remotes/{remote}/master"));
     out.push(format!("refs/remotes/{remote}/main"));
     out
-}
-
-/// `.gate.toml` of the pushed commit: the push is governed by its own configuration.
-fn config_at(repo: &Repository, commit: Oid) -> Result<Config> {
-    let tree = repo
-        .find_commit(commit)
-        .and_then(|c| c.tree())
-        .map_err(|e| Error::git(format!("cannot read the tree of {commit}"), e))?;
-    let Ok(entry) = tree.get_path(std::path::Path::new(crate::config::FILE)) else {
-        return Ok(Config::defaults());
-    };
-    let blob = repo
-        .find_blob(entry.id())
-        .map_err(|e| Error::git(format!("cannot read {}", crate::config::FILE), e))?;
-    Config::parse(
-        Some(crate::config::FILE),
-        &String::from_utf8_lossy(blob.content()),
-    )
 }
 
 fn oid(sha: &str) -> Result<Oid> {

@@ -8,6 +8,8 @@ use std::path::{Path, PathBuf};
 
 pub struct Workspace {
     pub dir: PathBuf,
+    /// Why the tests do not run in the working tree, for a temporary checkout.
+    pub why: Option<String>,
     /// Held so the temporary checkout is removed when the run ends.
     temp: Option<tempfile::TempDir>,
     view_of_temporary: bool,
@@ -24,6 +26,7 @@ impl Workspace {
     pub fn temporary_view(self) -> Workspace {
         Workspace {
             dir: self.dir,
+            why: self.why,
             temp: None,
             view_of_temporary: true,
         }
@@ -33,27 +36,26 @@ impl Workspace {
     pub fn in_place(root: &Path) -> Workspace {
         Workspace {
             dir: root.to_path_buf(),
+            why: None,
             temp: None,
             view_of_temporary: false,
         }
     }
 
-    /// A directory holding `commit`'s tree: the working tree when HEAD is `commit` and no
-    /// tracked file differs from it, else a fresh checkout in a temporary directory.
+    /// A directory holding `commit`'s tree: the working tree when HEAD is `commit`, no tracked
+    /// file differs from it and no untracked file would change what runs, else a fresh
+    /// checkout in a temporary directory (`why` says which).
     pub fn for_commit(repo: &Repository, root: &Path, commit: Oid) -> Result<Workspace> {
-        if worktree_is(repo, commit)? {
+        let Some(why) = not_in_place(repo, commit)? else {
             return Ok(Workspace::in_place(root));
-        }
-        let temp = tempfile::Builder::new()
-            .prefix("gate-run-")
-            .tempdir()
-            .map_err(|e| {
-                Error::io(
-                    std::env::temp_dir(),
-                    "cannot create a checkout directory",
-                    e,
-                )
-            })?;
+        };
+        let temp = crate::process::temp_dir("gate-run").map_err(|e| {
+            Error::io(
+                std::env::temp_dir(),
+                "cannot create a checkout directory",
+                e,
+            )
+        })?;
         let tree = repo
             .find_commit(commit)
             .and_then(|c| c.tree())
@@ -68,23 +70,72 @@ impl Workspace {
             .map_err(|e| Error::git(format!("cannot check out {commit} to run its tests"), e))?;
         Ok(Workspace {
             dir: temp.path().to_path_buf(),
+            why: Some(why),
             temp: Some(temp),
             view_of_temporary: false,
         })
     }
 }
 
-fn worktree_is(repo: &Repository, commit: Oid) -> Result<bool> {
+/// Why the working tree cannot stand for `commit`: HEAD is another commit, a tracked file
+/// differs, or untracked files that pytest, Python or go would load are there (an untracked
+/// root `conftest.py` that skips every test would decide the run).
+fn not_in_place(repo: &Repository, commit: Oid) -> Result<Option<String>> {
     let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
     if head.map(|c| c.id()) != Some(commit) {
-        return Ok(false);
+        return Ok(Some("the working tree holds another commit".into()));
     }
     let mut opts = StatusOptions::new();
-    opts.include_untracked(false)
+    opts.include_untracked(true)
+        .recurse_untracked_dirs(true)
         .include_ignored(false)
         .exclude_submodules(true);
     let statuses = repo
         .statuses(Some(&mut opts))
         .map_err(|e| Error::git("cannot read the working tree's status", e))?;
-    Ok(statuses.is_empty())
+    let mut untracked = Vec::new();
+    for entry in statuses.iter() {
+        if !entry.status().is_wt_new() {
+            return Ok(Some("tracked files differ from it".into()));
+        }
+        let path = String::from_utf8_lossy(entry.path_bytes()).into_owned();
+        if loaded_by_runners(&path) {
+            untracked.push(path);
+        }
+    }
+    if untracked.is_empty() {
+        return Ok(None);
+    }
+    let shown: Vec<&str> = untracked.iter().take(5).map(String::as_str).collect();
+    Ok(Some(format!(
+        "untracked {}{} would change what runs in the working tree",
+        shown.join(", "),
+        if untracked.len() > shown.len() {
+            format!(" and {} more", untracked.len() - shown.len())
+        } else {
+            String::new()
+        }
+    )))
+}
+
+/// Files a test run may load without any commit naming them: Python sources, bytecode and
+/// extensions, `.pth` files, pytest's and the project's configuration, Go sources and module
+/// files.
+fn loaded_by_runners(path: &str) -> bool {
+    let name = crate::graph::file_name(path);
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    matches!(ext, "py" | "pyc" | "pyi" | "pth" | "so" | "pyd" | "go")
+        || matches!(
+            name,
+            "pytest.ini"
+                | ".pytest.ini"
+                | "tox.ini"
+                | "setup.cfg"
+                | "pyproject.toml"
+                | "go.mod"
+                | "go.sum"
+                | "go.work"
+                | "go.work.sum"
+                | ".gate.toml"
+        )
 }

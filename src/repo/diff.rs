@@ -199,25 +199,20 @@ fn collect(mut diff: Diff<'_>) -> Result<Vec<Change>> {
     Ok(changes.into_values().collect())
 }
 
-/// `--files`: the paths as given (relative to the repository root), changed by fiat.
-pub fn named(paths: &[String], exists: impl Fn(&str) -> bool) -> Vec<Change> {
-    let mut out: BTreeMap<String, Change> = BTreeMap::new();
-    for raw in paths {
-        let path = crate::graph::normalize(raw.trim_start_matches("./"));
-        let status = if exists(&path) {
-            Status::Modified
-        } else {
-            Status::Deleted
-        };
-        out.insert(
-            path.clone(),
-            Change {
-                path,
-                status,
-                other: None,
-                non_utf8: false,
+/// `--files`: the paths as changed (repository-relative files of the working tree or of HEAD,
+/// see `repo::pathspec`); one gone from the working tree is a deletion.
+pub fn named(paths: &[String], in_worktree: impl Fn(&str) -> bool) -> Vec<Change> {
+    paths
+        .iter()
+        .map(|path| Change {
+            path: path.clone(),
+            status: if in_worktree(path) {
+                Status::Modified
+            } else {
+                Status::Deleted
             },
-        );
-    }
-    out.into_values().collect()
+            other: None,
+            non_utf8: false,
+        })
+        .collect()
 }

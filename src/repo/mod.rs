@@ -3,16 +3,34 @@
 
 pub mod checkout;
 pub mod diff;
+pub mod pathspec;
 pub mod range;
 pub mod snapshot;
 
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
-/// Opens the repository that contains `dir`.
+/// Opens the repository that contains `dir`. One owned by another user is named as such,
+/// with git's own fix (`safe.directory`), not reported as no repository at all.
 pub fn open(dir: &Path) -> Result<git2::Repository> {
-    git2::Repository::discover(dir)
-        .map_err(|e| Error::git(format!("{}: not inside a git repository", dir.display()), e))
+    git2::Repository::discover(dir).map_err(|e| {
+        if e.code() == git2::ErrorCode::Owner {
+            let at = git2::Repository::discover_path(dir, &[] as &[&std::ffi::OsStr])
+                .ok()
+                .and_then(|p| p.parent().map(Path::to_path_buf))
+                .unwrap_or_else(|| dir.to_path_buf());
+            Error::Git {
+                message: format!(
+                    "{}: the repository is owned by another user, so git (and gate) will not use it — if you trust it: git config --global --add safe.directory {}",
+                    at.display(),
+                    at.display()
+                ),
+                source: Some(e),
+            }
+        } else {
+            Error::git(format!("{}: not inside a git repository", dir.display()), e)
+        }
+    })
 }
 
 /// The repository's working directory; gate does not gate bare repositories.

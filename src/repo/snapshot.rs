@@ -1,5 +1,7 @@
 //! The files of the tree being gated: a commit's tree read from the object database (for
 //! `--affected`), or the working tree (for `--since`, `--files`, `plan` and `explain`).
+//! A symlink is a file of the tree whose content is its link text, as git stores it: gate
+//! never reads through a link, and resolves one only to a path inside the tree.
 
 use crate::error::{Error, Result};
 use git2::{ObjectType, Oid, Repository, StatusOptions};
@@ -7,8 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 pub struct Snapshot {
-    /// Every file path, repository-relative with `/` separators.
+    /// Every file path, repository-relative with `/` separators (symlinks included).
     pub files: BTreeSet<String>,
+    /// The symlinks among `files` → their link text.
+    pub links: BTreeMap<String, String>,
     origin: Origin,
 }
 
@@ -21,15 +25,51 @@ enum Origin {
     Workdir(PathBuf),
 }
 
+/// Where a symlink points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkTarget {
+    /// A path of the tree (a file, a folder, or nothing there): repository-relative.
+    Inside(String),
+    /// An absolute path, or one climbing above the repository root.
+    Outside,
+}
+
+/// Resolves link text as the OS does, relative to the link's folder, without touching disk.
+pub fn link_target(link: &str, text: &str) -> LinkTarget {
+    if text.starts_with('/') || text.is_empty() {
+        return LinkTarget::Outside;
+    }
+    let path = crate::graph::normalize(&crate::graph::join(crate::graph::parent(link), text));
+    if path == ".." || path.starts_with("../") {
+        LinkTarget::Outside
+    } else {
+        LinkTarget::Inside(path)
+    }
+}
+
+/// How many links a path may pass through (the OS's own limit is 40).
+const MAX_HOPS: usize = 40;
+
 impl Snapshot {
     pub fn of_commit(repo: &Repository, commit: Oid) -> Result<Self> {
         let tree = repo
             .find_commit(commit)
             .and_then(|c| c.tree())
             .map_err(|e| Error::git(format!("cannot read the tree of {commit}"), e))?;
-        let blobs = listing::of_tree(repo, &tree)?;
+        let (blobs, link_paths) = listing::of_tree(repo, &tree)?;
+        let mut links = BTreeMap::new();
+        for path in link_paths {
+            let Some(&oid) = blobs.get(&path) else {
+                continue;
+            };
+            let blob = repo
+                .find_blob(oid)
+                .map_err(|e| Error::git(format!("{path}: cannot read blob {oid}"), e))?;
+            links.insert(path, String::from_utf8_lossy(blob.content()).into_owned());
+        }
         Ok(Snapshot {
             files: blobs.keys().cloned().collect(),
+            links,
             origin: Origin::Tree { commit, blobs },
         })
     }
@@ -46,19 +86,32 @@ impl Snapshot {
             .statuses(Some(&mut opts))
             .map_err(|e| Error::git("cannot list the working tree", e))?;
         let mut files = BTreeSet::new();
+        let mut links = BTreeMap::new();
         for entry in statuses.iter() {
             let status = entry.status();
             if status.is_wt_deleted() || status.is_ignored() {
                 continue;
             }
-            if let Ok(path) = std::str::from_utf8(entry.path_bytes())
-                && root.join(path).is_file()
-            {
-                files.insert(path.to_string());
+            let Ok(path) = std::str::from_utf8(entry.path_bytes()) else {
+                continue;
+            };
+            let full = root.join(path);
+            // Not followed: a link is a file of the tree whatever it points at.
+            let Ok(meta) = std::fs::symlink_metadata(&full) else {
+                continue;
+            };
+            if meta.file_type().is_symlink() {
+                let text = std::fs::read_link(&full)
+                    .map_err(|e| Error::io(&full, "cannot read the symlink", e))?;
+                links.insert(path.to_string(), text.to_string_lossy().into_owned());
+            } else if !meta.is_file() {
+                continue;
             }
+            files.insert(path.to_string());
         }
         Ok(Snapshot {
             files,
+            links,
             origin: Origin::Workdir(root),
         })
     }
@@ -75,7 +128,7 @@ impl Snapshot {
         }
     }
 
-    /// The file's git blob id and content.
+    /// The file's git blob id and content; a symlink's content is its link text.
     pub fn read(&self, repo: &Repository, path: &str) -> Result<(Oid, Vec<u8>)> {
         match &self.origin {
             Origin::Tree { blobs, .. } => {
@@ -90,12 +143,31 @@ impl Snapshot {
             }
             Origin::Workdir(root) => {
                 let full = root.join(path);
-                let bytes = std::fs::read(&full).map_err(|e| Error::io(&full, "cannot read", e))?;
+                let bytes = match self.links.get(path) {
+                    Some(text) => text.as_bytes().to_vec(),
+                    None => std::fs::read(&full).map_err(|e| Error::io(&full, "cannot read", e))?,
+                };
                 let oid = Oid::hash_object(ObjectType::Blob, &bytes)
                     .map_err(|e| Error::git(format!("{path}: cannot hash"), e))?;
                 Ok((oid, bytes))
             }
         }
+    }
+
+    /// The file a path names once its symlinks are followed inside the tree: itself when it
+    /// is no link, `None` when a link leaves the tree, dangles or names a folder.
+    pub fn followed(&self, path: &str) -> Option<String> {
+        let mut at = path.to_string();
+        for _ in 0..MAX_HOPS {
+            match self.links.get(&at) {
+                None => return self.files.contains(&at).then_some(at),
+                Some(text) => match link_target(&at, text) {
+                    LinkTarget::Inside(next) => at = next,
+                    LinkTarget::Outside => return None,
+                },
+            }
+        }
+        None
     }
 
     /// Every file in path order, with its blob id where the tree already knows it.
@@ -115,24 +187,29 @@ impl Snapshot {
     }
 }
 
-/// A tree's files with their blob ids. The last one listed is kept
-/// (`.git/gate/cache/tree.bin`): the next tree is listed as that one plus a diff of the two
-/// trees, which reads only the folders that differ, instead of a walk of every folder.
+/// A tree's files with their blob ids, and which of them are symlinks. The last one listed is
+/// kept (`.git/gate/cache/tree.bin`): the next tree is listed as that one plus a diff of the
+/// two trees, which reads only the folders that differ, instead of a walk of every folder.
+/// A kept listing that fails its checksum is rebuilt with a warning, never used.
 mod listing {
     use crate::blocks;
     use crate::error::{Error, Result};
-    use git2::{ObjectType, Oid, Repository, Tree, TreeWalkMode, TreeWalkResult};
-    use std::collections::BTreeMap;
+    use git2::{Oid, Repository, Tree, TreeWalkMode, TreeWalkResult};
+    use std::collections::{BTreeMap, BTreeSet};
     use std::path::Path;
 
-    const MAGIC: &[u8; 8] = b"gatetre1";
+    const MAGIC: &[u8; 8] = b"gatetre2";
     /// Rewritten once the kept listing is this many paths away from the tree listed: until
     /// then the diff is cheap and writing is not.
     const KEEP_AFTER: usize = 100;
+    const BLOB: i32 = 0o100000;
+    const LINK: i32 = 0o120000;
 
-    pub fn of_tree(repo: &Repository, tree: &Tree<'_>) -> Result<BTreeMap<String, Oid>> {
+    type Listing = (BTreeMap<String, Oid>, BTreeSet<String>);
+
+    pub fn of_tree(repo: &Repository, tree: &Tree<'_>) -> Result<Listing> {
         let file = crate::repo::state_dir(repo).join("cache").join("tree.bin");
-        if let Some((kept, mut blobs)) = read(&file)
+        if let Some((kept, mut blobs, mut links)) = read(&file)
             && let Ok(kept) = repo.find_tree(kept)
         {
             let mut changed = 0;
@@ -146,10 +223,14 @@ mod listing {
                     let Ok(path) = std::str::from_utf8(path) else {
                         return;
                     };
+                    links.remove(path);
                     match new {
                         // Regular files and symlinks are blobs; submodules are not files.
-                        Some((id, mode)) if matches!(mode & 0o170000, 0o100000 | 0o120000) => {
+                        Some((id, mode)) if matches!(mode & 0o170000, BLOB | LINK) => {
                             blobs.insert(path.to_string(), id);
+                            if mode & 0o170000 == LINK {
+                                links.insert(path.to_string());
+                            }
                         }
                         _ => {
                             blobs.remove(path);
@@ -158,32 +239,53 @@ mod listing {
                 },
             )?;
             if changed > KEEP_AFTER {
-                write(&file, tree.id(), &blobs);
+                write(&file, tree.id(), &blobs, &links);
             }
-            return Ok(blobs);
+            return Ok((blobs, links));
         }
         let mut blobs = BTreeMap::new();
+        let mut links = BTreeSet::new();
         tree.walk(TreeWalkMode::PreOrder, |dir, entry| {
-            if entry.kind() == Some(ObjectType::Blob)
+            let mode = entry.filemode() & 0o170000;
+            if matches!(mode, BLOB | LINK)
                 && let Ok(name) = entry.name()
             {
-                blobs.insert(format!("{dir}{name}"), entry.id());
+                let path = format!("{dir}{name}");
+                if mode == LINK {
+                    links.insert(path.clone());
+                }
+                blobs.insert(path, entry.id());
             }
             TreeWalkResult::Ok
         })
         .map_err(|e| Error::git(format!("cannot walk tree {}", tree.id()), e))?;
-        write(&file, tree.id(), &blobs);
-        Ok(blobs)
+        write(&file, tree.id(), &blobs, &links);
+        Ok((blobs, links))
     }
 
-    /// The kept listing, or nothing when it is missing, another layout or damaged: the walk
-    /// then lists the tree afresh.
-    fn read(file: &Path) -> Option<(Oid, BTreeMap<String, Oid>)> {
-        let reader = std::io::BufReader::new(std::fs::File::open(file).ok()?);
-        let (header, mut r) = blocks::Stream::open(reader, MAGIC, 20)?;
+    /// The kept listing, or nothing when it is missing or another layout (silently) or
+    /// damaged (with a warning): the walk then lists the tree afresh.
+    fn read(file: &Path) -> Option<(Oid, BTreeMap<String, Oid>, BTreeSet<String>)> {
+        let bytes = std::fs::read(file).ok()?;
+        if bytes.len() >= 8 && bytes[..7] == MAGIC[..7] && bytes[..8] != MAGIC[..] {
+            return None;
+        }
+        let decoded = decode(&bytes);
+        if decoded.is_none() {
+            crate::report::warn(format!(
+                "{}: corrupt tree listing cache; listing the tree afresh",
+                file.display()
+            ));
+        }
+        decoded
+    }
+
+    pub(super) fn decode(bytes: &[u8]) -> Option<(Oid, BTreeMap<String, Oid>, BTreeSet<String>)> {
+        let (header, mut r) = blocks::Stream::open(bytes, MAGIC, 20)?;
         let tree = Oid::from_bytes(&header).ok()?;
         let paths = blocks::read_table(&r.block()?, &r.block()?)?;
         let ids = r.block()?;
+        let link_ids = blocks::read_words(&r.block()?)?;
         if !r.is_done() || ids.len() != paths.len() * 20 || !paths.is_sorted() {
             return None;
         }
@@ -193,22 +295,35 @@ mod listing {
             .map(|(p, id)| Oid::from_bytes(id).map(|id| (p.to_string(), id)))
             .collect::<std::result::Result<_, _>>()
             .ok()?;
-        Some((tree, blobs))
+        let links = link_ids
+            .iter()
+            .map(|&i| (i < paths.len() as u32).then(|| paths.get(i).to_string()))
+            .collect::<Option<_>>()?;
+        Some((tree, blobs, links))
     }
 
     /// A listing that cannot be kept costs the next gate a walk, nothing else.
-    fn write(file: &Path, tree: Oid, blobs: &BTreeMap<String, Oid>) {
+    fn write(file: &Path, tree: Oid, blobs: &BTreeMap<String, Oid>, links: &BTreeSet<String>) {
         let mut paths = crate::graph::Strings::default();
         let mut ids = Vec::with_capacity(blobs.len() * 20);
+        let mut link_ids = Vec::with_capacity(links.len());
         for (path, id) in blobs {
-            paths.push(path);
+            let at = paths.push(path);
+            if links.contains(path) {
+                link_ids.push(at);
+            }
             ids.extend_from_slice(id.as_bytes());
         }
         let _ = blocks::write(
             file,
             MAGIC,
             tree.as_bytes(),
-            &[paths.text().as_bytes(), &blocks::words(paths.ends()), &ids],
+            &[
+                paths.text().as_bytes(),
+                &blocks::words(paths.ends()),
+                &ids,
+                &blocks::words(&link_ids),
+            ],
         );
     }
 }
@@ -288,5 +403,48 @@ mod tests {
 
     fn state_dir_file(repo: &Repository) -> std::path::PathBuf {
         crate::repo::state_dir(repo).join("cache").join("tree.bin")
+    }
+
+    /// A kept listing with any byte flipped, cut short or grown is never decoded: the walk
+    /// lists the tree afresh. Random bytes never panic the decoder.
+    #[test]
+    fn a_damaged_listing_is_never_decoded() {
+        use proptest::prelude::*;
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        let repo = Repository::init(root).unwrap();
+        write(root, "a/b.py", "1");
+        write(root, "c.txt", "2");
+        std::os::unix::fs::symlink("c.txt", root.join("link")).unwrap();
+        Snapshot::of_commit(&repo, commit_all(&repo)).unwrap();
+        let bytes = std::fs::read(state_dir_file(&repo)).unwrap();
+        let (_, blobs, links) = listing::decode(&bytes).expect("a listing as written decodes");
+        assert_eq!(blobs.len(), 3);
+        assert_eq!(links.into_iter().collect::<Vec<_>>(), ["link"]);
+        let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(512));
+        runner
+            .run(
+                &(8..bytes.len(), any::<u8>(), 0..3u8),
+                |(at, value, how)| {
+                    let mut bad = bytes.clone();
+                    match how {
+                        0 if bad[at] != value => bad[at] = value,
+                        0 => bad[at] ^= 1,
+                        1 => bad.truncate(at),
+                        _ => bad.insert(at, value),
+                    }
+                    prop_assert!(listing::decode(&bad).is_none());
+                    Ok(())
+                },
+            )
+            .unwrap();
+        runner
+            .run(&prop::collection::vec(any::<u8>(), 0..512), |noise| {
+                let mut bytes = b"gatetre2".to_vec();
+                bytes.extend(noise);
+                prop_assert!(listing::decode(&bytes).is_none());
+                Ok(())
+            })
+            .unwrap();
     }
 }

@@ -62,7 +62,7 @@ pub fn rows(out: &mut dyn Write, report: &Report<'_>, s: &Styles) -> io::Result<
             writeln!(out, "             → {}: {}", e.test, why)?;
         }
     }
-    for note in report.notes {
+    for note in &report.notes {
         writeln!(out, "{} {note}", "warning:".style(s.warn))?;
     }
     if !report.cut.is_empty() {
@@ -91,7 +91,7 @@ pub fn rows(out: &mut dyn Write, report: &Report<'_>, s: &Styles) -> io::Result<
     }
     let runs = report.command.is_some() || !report.go_commands.is_empty();
     if let Some(cmd) = &report.command {
-        writeln!(out, "command: {}", cmd.join(" "))?;
+        writeln!(out, "command: {}", shell_words(cmd))?;
     }
     for go in &report.go_commands {
         let place = if go.module.is_empty() {
@@ -99,7 +99,7 @@ pub fn rows(out: &mut dyn Write, report: &Report<'_>, s: &Styles) -> io::Result<
         } else {
             format!(" (in {})", go.module)
         };
-        writeln!(out, "command: {}{place}", go.argv.join(" "))?;
+        writeln!(out, "command: {}{place}", shell_words(&go.argv))?;
     }
     match (runs, report.verdict) {
         (true, _) => {}
@@ -170,4 +170,58 @@ pub fn summary(report: &Report<'_>) -> String {
         report.selected.len(),
         report.test_files,
     )
+}
+
+/// An argv as one line a POSIX shell reads back as the same words: anything but plain path
+/// characters is single-quoted, so a file name like `$(touch x).py` stays a name when pasted.
+pub fn shell_words(argv: &[String]) -> String {
+    argv.iter()
+        .map(|w| {
+            let plain = !w.is_empty()
+                && w.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
+            if plain {
+                w.clone()
+            } else {
+                format!("'{}'", w.replace('\'', "'\\''"))
+            }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn shell_words_read_back_as_the_same_words() {
+        let argv: Vec<String> = [
+            "python3",
+            "-m",
+            "pytest",
+            "./tests/test_$(touch PWNED).py",
+            "it's",
+            "",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let line = super::shell_words(&argv);
+        assert_eq!(
+            line,
+            "python3 -m pytest './tests/test_$(touch PWNED).py' 'it'\\''s' ''"
+        );
+        let out = std::process::Command::new("sh")
+            .args([
+                "-c",
+                &format!("for w in {line}; do printf '%s\\n' \"$w\"; done"),
+            ])
+            .output()
+            .unwrap();
+        let words: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .lines()
+            .map(str::to_string)
+            .collect();
+        assert_eq!(words, argv);
+    }
 }

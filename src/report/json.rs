@@ -24,7 +24,7 @@ pub struct Report<'a> {
     pub cut: Vec<Selected<'a>>,
     /// Set when the range itself cannot be bounded (its base is missing): the fact and the fix.
     pub range_refusal: Option<String>,
-    pub notes: &'a [String],
+    pub notes: Vec<String>,
     pub test_files: usize,
     /// The ready-to-run pytest command, or null when no Python test runs.
     pub command: Option<Vec<String>>,
@@ -63,4 +63,39 @@ pub struct RunResult {
     pub duration_ms: u64,
     /// Set when the tests ran in a temporary checkout instead of the working tree.
     pub directory: Option<String>,
+}
+
+/// An error as a JSON document (`plans/error.schema.json`): what `--json` prints and a
+/// `verify` receipt holds when gate could not gate at all, so every outcome has a record.
+#[derive(Serialize)]
+pub struct ErrorReport {
+    pub version: u32,
+    pub kind: &'static str,
+    pub gate: &'static str,
+    pub exit_code: u8,
+    pub error: String,
+    pub causes: Vec<String>,
+    pub hint: Option<String>,
+}
+
+pub const ERROR_VERSION: u32 = 1;
+
+impl ErrorReport {
+    pub fn new(err: &crate::error::Error) -> ErrorReport {
+        let mut causes = Vec::new();
+        let mut source = std::error::Error::source(err);
+        while let Some(cause) = source {
+            causes.push(cause.to_string());
+            source = cause.source();
+        }
+        ErrorReport {
+            version: ERROR_VERSION,
+            kind: "error",
+            gate: crate::plan::ANALYZER,
+            exit_code: err.exit_code(),
+            error: err.to_string(),
+            causes,
+            hint: err.hint(),
+        }
+    }
 }

@@ -4,3 +4,8 @@
 pub mod human;
 pub mod json;
 pub mod styles;
+
+/// A problem that does not stop the run: one line on stderr (stdout may be JSON).
+pub fn warn(line: String) {
+    eprintln!("warning: {line}");
+}

@@ -69,8 +69,17 @@ pub fn exit_code(
     if quiet_stdout {
         cmd.stdout(std::io::stderr());
     }
-    let status = cmd
-        .status()
+    let status = crate::process::run(&mut cmd)
         .map_err(|e| Error::Runner(format!("cannot start the runner `{}`: {e}", argv[0])))?;
+    interrupted()?;
     Ok(status.code())
+}
+
+/// After a stop signal (forwarded to the runner, which has ended), the run ends too: the error
+/// unwinds through the temporary checkout, which removes it.
+pub fn interrupted() -> crate::error::Result<()> {
+    match crate::process::received() {
+        Some(sig) => Err(crate::error::Error::Interrupted(sig)),
+        None => Ok(()),
+    }
 }

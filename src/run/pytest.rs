@@ -1,11 +1,14 @@
-//! pytest: `python -m pytest <test files>`, run from the root of the gated tree.
+//! pytest: `python -m pytest ./<test files>`, run from the root of the gated tree.
 //! The runner is never called without test arguments unless the whole suite is meant:
-//! pytest with no arguments runs everything, which gate never does silently.
+//! pytest with no arguments runs everything, which gate never does silently. No file name can
+//! become an option: every path is given as `./path` (pytest reads a `-k…` name as an option
+//! even after `--`, and an `@…` name as a file of arguments). pytest's exit code is read with what the probe
+//! (`gate_probe.py`) saw, so "no tests collected" and a run cut short are never taken for a pass.
 
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::repo::checkout::Workspace;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// The runner's argv before the test arguments: `runner` from `.gate.toml`, else
@@ -30,27 +33,408 @@ fn on_path(program: &str) -> bool {
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
 }
 
+/// One pytest run: the runner, options gate adds, and the test arguments after `--`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Command {
+    pub base: Vec<String>,
+    /// `--ignore=…` for the siblings of a test whose name pytest cannot take as an argument.
+    pub options: Vec<String>,
+    /// Test files and node ids (or the folder of a file pytest cannot be given by name);
+    /// empty for the whole suite.
+    pub paths: Vec<String>,
+    /// The selected test files, each of which pytest must collect.
+    pub files: BTreeSet<String>,
+}
+
+/// A name pytest reads as more than a path: `[` starts a parametrization and `::` a test
+/// name, so pytest rejects the argument (and with it the whole run).
+fn unpassable(file: &str) -> bool {
+    file.contains('[') || file.contains("::")
+}
+
+impl Command {
+    /// The command for `tests` (files, or `file::name` node ids) of a tree holding `files`.
+    /// A file pytest cannot be given by name is collected through its folder instead, with
+    /// every other entry of that folder ignored.
+    pub fn new(base: Vec<String>, tests: &[&str], files: &BTreeSet<String>) -> Command {
+        let mut paths = Vec::new();
+        let mut folders: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        let mut selected = BTreeSet::new();
+        for test in tests {
+            let file = if files.contains(*test) {
+                *test
+            } else {
+                test.split_once("::").map_or(*test, |(f, _)| f)
+            };
+            selected.insert(file.to_string());
+            if unpassable(file) {
+                // A node id of such a file runs the whole file, which holds the test.
+                folders
+                    .entry(crate::graph::parent(file))
+                    .or_default()
+                    .insert(file);
+            } else {
+                paths.push(format!("./{test}"));
+            }
+        }
+        let mut options = Vec::new();
+        for (dir, keep) in &folders {
+            let prefix = if dir.is_empty() {
+                String::new()
+            } else {
+                format!("{dir}/")
+            };
+            let mut entries: BTreeSet<&str> = BTreeSet::new();
+            for f in files
+                .range(prefix.clone()..)
+                .take_while(|f| f.starts_with(&prefix))
+            {
+                let rest = &f[prefix.len()..];
+                let entry = rest.split_once('/').map_or(rest, |(d, _)| d);
+                entries.insert(&f[..prefix.len() + entry.len()]);
+            }
+            for entry in entries {
+                let name = crate::graph::file_name(entry);
+                let kept = keep.contains(entry)
+                    || paths.iter().any(|p| {
+                        let p = p.strip_prefix("./").unwrap_or(p);
+                        p == entry || p.starts_with(&format!("{entry}/"))
+                    })
+                    || name == "conftest.py"
+                    || name == "__init__.py";
+                if !kept {
+                    options.push(format!("--ignore=./{entry}"));
+                }
+            }
+            paths.push(if dir.is_empty() {
+                ".".to_string()
+            } else {
+                format!("./{dir}")
+            });
+        }
+        paths.sort();
+        paths.dedup();
+        Command {
+            base,
+            options,
+            paths,
+            files: selected,
+        }
+    }
+
+    /// The whole suite: the runner alone.
+    pub fn whole_suite(base: Vec<String>) -> Command {
+        Command {
+            base,
+            options: Vec::new(),
+            paths: Vec::new(),
+            files: BTreeSet::new(),
+        }
+    }
+
+    pub fn argv(&self) -> Vec<String> {
+        self.argv_with(&[])
+    }
+
+    fn argv_with(&self, extra: &[String]) -> Vec<String> {
+        let mut argv = self.base.clone();
+        argv.extend(extra.iter().cloned());
+        argv.extend(self.options.iter().cloned());
+        argv.extend(self.paths.iter().cloned());
+        argv
+    }
+
+    /// Whether the runner is pytest itself (`python -m pytest`, `uv run pytest`), so the probe
+    /// can be loaded into it. A wrapper (`tox`, a script) may not pass the probe on.
+    fn is_pytest(&self) -> bool {
+        self.base
+            .iter()
+            .any(|w| matches!(crate::graph::file_name(w), "pytest" | "py.test"))
+    }
+}
+
 pub enum Outcome {
     Passed,
     Failed(i32),
-    /// pytest's own usage/internal errors, or a runner killed by a signal.
+    /// pytest's own usage/internal errors, a run cut short, or a runner killed by a signal.
     Broken(Option<i32>),
 }
 
-/// Runs `argv` in the workspace (see `run::exit_code`).
+/// What a pytest run ended with, and what gate has to say about it (a selected file that held
+/// no test, a file pytest never collected, a run cut short).
+pub struct Ran {
+    pub outcome: Outcome,
+    pub notes: Vec<String>,
+}
+
+/// What the probe wrote: per collected file, relative to where pytest ran.
+#[derive(serde::Deserialize)]
+struct Probe {
+    files: BTreeMap<String, ProbeFile>,
+}
+
+#[derive(serde::Deserialize)]
+struct ProbeFile {
+    collected: bool,
+    error: bool,
+    items: u64,
+    deselected: u64,
+    selected: u64,
+    failed: u64,
+}
+
+const PROBE: &str = include_str!("gate_probe.py");
+
+/// Runs `command` in the workspace (see `run::exit_code`); its selected files are checked
+/// against what pytest collected.
 pub fn run(
-    argv: &[String],
+    command: &Command,
     env: &BTreeMap<String, String>,
     workspace: &Workspace,
     root: &Path,
     quiet_stdout: bool,
-) -> Result<Outcome> {
-    Ok(
-        match super::exit_code(argv, env, workspace, root, quiet_stdout)? {
-            // 5: pytest collected no test from the files given — nothing failed.
-            Some(0 | 5) => Outcome::Passed,
-            Some(1) => Outcome::Failed(1),
-            other => Outcome::Broken(other),
+) -> Result<Ran> {
+    if !command.is_pytest() {
+        let code = super::exit_code(&command.argv(), env, workspace, root, quiet_stdout)?;
+        return Ok(match code {
+            Some(0) => passed(Vec::new()),
+            Some(1) => failed(),
+            Some(5) => broken(
+                Some(5),
+                format!(
+                    "pytest collected no test from the selected files, and with the runner `{}` gate cannot ask it why (set `runner` to a pytest command line)",
+                    command.base.join(" ")
+                ),
+            ),
+            other => broken(other, String::new()),
+        });
+    }
+    let scratch = crate::process::temp_dir("gate-probe")
+        .map_err(|e| Error::io(std::env::temp_dir(), "cannot create the probe folder", e))?;
+    let probe_py = scratch.path().join("gate_probe.py");
+    let out = scratch.path().join("probe.json");
+    std::fs::write(&probe_py, PROBE)
+        .map_err(|e| Error::io(&probe_py, "cannot write the probe", e))?;
+    let mut env = env.clone();
+    let inherited = env
+        .get("PYTHONPATH")
+        .cloned()
+        .or_else(|| std::env::var("PYTHONPATH").ok())
+        .filter(|p| !p.is_empty());
+    let dir = scratch.path().display().to_string();
+    env.insert(
+        "PYTHONPATH".into(),
+        inherited.map_or_else(|| dir.clone(), |p| format!("{dir}:{p}")),
+    );
+    env.insert("GATE_PROBE_OUT".into(), out.display().to_string());
+    let argv = command.argv_with(&["-p".into(), "gate_probe".into()]);
+    let code = super::exit_code(&argv, &env, workspace, root, quiet_stdout)?;
+    let probe: Option<Probe> = std::fs::read(&out)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok());
+    Ok(judge(code, probe.as_ref(), command))
+}
+
+fn passed(notes: Vec<String>) -> Ran {
+    Ran {
+        outcome: Outcome::Passed,
+        notes,
+    }
+}
+
+fn failed() -> Ran {
+    Ran {
+        outcome: Outcome::Failed(1),
+        notes: Vec::new(),
+    }
+}
+
+fn broken(code: Option<i32>, note: String) -> Ran {
+    Ran {
+        outcome: Outcome::Broken(code),
+        notes: if note.is_empty() {
+            Vec::new()
+        } else {
+            vec![note]
         },
-    )
+    }
+}
+
+/// pytest's exit code read with the probe's record: 0 and 5 pass only when every selected file
+/// was collected (a file that holds no test, or whose tests the project's own options
+/// deselected, is named); 1 is a failure only when a test failed.
+fn judge(code: Option<i32>, probe: Option<&Probe>, command: &Command) -> Ran {
+    let Some(code) = code else {
+        return broken(None, "pytest was killed by a signal".into());
+    };
+    if !matches!(code, 0 | 1 | 5) {
+        return broken(Some(code), String::new());
+    }
+    let Some(probe) = probe else {
+        return broken(
+            Some(code),
+            format!(
+                "pytest exited {code} without finishing its session (gate's probe wrote no record)"
+            ),
+        );
+    };
+    let failures: u64 = probe.files.values().map(|f| f.failed).sum();
+    if code == 1 {
+        return if failures > 0 {
+            failed()
+        } else {
+            broken(
+                Some(1),
+                "pytest exited 1 but no test failed: the run was cut short (a closed output pipe?)"
+                    .into(),
+            )
+        };
+    }
+    if command.files.is_empty() {
+        return if code == 5 {
+            broken(Some(5), "the whole suite collected no test".into())
+        } else {
+            passed(Vec::new())
+        };
+    }
+    let mut notes = Vec::new();
+    let mut missing = Vec::new();
+    for file in command.files.iter().map(String::as_str) {
+        match probe.files.get(file) {
+            None => missing.push(file),
+            Some(f) if !f.collected && !f.error => missing.push(file),
+            Some(f) if f.error || f.selected > 0 => {}
+            Some(f) if f.items == 0 => {
+                notes.push(format!("{file} yielded no test: it holds none"));
+            }
+            Some(f) if f.deselected >= f.items => notes.push(format!(
+                "{file} yielded no test: all {} of its tests were deselected by the project's own options (`-m`, `-k` or `--deselect` in addopts)",
+                f.items
+            )),
+            Some(f) => notes.push(format!(
+                "{file} yielded no test: the project's own collection hooks removed its {} test(s)",
+                f.items
+            )),
+        }
+    }
+    if !missing.is_empty() {
+        let mut all = vec![format!(
+            "pytest did not collect {} selected file(s): {} — excluded by the project's own configuration (`--ignore`, `collect_ignore`, `norecursedirs`?), so none of its tests ran",
+            missing.len(),
+            missing.join(", ")
+        )];
+        all.extend(notes);
+        return Ran {
+            outcome: Outcome::Broken(Some(code)),
+            notes: all,
+        };
+    }
+    passed(notes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(files: &[&str]) -> BTreeSet<String> {
+        files.iter().map(|f| f.to_string()).collect()
+    }
+
+    #[test]
+    fn paths_are_given_as_paths_and_unpassable_names_go_through_their_folder() {
+        let files = set(&[
+            "-kx_test.py",
+            "tests/__init__.py",
+            "tests/conftest.py",
+            "tests/data/x.json",
+            "tests/test_[x].py",
+            "tests/test_a.py",
+            "tests/test_b.py",
+        ]);
+        let base = vec!["pytest".to_string()];
+        let c = Command::new(base.clone(), &["-kx_test.py", "tests/test_a.py"], &files);
+        assert_eq!(c.argv(), ["pytest", "./-kx_test.py", "./tests/test_a.py"]);
+        let c = Command::new(base, &["tests/test_[x].py", "tests/test_a.py"], &files);
+        assert_eq!(
+            c.argv(),
+            [
+                "pytest",
+                "--ignore=./tests/data",
+                "--ignore=./tests/test_b.py",
+                "./tests",
+                "./tests/test_a.py"
+            ]
+        );
+        assert_eq!(
+            Command::whole_suite(vec!["pytest".into()]).argv(),
+            ["pytest"]
+        );
+    }
+
+    /// (file, collected, items, deselected, failed); what is neither deselected nor failed ran.
+    fn probe(files: &[(&str, bool, u64, u64, u64)]) -> Probe {
+        Probe {
+            files: files
+                .iter()
+                .map(|&(p, collected, items, deselected, failed)| {
+                    (
+                        p.to_string(),
+                        ProbeFile {
+                            collected,
+                            error: false,
+                            items,
+                            deselected,
+                            selected: items - deselected,
+                            failed,
+                        },
+                    )
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn exit_codes_are_read_with_what_pytest_collected() {
+        let c = Command::new(
+            vec!["pytest".into()],
+            &["t/test_a.py", "t/test_b.py"],
+            &set(&["t/test_a.py", "t/test_b.py"]),
+        );
+        let is = |r: &Ran| match r.outcome {
+            Outcome::Passed => "passed",
+            Outcome::Failed(_) => "failed",
+            Outcome::Broken(_) => "broken",
+        };
+        let both = probe(&[
+            ("t/test_a.py", true, 2, 0, 0),
+            ("t/test_b.py", true, 0, 0, 0),
+        ]);
+        let r = judge(Some(0), Some(&both), &c);
+        assert_eq!(is(&r), "passed");
+        assert_eq!(r.notes, ["t/test_b.py yielded no test: it holds none"]);
+        let deselected = probe(&[
+            ("t/test_a.py", true, 2, 2, 0),
+            ("t/test_b.py", true, 1, 1, 0),
+        ]);
+        let r = judge(Some(5), Some(&deselected), &c);
+        assert_eq!(is(&r), "passed");
+        assert!(
+            r.notes.iter().all(|n| n.contains("deselected")),
+            "{:?}",
+            r.notes
+        );
+        let one = probe(&[("t/test_a.py", true, 2, 0, 0)]);
+        let r = judge(Some(5), Some(&one), &c);
+        assert_eq!(is(&r), "broken");
+        assert!(r.notes[0].contains("did not collect 1 selected file(s): t/test_b.py"));
+        assert_eq!(is(&judge(Some(0), None, &c)), "broken");
+        assert_eq!(is(&judge(Some(1), Some(&both), &c)), "broken");
+        let failing = probe(&[
+            ("t/test_a.py", true, 2, 0, 1),
+            ("t/test_b.py", true, 1, 0, 0),
+        ]);
+        assert_eq!(is(&judge(Some(1), Some(&failing), &c)), "failed");
+        assert_eq!(is(&judge(Some(2), Some(&both), &c)), "broken");
+        assert_eq!(is(&judge(None, Some(&both), &c)), "broken");
+    }
 }

@@ -71,8 +71,7 @@ pub fn run(
             if quiet_stdout {
                 cmd.stdout(std::io::stderr());
             }
-            cmd.status()
-                .map_err(|e| format!("cannot start `{}`: {e}", argv[0]))
+            crate::process::run(&mut cmd).map_err(|e| format!("cannot start `{}`: {e}", argv[0]))
         }
         None => Err("its command is empty".to_string()),
     };

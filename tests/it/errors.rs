@@ -93,7 +93,7 @@ fn a_python_file_with_syntax_errors_is_flagged_and_keeps_what_was_recovered() {
     let out = t.gate(&["plan"]).output().unwrap();
     assert!(
         String::from_utf8_lossy(&out.stdout)
-            .contains("flagged tests/test_broken.py: parse errors at line 3")
+            .contains("flagged tests/test_broken.py: parsed with errors (line 3)")
     );
 }
 

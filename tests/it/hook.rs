@@ -328,10 +328,15 @@ fn a_push_runs_the_pre_push_steps_in_order_and_a_failing_step_blocks() {
     let r = Remote::with_fixture("shop");
     r.install_hook();
     let log = r.dir.path().join("steps.log");
-    r.write(".gate.toml", crate::steps::STEPS);
-    r.append("src/shop/money.py", "\n");
-    r.commit("steps and money");
     let log_env = [("STEP_LOG", log.to_str().unwrap())];
+    // A configuration governs the pushes after the one that lands it.
+    r.write(".gate.toml", crate::steps::STEPS);
+    r.commit("steps");
+    let ran = r.push(&["origin", "master"], &log_env);
+    assert!(ran.ok, "{}", ran.text);
+    assert!(!log.exists(), "the new steps did not run yet: {}", ran.text);
+    r.append("src/shop/money.py", "\n");
+    r.commit("money");
     let ran = r.push(&["origin", "master"], &log_env);
     assert!(ran.ok, "{}", ran.text);
     let order = std::fs::read_to_string(&log).unwrap();
@@ -358,6 +363,10 @@ fn a_push_runs_the_pre_push_steps_in_order_and_a_failing_step_blocks() {
         &crate::steps::STEPS.replace("echo notify", "exit 9; echo notify"),
     );
     r.commit("notify breaks");
+    let ran = r.push(&["origin", "master"], &log_env);
+    assert!(ran.ok, "gated under the landed steps: {}", ran.text);
+    r.append("src/shop/money.py", "\n");
+    r.commit("money again");
     let ran = r.push(&["origin", "master"], &log_env);
     assert!(!ran.ok, "{}", ran.text);
     assert!(

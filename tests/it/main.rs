@@ -1,14 +1,22 @@
 //! One integration binary: real git repositories, the real `gate` binary, real pytest.
 
 mod audit;
+mod caches;
+mod checkouts;
+mod config_guard;
 mod errors;
 mod golang;
 mod hook;
 mod install;
+mod limits;
+mod output;
+mod paths;
 mod plans;
 mod push_support;
 mod references;
+mod runner_argv;
 mod selection;
 mod steps;
 mod support;
+mod symlinks;
 mod verdicts;

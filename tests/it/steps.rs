@@ -191,3 +191,26 @@ fn a_failing_test_in_verify_exits_1() {
         [("affected-tests".into(), "failed".into())]
     );
 }
+
+#[test]
+fn steps_get_the_changed_files_nul_separated_in_a_file() {
+    let t = TestRepo::from_fixture("shop");
+    let log = t.root.parent().unwrap().join("files0");
+    // `sh -c 'cp -- "$GATE_CHANGED_FILES0" "$0"' <log>`
+    t.write(
+        ".gate.toml",
+        &format!(
+            "[[step]]\nname = \"list\"\nrun = [\"sh\", \"-c\", 'cp -- \"$GATE_CHANGED_FILES0\" \"$0\"', \"{}\"]\n",
+            log.display()
+        ),
+    );
+    t.commit("a step that keeps the list");
+    t.write("docs/a\nnewline.md", "x\n");
+    t.append("src/shop/money.py", "\n");
+    t.commit("a name with a newline");
+    let out = t.gate(&["verify", "HEAD~1...HEAD"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", crate::support::text(&out));
+    let list = std::fs::read(&log).unwrap();
+    let names: Vec<&[u8]> = list.split(|&b| b == 0).filter(|n| !n.is_empty()).collect();
+    assert_eq!(names, [&b"docs/a\nnewline.md"[..], b"src/shop/money.py"]);
+}

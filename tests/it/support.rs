@@ -98,7 +98,12 @@ impl TestRepo {
 
     /// The real binary, run in the repository with a clean, isolated environment.
     pub fn gate(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::cargo_bin("gate").unwrap();
+        Command::from_std(self.gate_process(args))
+    }
+
+    /// As `gate`, as a plain process (to spawn it and hold its pipes).
+    pub fn gate_process(&self, args: &[&str]) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gate"));
         cmd.args(args)
             .current_dir(&self.root)
             .env("HOME", self.root.parent().unwrap())
@@ -165,3 +170,15 @@ pub fn copy_tree(from: &Path, to: &Path) {
         }
     }
 }
+
+/// What a finished command printed, stdout then stderr.
+pub fn text(out: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// Appended to the shop fixture's `src/shop/money.py`: every test that reaches it fails.
+pub const BREAK_MONEY: &str = "\n\ndef to_cents(amount):\n    return -1\n";

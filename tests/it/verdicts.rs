@@ -181,7 +181,9 @@ fn named_full_runs_the_subset_and_names_the_reason_or_the_whole_suite_when_confi
     );
     t.write(".gate.toml", "named_full = \"full\"\n");
     t.commit("config");
-    let r = t.report(&["--affected", "HEAD~2...HEAD"]);
+    t.write("requirements.txt", "requests==3.0\n");
+    t.commit("deps again");
+    let r = t.report(&["--affected", "HEAD~1...HEAD"]);
     assert_eq!(r["verdict"], "named_full");
     let command = strings(&r["command"]);
     assert_eq!(

@@ -1,0 +1,76 @@
+"""gate's pytest probe, loaded with `-p gate_probe` from a folder gate puts first on PYTHONPATH.
+
+It changes nothing about the run. At the end of the session it writes, to $GATE_PROBE_OUT, what
+the exit code alone cannot say: for each file pytest collected (paths relative to the directory
+gate ran pytest in), whether collecting it failed, how many tests it held, how many of those the
+project's own options deselected (`-m`, `-k`, `--deselect` in addopts), and how many test
+reports failed. gate reads it to tell a file that holds no test from one pytest never collected,
+and a failed test from a run cut short (a closed pipe also exits 1).
+"""
+
+import json
+import os
+
+import pytest
+
+_files = {}
+_state = {"rootpath": None}
+
+
+def _entry(path):
+    rel = os.path.relpath(os.path.abspath(os.fspath(path)), os.getcwd()).replace(os.sep, "/")
+    return _files.setdefault(
+        rel,
+        {
+            "collected": False,
+            "error": False,
+            "items": 0,
+            "deselected": 0,
+            "selected": 0,
+            "failed": 0,
+        },
+    )
+
+
+def pytest_configure(config):
+    _state["rootpath"] = config.rootpath
+
+
+def _path_of(nodeid):
+    return os.path.join(os.fspath(_state["rootpath"]), nodeid.split("::")[0])
+
+
+def pytest_collectreport(report):
+    path = _path_of(report.nodeid)
+    if report.nodeid and "::" not in report.nodeid and os.path.isfile(path):
+        entry = _entry(path)
+        entry["collected"] = True
+        entry["error"] = entry["error"] or bool(report.failed)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items):
+    for item in items:
+        _entry(item.path)["items"] += 1
+
+
+def pytest_deselected(items):
+    for item in items:
+        _entry(item.path)["deselected"] += 1
+
+
+def pytest_collection_finish(session):
+    for item in session.items:
+        _entry(item.path)["selected"] += 1
+
+
+def pytest_runtest_logreport(report):
+    if report.failed:
+        _entry(_path_of(report.nodeid))["failed"] += 1
+
+
+def pytest_sessionfinish(session, exitstatus):
+    out = os.environ.get("GATE_PROBE_OUT")
+    if out:
+        with open(out, "w", encoding="utf-8") as f:
+            json.dump({"exitstatus": int(exitstatus), "files": _files}, f)
