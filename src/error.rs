@@ -1,4 +1,8 @@
-//! The one error type of gate's boundary with the user: each variant maps to an exit code.
+//! gate's errors at its boundary with the user. Each boundary that a caller may branch on has a
+//! type of its own — the configuration (`config::ConfigError`), the range (`range::RangeError`),
+//! the runners (`run::RunnerError`) — and `Error` gathers them; its variant decides the exit
+//! code (`exit_codes`). Messages are lowercase fragments; a cause is a `#[source]`, printed by
+//! `main` as `caused by:`, never repeated in the message.
 
 use crate::exit_codes;
 use std::path::PathBuf;
@@ -8,10 +12,13 @@ pub enum Error {
     /// The command line asked for something impossible.
     #[error("{0}")]
     Usage(String),
-    /// A configuration file is malformed; `message` names the key and line.
-    #[error("{}: {message}", path.display())]
-    Config { path: PathBuf, message: String },
-    /// A revision, range or repository could not be read.
+    /// A configuration file is malformed or names nothing.
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    /// A revision or range the user gave cannot be read.
+    #[error(transparent)]
+    Range(#[from] crate::repo::range::RangeError),
+    /// The repository or an object in it could not be read.
     #[error("{message}")]
     Git {
         message: String,
@@ -26,9 +33,12 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    /// The test runner could not be started.
-    #[error("{0}")]
-    Runner(String),
+    /// A runner or a tool gate drives could not be started.
+    #[error(transparent)]
+    Runner(#[from] crate::run::RunnerError),
+    /// Something gate holds true was not: a bug in gate, reported rather than hidden.
+    #[error("{0} (an internal error of gate)")]
+    Internal(String),
     /// A stop signal (SIGINT, SIGTERM, SIGHUP) ended the run: it reached the runner, which
     /// ended, and the temporary checkout was removed.
     #[error("interrupted by {}: the runner was stopped and nothing was left behind", signal_name(*.0))]
@@ -64,19 +74,30 @@ impl Error {
         }
     }
 
+    /// A malformed or empty-matching configuration file.
+    pub fn config(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        Error::Config(crate::config::ConfigError {
+            path: path.into(),
+            message: message.into(),
+        })
+    }
+
     pub fn exit_code(&self) -> u8 {
         match self {
+            Error::Usage(_) | Error::Config(_) | Error::Range(_) => exit_codes::USAGE,
+            Error::Git { .. } => exit_codes::GIT,
+            Error::Io { .. } => exit_codes::IO,
             Error::Runner(_) => exit_codes::RUNNER,
+            Error::Internal(_) => exit_codes::INTERNAL,
             // The shell's convention for a death by signal.
             Error::Interrupted(sig) => u8::try_from(128 + sig).unwrap_or(exit_codes::RUNNER),
-            _ => exit_codes::USAGE,
         }
     }
 
     /// What the user can do about it, printed after the error.
     pub fn hint(&self) -> Option<String> {
         match self {
-            Error::Config { .. } => {
+            Error::Config(_) => {
                 Some("the configuration reference is in README.md, section `Configuration`".into())
             }
             _ => None,

@@ -1,14 +1,26 @@
 //! The documented exit codes. They are API: hooks, ship scripts and CI branch on them.
+//! A run stopped by signal n exits with 128 + n, after the runner stopped and nothing was left.
 
 /// Tests passed, or there was nothing to run (every change inert, or no test reaches it).
 pub const OK: u8 = 0;
-/// The selected tests ran and at least one failed.
+/// The selected tests ran and at least one failed (or a Go package they need did not build).
 pub const TESTS_FAILED: u8 = 1;
 /// A change could not be bounded and no decision was recorded: the run was aborted.
 pub const REFUSED: u8 = 2;
-/// Usage, configuration or git error: nothing was selected or run.
+/// Usage or configuration: a bad flag, an unknown revision, a path naming nothing, a malformed
+/// `.gate.toml` or one that matches nothing. Nothing was selected or run.
 pub const USAGE: u8 = 3;
-/// The test runner could not be started, or stopped without a test verdict.
+/// The runner (or a tool gate drives, such as strace) could not be started, or stopped without
+/// a test verdict.
 pub const RUNNER: u8 = 4;
 /// A gate step (`[[step]]` in `.gate.toml`) failed or could not start: the push or ship is blocked.
 pub const STEP_FAILED: u8 = 5;
+/// The repository could not be read: a missing object, a repository owned by another user, a
+/// bare repository.
+pub const GIT: u8 = 6;
+/// A file gate must read or write could not be: a receipt, the decisions, a temporary folder.
+pub const IO: u8 = 7;
+/// Reserved: the history store (SQLite, PostgreSQL) is unavailable.
+pub const STORE: u8 = 8;
+/// An internal error of gate (a broken invariant): a bug to report.
+pub const INTERNAL: u8 = 9;

@@ -7,7 +7,7 @@
 
 pub mod analyze;
 pub mod audit;
-pub mod blocks;
+pub mod cache;
 pub mod cli;
 pub mod commands;
 pub mod config;
@@ -15,7 +15,6 @@ pub mod decision;
 pub mod error;
 pub mod exit_codes;
 pub mod graph;
-pub mod graph_cache;
 pub mod hook;
 pub mod plan;
 pub mod process;

@@ -36,6 +36,15 @@ pub fn remove_stale_temp_dirs() {
 /// Runs `cmd` to its end in a process group of its own, which the stop signals reach while
 /// a `Guard` lives.
 pub fn run(cmd: &mut std::process::Command) -> std::io::Result<std::process::ExitStatus> {
+    run_reading(cmd, |_| {})
+}
+
+/// As `run`; when `cmd` pipes its stdout, that is read line by line as it comes.
+pub fn run_reading(
+    cmd: &mut std::process::Command,
+    mut line: impl FnMut(&str),
+) -> std::io::Result<std::process::ExitStatus> {
+    use std::io::BufRead;
     use std::os::unix::process::CommandExt;
     cmd.process_group(0);
     let mut child = cmd.spawn()?;
@@ -47,6 +56,14 @@ pub fn run(cmd: &mut std::process::Command) -> std::io::Result<std::process::Exi
         // SAFETY: signals the process group gate just created.
         unsafe {
             libc::kill(-group, sig);
+        }
+    }
+    if let Some(out) = child.stdout.take() {
+        for text in std::io::BufReader::new(out).lines() {
+            match text {
+                Ok(text) => line(&text),
+                Err(_) => break,
+            }
         }
     }
     let status = child.wait();

@@ -1,15 +1,15 @@
 //! Loads everything the later stages read about one tree: `.gate.toml`, pytest's discovery
 //! settings, import roots, the analysed Python files and the resolved graph.
 
+use crate::analyze::analysis::{self, Analysis};
+use crate::analyze::facts::Flags;
 use crate::analyze::gomod::{self, GoLayout};
 use crate::analyze::pytest_ini::TestDiscovery;
-use crate::analyze::python::Flags;
 use crate::analyze::roots;
+use crate::cache::graph::{self as graph_cache, Blobs};
 use crate::config::{self, Config};
 use crate::error::Result;
 use crate::graph::{self, Graph, Tree, UserRef};
-use crate::graph_cache::{self, Blobs};
-use crate::plan::{self, Analysis};
 use crate::repo::snapshot::Snapshot;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -103,9 +103,18 @@ impl Project {
         keep: Keep,
     ) -> Result<Project> {
         // Configuration files are read through symlinks inside the tree, never out of it.
+        // A file that is there but cannot be read is an error, never "no such file": the first
+        // one is kept and returned once the readers are done.
+        let unreadable: std::cell::RefCell<Option<crate::error::Error>> = Default::default();
         let read = |path: &str| {
             let file = snapshot.followed(path)?;
-            snapshot.read(repo, &file).ok().map(|(_, b)| b)
+            match snapshot.read(repo, &file) {
+                Ok((_, bytes)) => Some(bytes),
+                Err(e) => {
+                    unreadable.borrow_mut().get_or_insert(e);
+                    None
+                }
+            }
         };
         let discovery = TestDiscovery::load(read)?;
         let roots = config.python_roots.clone().unwrap_or_else(|| {
@@ -130,6 +139,9 @@ impl Project {
             std::borrow::Cow::Owned(nodes)
         };
         let go = GoLayout::detect(&nodes, &read);
+        if let Some(e) = unreadable.borrow_mut().take() {
+            return Err(e);
+        }
         let mut tests: BTreeSet<String> = discovery
             .tests(&snapshot.files)
             .into_iter()
@@ -176,9 +188,12 @@ impl Project {
                 (r.analysis, r.graph, r.flagged, Some(r.blobs))
             }
             None => {
-                let analysis = plan::analyze(repo, snapshot, &state, warn)?;
+                let analysis = analysis::analyze(repo, snapshot, &state, warn)?;
                 crate::timings::mark("facts ready");
                 let user = user_references(&config, snapshot, &read);
+                if let Some(e) = unreadable.borrow_mut().take() {
+                    return Err(e);
+                }
                 let graph = Graph::build(&tree, &analysis.facts, &user, &config.loads);
                 let flagged: BTreeMap<String, Flags> = analysis
                     .facts
@@ -220,13 +235,13 @@ fn check_roots(config: &Config, files: &BTreeSet<String>) -> Result<()> {
                 .next()
                 .is_some_and(|f| f.starts_with(&prefix));
         if !holds_files {
-            return Err(crate::error::Error::Config {
-                path: config::FILE.into(),
-                message: format!(
+            return Err(crate::error::Error::config(
+                config::FILE,
+                format!(
                     "line {}: `python.roots`: `{root}` is no folder of the gated tree, so no import would resolve through it",
                     config.python_roots_line
                 ),
-            });
+            ));
         }
     }
     Ok(())
@@ -249,13 +264,13 @@ fn stale_depends(
             stale.insert(rule.index);
             continue;
         }
-        return Err(crate::error::Error::Config {
-            path: config::FILE.into(),
-            message: format!(
+        return Err(crate::error::Error::config(
+            config::FILE,
+            format!(
                 "`[[depends]]` rule {}: `tests` ({}) matches no test file of the gated tree, so it would bound nothing",
                 rule.index, rule.tests.text
             ),
-        });
+        ));
     }
     Ok(stale)
 }
@@ -317,7 +332,7 @@ fn graph_key(
     nodes: &BTreeSet<String>,
     config: &Config,
 ) -> Result<u64> {
-    let mut key = graph_cache::Key::new(&plan::grammars());
+    let mut key = graph_cache::Key::new(&crate::cache::facts::grammars());
     // The configuration governing this tree, which may be another commit's.
     key.add(config.digest);
     for node in nodes {
@@ -373,7 +388,7 @@ fn reuse_graph(
     let sources = || {
         snapshot
             .entries()
-            .filter(|(f, _)| plan::analysed(f) && !snapshot.links.contains_key(*f))
+            .filter(|(f, _)| crate::analyze::analysed(f) && !snapshot.links.contains_key(*f))
     };
     let ids = cached
         .parts
@@ -405,10 +420,10 @@ fn reuse_graph(
         blobs.set(id, oid);
     }
     // The changed files are parsed on all cores, as a cold build's are.
-    let facts: BTreeMap<String, crate::analyze::python::Facts> = contents
+    let facts: BTreeMap<String, crate::analyze::facts::Facts> = contents
         .into_par_iter()
         .map(|(file, bytes)| {
-            let f = plan::analyse_bytes(&file, &bytes);
+            let f = crate::analyze::facts_of(&file, &bytes);
             (file, f)
         })
         .collect();

@@ -62,7 +62,7 @@ pub struct Context<'a> {
     /// Test files of the gated tree (never deleted ones).
     pub tests: &'a BTreeSet<String>,
     /// Files whose facts may be incomplete → why.
-    pub flagged: &'a BTreeMap<String, crate::analyze::python::Flags>,
+    pub flagged: &'a BTreeMap<String, crate::analyze::facts::Flags>,
     /// Per graph node id: whether it is a test (`tests` by id, for walks).
     pub is_test: Vec<bool>,
     /// The tree's symlinks → what each points at, said for its row.
@@ -85,10 +85,14 @@ pub struct Decision {
     pub notes: Vec<String>,
 }
 
-pub fn decide(changes: &[Change], ctx: &Context<'_>) -> Decision {
+/// Every change's row, the run-level verdict and the selection. `range_refused`: the range
+/// itself cannot be bounded (its base is missing), which refuses whatever the rows say.
+pub fn decide(changes: &[Change], ctx: &Context<'_>, range_refused: bool) -> Decision {
     let mut cut: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let rows: Vec<Row> = changes.iter().map(|c| row(c, ctx, &mut cut)).collect();
-    let verdict = if rows.is_empty() {
+    let verdict = if range_refused {
+        RunVerdict::Refused
+    } else if rows.is_empty() {
         RunVerdict::Empty
     } else if rows.iter().any(|r| r.verdict == Verdict::Refused) {
         RunVerdict::Refused
@@ -112,18 +116,19 @@ pub fn decide(changes: &[Change], ctx: &Context<'_>) -> Decision {
     }
     let mut notes = Vec::new();
     if !matches!(verdict, RunVerdict::Inert | RunVerdict::Empty) {
-        for entry in &ctx.config.always_run {
-            let matched = always_run(entry, ctx.tests);
+        for rule in &ctx.config.always_run {
+            let matched = rule.matches(ctx.tests);
             if matched.is_empty() {
                 notes.push(format!(
-                    "always_run `{entry}` matches no test file of the gated tree"
+                    "always_run `{}` matches no test file of the gated tree",
+                    rule.entry
                 ));
             }
             for m in matched {
                 selected
                     .entry(m)
                     .or_default()
-                    .push(format!("always_run `{entry}` (smoke floor)"));
+                    .push(format!("always_run `{}` (smoke floor)", rule.entry));
             }
         }
     }
@@ -436,39 +441,8 @@ pub fn status_word(status: Status) -> &'static str {
     }
 }
 
-/// `always_run` entries: a test file glob, a pytest id (`path::name`), or a dotted module id
-/// (`tests.test_health::*`). Only tests of the gated tree are returned.
-fn always_run(entry: &str, tests: &BTreeSet<String>) -> Vec<String> {
-    let (target, name) = match entry.split_once("::") {
-        Some((t, n)) => (t, Some(n)),
-        None => (entry, None),
-    };
-    let file_glob = if !target.contains('/') && !target.ends_with(".py") && target.contains('.') {
-        format!("**/{}.py", target.replace('.', "/"))
-    } else {
-        target.to_string()
-    };
-    let Ok(glob) = crate::config::glob(&file_glob) else {
-        return Vec::new();
-    };
-    let matcher = glob.compile_matcher();
-    let dotted = file_glob.starts_with("**/") && !target.contains('/');
-    tests
-        .iter()
-        .filter(|t| {
-            matcher.is_match(t.as_str())
-                && (!dotted || t.as_str() == &file_glob[3..] || t.ends_with(&file_glob[2..]))
-        })
-        .map(|t| match name {
-            Some(n) if n != "*" => format!("{t}::{n}"),
-            _ => t.clone(),
-        })
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
-    use super::always_run;
     use std::collections::BTreeSet;
 
     #[test]
@@ -477,22 +451,27 @@ mod tests {
             "tests/test_health.py",
             "tests/smoke/test_a.py",
             "tests/test_cart.py",
+            "other/tests/test_health.py",
         ]
         .iter()
         .map(|s| s.to_string())
         .collect();
+        let matches = |entry: &str| {
+            let c =
+                crate::config::Config::parse(None, &format!("always_run = [{entry:?}]\n")).unwrap();
+            c.always_run[0].matches(&tests)
+        };
+        assert_eq!(matches("tests/smoke/**"), ["tests/smoke/test_a.py"]);
         assert_eq!(
-            always_run("tests/smoke/**", &tests),
-            vec!["tests/smoke/test_a.py"]
+            matches("tests.test_health::*"),
+            ["other/tests/test_health.py", "tests/test_health.py"]
         );
         assert_eq!(
-            always_run("tests.test_health::*", &tests),
-            vec!["tests/test_health.py"]
+            matches("tests/test_cart.py::test_total"),
+            ["tests/test_cart.py::test_total"]
         );
-        assert_eq!(
-            always_run("tests/test_cart.py::test_total", &tests),
-            vec!["tests/test_cart.py::test_total"]
-        );
-        assert!(always_run("tests/test_gone.py", &tests).is_empty());
+        assert!(matches("tests/test_gone.py").is_empty());
+        // A dotted id whose glob cannot compile is an error when the file is read.
+        assert!(crate::config::Config::parse(None, "always_run = [\"a.b[\"]\n").is_err());
     }
 }

@@ -3,7 +3,7 @@
 //! `filepath.Join`, `template.ParseFiles`, …) or programs (`exec.Command` argv). Build tags and
 //! GOOS/GOARCH suffixes are not evaluated: every file counts (conservative).
 
-use super::python::{Facts, Import, StringContext, StringRef};
+use super::facts::{Facts, Import, StringContext, StringRef};
 use std::cell::RefCell;
 use tree_sitter::{Node, Parser};
 
@@ -86,7 +86,7 @@ pub fn analyze(source: &[u8]) -> Facts {
     let mut facts = Facts::default();
     let mut source = header(source);
     // Go's imports come first, so a cut past `MAX_PARSED` loses only path calls and embeds.
-    if let Some(cut) = super::python::cut_point(source) {
+    if let Some(cut) = super::facts::cut_point(source) {
         facts.cut_at = Some(source[..cut].iter().filter(|&&b| b == b'\n').count() as u32 + 1);
         source = &source[..cut];
     }
@@ -190,7 +190,7 @@ pub fn analyze(source: &[u8]) -> Facts {
 /// its first declaration (its imports are all there), so errors below are found only here:
 /// for the changed files, whose rows say so.
 pub fn parse_errors(source: &[u8]) -> Vec<u32> {
-    let source = match super::python::cut_point(source) {
+    let source = match super::facts::cut_point(source) {
         Some(cut) => &source[..cut],
         None => source,
     };

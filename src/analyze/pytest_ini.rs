@@ -49,10 +49,7 @@ impl TestDiscovery {
             let Some(bytes) = read(file) else { continue };
             let text = String::from_utf8_lossy(&bytes);
             let keys = if file == "pyproject.toml" {
-                pyproject_keys(&text).map_err(|message| Error::Config {
-                    path: file.into(),
-                    message,
-                })?
+                pyproject_keys(&text).map_err(|message| Error::config(file, message))?
             } else {
                 ini_section(&text, section)
             };
@@ -85,10 +82,7 @@ impl TestDiscovery {
                     GlobBuilder::new(pattern)
                         .literal_separator(true)
                         .build()
-                        .map_err(|e| Error::Config {
-                            path: origin.clone().into(),
-                            message: format!("bad pattern `{p}`: {e}"),
-                        })
+                        .map_err(|e| Error::config(&origin, format!("bad pattern `{p}`: {e}")))
                 };
                 if under {
                     set.add(glob(p)?);
@@ -97,10 +91,8 @@ impl TestDiscovery {
                     set.add(glob(p)?);
                 }
             }
-            set.build().map_err(|e| Error::Config {
-                path: origin.clone().into(),
-                message: e.to_string(),
-            })
+            set.build()
+                .map_err(|e| Error::config(&origin, e.to_string()))
         };
         let mut norecurse = GlobSetBuilder::new();
         for pat in NORECURSE {

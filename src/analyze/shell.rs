@@ -4,7 +4,7 @@
 //! `x.sh`, tried beside the script), and notes `python -m X`. Only words that name something
 //! in the tree become edges, so a word that merely looks like a path costs nothing.
 
-use super::python::{Facts, StringContext, StringRef};
+use super::facts::{Facts, StringContext, StringRef};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -123,9 +123,11 @@ pub fn audit(
 ) -> Result<(Audit, BTreeMap<String, BTreeSet<String>>)> {
     let started = std::time::Instant::now();
     if !trace::available() {
-        return Err(Error::Usage(
-            "gate audit needs strace on PATH (Debian: apt-get install strace)".into(),
-        ));
+        return Err(crate::run::RunnerError::Missing {
+            tool: "strace",
+            why: "gate audit traces each test with it (Debian: apt-get install strace)",
+        }
+        .into());
     }
     let filter = match opts.tests {
         Some(g) => Some(
@@ -267,7 +269,7 @@ fn load_trace(state: &Path, test: &str) -> Option<Observed> {
 fn save_trace(state: &Path, test: &str, observed: &Observed) {
     let path = trace_path(state, test);
     if let Ok(bytes) = serde_json::to_vec(observed) {
-        let _ = crate::blocks::replace(&path, |f| std::io::Write::write_all(f, &bytes));
+        let _ = crate::cache::blocks::replace(&path, |f| std::io::Write::write_all(f, &bytes));
     }
 }
 
@@ -294,6 +296,7 @@ fn compare(
                         non_utf8: false,
                     }],
                     &ctx,
+                    false,
                 );
                 let row = &decided.rows[0];
                 (

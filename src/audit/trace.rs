@@ -62,7 +62,10 @@ pub fn run(
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
-        .map_err(|e| Error::Runner(format!("cannot start strace: {e}")))?;
+        .map_err(|source| crate::run::RunnerError::Start {
+            program: "strace".into(),
+            source,
+        })?;
     let duration_ms = started.elapsed().as_millis() as u64;
     let text = std::fs::read(&log).map_err(|e| Error::io(&log, "cannot read the trace", e))?;
     let _ = std::fs::remove_file(&log);

@@ -4,10 +4,10 @@
 //! base's, the base's governs — the new one takes effect once it has landed, the way protected
 //! CI configurations work — and the run says what the new one would do differently.
 
-use super::gate::Input;
 use crate::config::{self, Config};
 use crate::error::Result;
 use crate::project::Project;
+use crate::repo::input::Input;
 use crate::repo::snapshot::Snapshot;
 use crate::run::pytest;
 use crate::verdict::{self, Decision};
@@ -105,7 +105,7 @@ impl Change {
             ));
         }
         let aside = Project::load_aside(repo, &input.snapshot, deleted, self.new, &mut |_| {})?;
-        let theirs = verdict::decide(&input.changes, &aside.context());
+        let theirs = verdict::decide(&input.changes, &aside.context(), false);
         let dropped: Vec<&String> = decided
             .selected
             .keys()

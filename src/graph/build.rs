@@ -9,7 +9,7 @@ use super::{
     EdgeKind, FastMap, Graph, Link, Parts, Strings, UserRef, ancestors, file_name, go_library,
     go_tests, is_python, join, parent,
 };
-use crate::analyze::python::{Facts, StringContext};
+use crate::analyze::facts::{Facts, StringContext};
 use crate::repo::snapshot::{LinkTarget, link_target};
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};

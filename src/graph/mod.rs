@@ -558,7 +558,7 @@ mod tests {
         let facts = |s: &BTreeMap<String, String>, only: Option<&str>| {
             s.iter()
                 .filter(|(p, _)| is_python(p) && only.is_none_or(|o| o == *p))
-                .map(|(p, t)| (p.clone(), crate::plan::analyse_bytes(p, t.as_bytes())))
+                .map(|(p, t)| (p.clone(), crate::analyze::facts_of(p, t.as_bytes())))
                 .collect::<BTreeMap<_, _>>()
         };
         let build = |s: &BTreeMap<String, String>| Graph::build(&tree, &facts(s, None), &[], &[]);

@@ -1,8 +1,8 @@
 //! Resolution: what an import, a string or a computed path names among the tree's files.
 
 use super::{Tree, ancestors, is_python, join, normalize, parent};
+use crate::analyze::facts::Import;
 use crate::analyze::paths::PathValue;
-use crate::analyze::python::Import;
 use std::collections::BTreeSet;
 
 pub(super) fn resolve_import(

@@ -3,6 +3,7 @@
 
 pub mod checkout;
 pub mod diff;
+pub mod input;
 pub mod pathspec;
 pub mod range;
 pub mod snapshot;

@@ -1,8 +1,27 @@
 //! Ranges as git reads them: `A...B` compares B with the merge-base of A and B, `A..B` compares
 //! the two trees directly, and a bare `R` means `R...HEAD`.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use git2::{Oid, Repository};
+
+/// A range the user gave that cannot be read: a usage error (exit 3), never a refusal.
+#[derive(Debug, thiserror::Error)]
+pub enum RangeError {
+    #[error("the range is empty: give `A...B`, `A..B` or a revision")]
+    Empty,
+    #[error("unknown revision `{rev}`")]
+    Unknown {
+        rev: String,
+        #[source]
+        source: git2::Error,
+    },
+    #[error("`{rev}` does not name a commit")]
+    NotACommit {
+        rev: String,
+        #[source]
+        source: git2::Error,
+    },
+}
 
 /// A range whose two ends are commits.
 #[derive(Debug, Clone)]
@@ -45,9 +64,7 @@ fn split(spec: &str) -> (&str, &str, bool) {
 
 pub fn resolve(repo: &Repository, spec: &str) -> Result<Resolution> {
     if spec.trim().is_empty() {
-        return Err(Error::Usage(
-            "the range is empty: give `A...B`, `A..B` or a revision".into(),
-        ));
+        return Err(RangeError::Empty.into());
     }
     let (a, b, merge_base) = split(spec);
     let head = commit(repo, b)?;
@@ -88,11 +105,17 @@ pub fn resolve(repo: &Repository, spec: &str) -> Result<Resolution> {
 pub fn commit(repo: &Repository, rev: &str) -> Result<Oid> {
     let object = repo
         .revparse_single(rev)
-        .map_err(|e| Error::git(format!("unknown revision `{rev}`"), e))?;
-    object
+        .map_err(|source| RangeError::Unknown {
+            rev: rev.to_string(),
+            source,
+        })?;
+    let commit = object
         .peel_to_commit()
-        .map(|c| c.id())
-        .map_err(|e| Error::git(format!("`{rev}` does not name a commit"), e))
+        .map_err(|source| RangeError::NotACommit {
+            rev: rev.to_string(),
+            source,
+        })?;
+    Ok(commit.id())
 }
 
 /// A base that names a remote-tracking branch of a configured remote (`origin/master`) and is

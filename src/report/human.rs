@@ -1,99 +1,118 @@
 //! The human report: one row per changed file with its reasons and the edges that selected each
-//! test, the selection, the command, and one closing summary line.
+//! test, the selection, the command, and one closing summary line; while the run goes, one line
+//! per step (for the hook and `verify`) and each runner's notes, on stderr.
 
-use super::json::Report;
 use super::styles::Styles;
-use crate::verdict::{RunVerdict, Verdict, status_word};
+use super::view::View;
+use crate::run::events::{Event, Sink};
+use crate::run::steps::{Outcome, StepResult};
+use crate::verdict::{Row, RunVerdict, Verdict, status_word};
 use owo_colors::OwoColorize;
 use std::io::{self, Write};
 
-pub fn rows(out: &mut dyn Write, report: &Report<'_>, s: &Styles) -> io::Result<()> {
-    match &report.range {
+pub fn rows(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()> {
+    match view.range {
         Some(r) => writeln!(
             out,
             "{} {} ({}; {})",
             "gate:".style(s.bold),
             r.spec,
             r.mode,
-            report.tree
+            view.tree
         )?,
-        None => writeln!(out, "{} {}", "gate:".style(s.bold), report.tree)?,
+        None => writeln!(out, "{} {}", "gate:".style(s.bold), view.tree)?,
     }
-    if let Some(fact) = &report.range_refusal {
+    if let Some(fact) = view.range_refusal {
         writeln!(out, "  {:<10} {}", "refused".style(s.bad), fact)?;
     }
-    for row in report.files {
-        let (word, style) = match row.verdict {
-            Verdict::Resolved => ("resolved", s.good),
-            Verdict::Inert => ("inert", s.dim),
-            Verdict::NamedFull => ("named_full", s.warn),
-            Verdict::Refused => ("refused", s.bad),
-        };
-        let moved = row
-            .other
-            .as_ref()
-            .map(|o| {
-                format!(
-                    " ({} {o})",
-                    if row.status == crate::repo::diff::Status::Renamed {
-                        "from"
-                    } else {
-                        "to"
-                    }
-                )
-            })
-            .unwrap_or_default();
-        writeln!(
-            out,
-            "  {:<10} {:<8} {}{moved}",
-            word.style(style),
-            status_word(row.status),
-            row.path.style(s.bold)
-        )?;
-        for reason in &row.reasons {
-            writeln!(out, "             {}", reason.style(s.dim))?;
-        }
-        for e in &row.edges {
-            let why = match (&e.rule, e.chain.is_empty()) {
-                (Some(rule), _) => rule.clone(),
-                (None, true) => "changed".to_string(),
-                (None, false) => crate::graph::explain_chain(&e.chain),
-            };
-            writeln!(out, "             → {}: {}", e.test, why)?;
-        }
+    for row in &view.decision.rows {
+        verdict_row(out, row, s)?;
     }
-    for note in &report.notes {
+    selection(out, view, s)?;
+    commands(out, view, s)
+}
+
+/// One changed file: its verdict, its reasons, and the chain that selected each test.
+fn verdict_row(out: &mut dyn Write, row: &Row, s: &Styles) -> io::Result<()> {
+    let (word, style) = match row.verdict {
+        Verdict::Resolved => ("resolved", s.good),
+        Verdict::Inert => ("inert", s.dim),
+        Verdict::NamedFull => ("named_full", s.warn),
+        Verdict::Refused => ("refused", s.bad),
+    };
+    let moved = row
+        .other
+        .as_ref()
+        .map(|o| {
+            let way = if row.status == crate::repo::diff::Status::Renamed {
+                "from"
+            } else {
+                "to"
+            };
+            format!(" ({way} {o})")
+        })
+        .unwrap_or_default();
+    writeln!(
+        out,
+        "  {:<10} {:<8} {}{moved}",
+        word.style(style),
+        status_word(row.status),
+        row.path.style(s.bold)
+    )?;
+    for reason in &row.reasons {
+        writeln!(out, "             {}", reason.style(s.dim))?;
+    }
+    for e in &row.edges {
+        let why = match (&e.rule, e.chain.is_empty()) {
+            (Some(rule), _) => rule.clone(),
+            (None, true) => "changed".to_string(),
+            (None, false) => crate::graph::explain_chain(&e.chain),
+        };
+        writeln!(out, "             → {}: {}", e.test, why)?;
+    }
+    Ok(())
+}
+
+/// The configuration notes, what `max_depth` cut, the selected tests and the decision cited.
+fn selection(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()> {
+    let d = view.decision;
+    for note in &d.notes {
         writeln!(out, "{} {note}", "warning:".style(s.warn))?;
     }
-    if !report.cut.is_empty() {
+    if !d.cut.is_empty() {
         writeln!(
             out,
             "{} max_depth kept {} test file(s) out:",
             "warning:".style(s.warn),
-            report.cut.len()
+            d.cut.len()
         )?;
-        for c in &report.cut {
-            writeln!(out, "  {} (reached from {})", c.path, c.reasons.join(", "))?;
+        for (test, from) in &d.cut {
+            writeln!(out, "  {test} (reached from {})", from.join(", "))?;
         }
     }
-    if !report.selected.is_empty() {
-        writeln!(out, "selected ({}):", report.selected.len())?;
-        for sel in &report.selected {
-            writeln!(out, "  {}", sel.path)?;
+    if !d.selected.is_empty() {
+        writeln!(out, "selected ({}):", d.selected.len())?;
+        for test in d.selected.keys() {
+            writeln!(out, "  {test}")?;
         }
     }
-    if let Some(d) = &report.decision {
+    if let Some(r) = view.record {
         writeln!(
             out,
             "decision: {} — recorded by {} at {}",
-            d.citation, d.user, d.time
+            r.citation, r.user, r.time
         )?;
     }
-    let runs = report.command.is_some() || !report.go_commands.is_empty();
-    if let Some(cmd) = &report.command {
-        writeln!(out, "command: {}", shell_words(cmd))?;
+    Ok(())
+}
+
+/// The ready-to-run commands, and what the run-level verdict means for them.
+fn commands(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()> {
+    let plan = view.plan;
+    if let Some(cmd) = &plan.pytest {
+        writeln!(out, "command: {}", shell_words(&cmd.argv()))?;
     }
-    for go in &report.go_commands {
+    for go in &plan.go {
         let place = if go.module.is_empty() {
             String::new()
         } else {
@@ -101,20 +120,22 @@ pub fn rows(out: &mut dyn Write, report: &Report<'_>, s: &Styles) -> io::Result<
         };
         writeln!(out, "command: {}{place}", shell_words(&go.argv))?;
     }
-    match (runs, report.verdict) {
+    let verdict = view.decision.verdict;
+    match (plan.runs(), verdict) {
         (true, _) => {}
-        (false, RunVerdict::Refused) if report.decision.is_none() => {}
+        (false, RunVerdict::Refused) if view.record.is_none() => {}
         (false, _) => writeln!(out, "command: none — nothing to run")?,
     }
-    match report.verdict {
-        RunVerdict::Bounded if runs => writeln!(
+    match verdict {
+        RunVerdict::Bounded if plan.runs() => writeln!(
             out,
             "{}",
             "subset run — non-authoritative, full suite still owed".style(s.dim)
         )?,
         RunVerdict::NamedFull => {
-            for row in report
-                .files
+            for row in view
+                .decision
+                .rows
                 .iter()
                 .filter(|r| r.verdict == Verdict::NamedFull)
             {
@@ -134,8 +155,9 @@ pub fn rows(out: &mut dyn Write, report: &Report<'_>, s: &Styles) -> io::Result<
 }
 
 /// `gate: 3 changed files → 2 resolved, 1 inert; 4 of 212 test files selected (bounded)`
-pub fn summary(report: &Report<'_>) -> String {
-    let count = |v: Verdict| report.files.iter().filter(|r| r.verdict == v).count();
+pub fn summary(view: &View<'_>) -> String {
+    let rows = &view.decision.rows;
+    let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
     let parts: Vec<String> = [
         (Verdict::Resolved, "resolved"),
         (Verdict::Inert, "inert"),
@@ -146,15 +168,15 @@ pub fn summary(report: &Report<'_>) -> String {
     .filter(|(v, _)| count(*v) > 0)
     .map(|(v, w)| format!("{} {w}", count(*v)))
     .collect();
-    let verdict = match report.verdict {
+    let verdict = match view.decision.verdict {
         RunVerdict::Bounded => "bounded",
         RunVerdict::NamedFull => "named_full",
         RunVerdict::Refused => "refused",
         RunVerdict::Inert => "inert",
         RunVerdict::Empty => "empty",
     };
-    let files = report.files.len();
-    let decided = if report.decision.is_some() {
+    let files = rows.len();
+    let decided = if view.record.is_some() {
         ", decision recorded"
     } else {
         ""
@@ -167,9 +189,49 @@ pub fn summary(report: &Report<'_>) -> String {
         } else {
             parts.join(", ")
         },
-        report.selected.len(),
-        report.test_files,
+        view.decision.selected.len(),
+        view.test_files,
     )
+}
+
+/// The run as it goes, on stderr: each runner's notes, and (`steps`: for the hook and
+/// `verify`) each step's command and result.
+pub struct Live<'s> {
+    pub styles: &'s Styles,
+    pub steps: bool,
+}
+
+impl Sink for Live<'_> {
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::StepStarted {
+                name,
+                argv: Some(argv),
+            } if self.steps => eprintln!("gate: step `{name}`: {}", argv.join(" ")),
+            Event::StepFinished(result) if self.steps => step_line(result, self.styles),
+            Event::Note(note) => eprintln!("gate: {note}"),
+            _ => {}
+        }
+    }
+}
+
+fn step_line(result: &StepResult, s: &Styles) {
+    let (word, style) = match result.outcome {
+        Outcome::Passed => ("passed", s.good),
+        Outcome::Failed => ("failed", s.bad),
+        Outcome::Broken => ("broken", s.bad),
+        Outcome::Skipped => ("skipped", s.dim),
+    };
+    let detail = match (&result.reason, result.outcome) {
+        (Some(r), _) => format!(" — {r}"),
+        (None, Outcome::Failed) => format!(
+            " (exit {}) in {:.1} s",
+            result.exit_code.unwrap_or(-1),
+            result.duration_ms as f64 / 1000.0
+        ),
+        (None, _) => format!(" in {:.1} s", result.duration_ms as f64 / 1000.0),
+    };
+    eprintln!("gate: step `{}` {}{detail}", result.name, word.style(style));
 }
 
 /// An argv as one line a POSIX shell reads back as the same words: anything but plain path

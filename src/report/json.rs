@@ -1,52 +1,55 @@
 //! The `--json` report. Its shape is `plans/report.schema.json`, version `REPORT_VERSION`.
 
+use super::view::View;
 use crate::decision::Record;
+use crate::repo::input::RangeInfo;
+use crate::run::events::{Collected, TestOutcome, TestResult};
 use crate::run::gotest::GoCommand;
-use crate::run::steps::StepResult;
+use crate::run::steps::{RunResult, StepResult};
 use crate::verdict::{Row, RunVerdict};
 use serde::Serialize;
+use std::collections::BTreeMap;
 
 /// 2 added `steps`, `exit_code`, `duration_ms` and the run's `duration_ms` and `directory`;
-/// 3 added `go_commands`.
-pub const REPORT_VERSION: u32 = 3;
+/// 3 added `go_commands`; 4 added `tests` (every test's result) and `test_summary` (per test
+/// file or Go package).
+pub const REPORT_VERSION: u32 = 4;
 
+/// The report of one gate, built once at its end from what was known before the run (`View`)
+/// and what the run's events said: output, never state.
 #[derive(Serialize)]
 pub struct Report<'a> {
     pub version: u32,
     pub gate: &'static str,
-    pub range: Option<RangeInfo>,
+    pub range: Option<&'a RangeInfo>,
     /// The tree analysed: `commit <sha>` or `working tree`.
-    pub tree: String,
+    pub tree: &'a str,
     pub verdict: RunVerdict,
     pub files: &'a [Row],
     pub selected: Vec<Selected<'a>>,
     /// Tests `max_depth` kept out → the changes that reach them.
     pub cut: Vec<Selected<'a>>,
     /// Set when the range itself cannot be bounded (its base is missing): the fact and the fix.
-    pub range_refusal: Option<String>,
+    pub range_refusal: Option<&'a str>,
     pub notes: Vec<String>,
     pub test_files: usize,
     /// The ready-to-run pytest command, or null when no Python test runs.
     pub command: Option<Vec<String>>,
     /// The `go test` commands, one per module (run from the module's folder).
-    pub go_commands: Vec<GoCommand>,
-    pub decision: Option<Record>,
+    pub go_commands: &'a [GoCommand],
+    pub decision: Option<&'a Record>,
     pub summary: String,
     /// What the run did; null with `--list` or when nothing ran.
     pub run: Option<RunResult>,
     /// The gate steps in order (pre-push hook and `verify`); null for `gate --affected`.
     pub steps: Option<Vec<StepResult>>,
+    /// Every test's result, in the order the runners gave them.
+    pub tests: Vec<TestResult>,
+    /// Per test file (pytest) or test unit (Go): how its tests ended.
+    pub test_summary: Vec<FileSummary>,
     /// gate's exit code for this report.
     pub exit_code: u8,
     pub duration_ms: u64,
-}
-
-#[derive(Serialize)]
-pub struct RangeInfo {
-    pub spec: String,
-    pub mode: String,
-    pub base: Option<String>,
-    pub head: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -55,14 +58,91 @@ pub struct Selected<'a> {
     pub reasons: &'a [String],
 }
 
-#[derive(Serialize)]
-pub struct RunResult {
-    /// `passed`, `failed` or `broken`.
-    pub outcome: &'static str,
-    pub exit_code: Option<i32>,
+#[derive(Serialize, Default, Debug, PartialEq, Eq)]
+pub struct FileSummary {
+    /// The test file or Go unit; `null` for results gate could not place in the tree.
+    pub file: Option<String>,
+    pub passed: usize,
+    pub failed: usize,
+    pub errors: usize,
+    pub skipped: usize,
     pub duration_ms: u64,
-    /// Set when the tests ran in a temporary checkout instead of the working tree.
-    pub directory: Option<String>,
+}
+
+/// The results counted per file (the last attempt of each test counts; earlier ones are kept
+/// in `tests`).
+pub fn summarize(tests: &[TestResult]) -> Vec<FileSummary> {
+    let mut last: BTreeMap<&str, &TestResult> = BTreeMap::new();
+    for t in tests {
+        let kept = last.entry(&t.id).or_insert(t);
+        if t.attempt >= kept.attempt {
+            *kept = t;
+        }
+    }
+    let mut files: BTreeMap<Option<&str>, FileSummary> = BTreeMap::new();
+    for t in last.values() {
+        let f = files
+            .entry(t.file.as_deref())
+            .or_insert_with(|| FileSummary {
+                file: t.file.clone(),
+                ..FileSummary::default()
+            });
+        match t.outcome {
+            TestOutcome::Passed => f.passed += 1,
+            TestOutcome::Failed => f.failed += 1,
+            TestOutcome::Error => f.errors += 1,
+            TestOutcome::Skipped => f.skipped += 1,
+        }
+        f.duration_ms += t.duration_ms;
+    }
+    files.into_values().collect()
+}
+
+impl<'a> Report<'a> {
+    /// The report of `view` after its run: the steps' results and tests from `collected`,
+    /// `steps` when the caller reports them (the hook and `verify`).
+    pub fn new(
+        view: &'a View<'a>,
+        collected: Collected,
+        run: Option<RunResult>,
+        steps: bool,
+        exit_code: u8,
+        duration_ms: u64,
+    ) -> Report<'a> {
+        let listing = |map: &'a BTreeMap<String, Vec<String>>| {
+            map.iter()
+                .map(|(p, r)| Selected {
+                    path: p,
+                    reasons: r,
+                })
+                .collect()
+        };
+        let mut notes = view.decision.notes.clone();
+        notes.extend(collected.notes);
+        Report {
+            version: REPORT_VERSION,
+            gate: crate::plan::ANALYZER,
+            range: view.range,
+            tree: &view.tree,
+            verdict: view.decision.verdict,
+            files: &view.decision.rows,
+            selected: listing(&view.decision.selected),
+            cut: listing(&view.decision.cut),
+            range_refusal: view.range_refusal,
+            notes,
+            test_files: view.test_files,
+            command: view.plan.pytest.as_ref().map(|c| c.argv()),
+            go_commands: &view.plan.go,
+            decision: view.record,
+            summary: super::human::summary(view),
+            run,
+            steps: steps.then_some(collected.steps),
+            test_summary: summarize(&collected.tests),
+            tests: collected.tests,
+            exit_code,
+            duration_ms,
+        }
+    }
 }
 
 /// An error as a JSON document (`plans/error.schema.json`): what `--json` prints and a

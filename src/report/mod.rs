@@ -4,6 +4,7 @@
 pub mod human;
 pub mod json;
 pub mod styles;
+pub mod view;
 
 /// A problem that does not stop the run: one line on stderr (stdout may be JSON).
 pub fn warn(line: String) {

@@ -32,8 +32,22 @@ def _entry(path):
     )
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_configure(config):
     _state["rootpath"] = config.rootpath
+    # gate asks for `--junitxml` to read each test's result; the project's own output stays as
+    # it knows it, without pytest's "generated xml file" line. (A plugin's hooks are read when
+    # it is registered: registered again without that one, it is gone.)
+    try:
+        from _pytest.junitxml import xml_key
+
+        xml = config.stash.get(xml_key, None)
+        if xml is not None:
+            config.pluginmanager.unregister(xml)
+            xml.pytest_terminal_summary = None
+            config.pluginmanager.register(xml)
+    except Exception:
+        pass
 
 
 def _path_of(nodeid):

@@ -2,6 +2,8 @@
 //! packages (`./internal/cart`), so tests a change added run too. The whole suite by name is
 //! `./...`.
 
+use super::RunnerError;
+use super::events::{Event, Sink, TestOutcome, TestResult};
 use super::pytest::Outcome;
 use crate::analyze::gomod::GoLayout;
 use crate::error::Result;
@@ -71,20 +73,171 @@ pub fn commands(
         .collect()
 }
 
-/// Runs one `go test` command in its module's folder. go exits 1 when a test or a build
-/// failed; anything else (2: bad flags) is a broken run.
+/// Runs one `go test` command in its module's folder, with `-json` so each test's result is
+/// known: the events are read as they come, each test's result goes to `sink`, and the output a
+/// plain `go test` prints (a failing test's lines, each package's `ok`/`FAIL` line) is printed as
+/// it would be. go exits 1 when a test or a build failed; anything else (2: bad flags) is broken.
 pub fn run(
-    argv: &[String],
+    command: &GoCommand,
+    layout: &GoLayout,
     env: &BTreeMap<String, String>,
     module: &Workspace,
     root: &Path,
     quiet_stdout: bool,
+    sink: &mut dyn Sink,
 ) -> Result<Outcome> {
-    Ok(
-        match super::exit_code(argv, env, module, root, quiet_stdout)? {
-            Some(0) => Outcome::Passed,
-            Some(1) => Outcome::Failed(1),
-            other => Outcome::Broken(other),
+    let mut argv = command.argv.clone();
+    argv.insert(2, "-json".into());
+    let mut cmd = super::command(&argv, env, module, root).ok_or(RunnerError::Empty("go test"))?;
+    cmd.stdout(std::process::Stdio::piped());
+    let mut stream = Stream::new(layout, &command.module, quiet_stdout);
+    let status = crate::process::run_reading(&mut cmd, |line| stream.line(line, sink)).map_err(
+        |source| RunnerError::Start {
+            program: "go".into(),
+            source,
         },
-    )
+    )?;
+    super::interrupted()?;
+    Ok(match status.code() {
+        Some(0) => Outcome::Passed,
+        Some(1) => Outcome::Failed(1),
+        // go exits 2 when a package did not build: the change broke its tests, a verdict.
+        Some(2) if stream.unbuilt => Outcome::Failed(1),
+        other => Outcome::Broken(other),
+    })
+}
+
+/// One line of `go test -json` (test2json's event).
+#[derive(serde::Deserialize)]
+#[serde(rename_all = "PascalCase")]
+struct GoEvent {
+    action: String,
+    package: Option<String>,
+    test: Option<String>,
+    elapsed: Option<f64>,
+    output: Option<String>,
+}
+
+/// Reads `go test -json` as it comes: results to the sink, and the output of plain `go test`.
+struct Stream<'l> {
+    layout: &'l GoLayout,
+    /// A file in the module's folder, to resolve import paths from.
+    from: String,
+    quiet_stdout: bool,
+    /// Per (package, test): the output a failure shows.
+    pending: BTreeMap<(String, String), Vec<String>>,
+    /// Packages with a failed test: their own failure is that test's, not a build's.
+    failed: std::collections::BTreeSet<String>,
+    /// A package did not build (`FAIL pkg [build failed]`).
+    unbuilt: bool,
+}
+
+impl<'l> Stream<'l> {
+    fn new(layout: &'l GoLayout, module: &str, quiet_stdout: bool) -> Stream<'l> {
+        Stream {
+            layout,
+            from: graph::join(module, "go.mod"),
+            quiet_stdout,
+            pending: BTreeMap::new(),
+            failed: Default::default(),
+            unbuilt: false,
+        }
+    }
+
+    fn print(&self, text: &str) {
+        use std::io::Write;
+        // The human output: stdout, or stderr when gate's stdout is JSON.
+        let _ = if self.quiet_stdout {
+            std::io::stderr().write_all(text.as_bytes())
+        } else {
+            std::io::stdout().write_all(text.as_bytes())
+        };
+    }
+
+    /// The package folder of an import path the command ran.
+    fn dir(&self, package: &str) -> Option<String> {
+        self.layout.resolve(&self.from, package).into_iter().next()
+    }
+
+    fn line(&mut self, line: &str, sink: &mut dyn Sink) {
+        let Ok(event) = serde_json::from_str::<GoEvent>(line) else {
+            // Not an event: what go prints as is (a package that did not build).
+            self.print(&format!("{line}\n"));
+            let unbuilt = line.strip_prefix("FAIL\t").and_then(|rest| {
+                rest.strip_suffix(" [build failed]")
+                    .or(rest.strip_suffix(" [setup failed]"))
+            });
+            if let Some(package) = unbuilt {
+                self.unbuilt = true;
+                self.result(package, None, "fail", None, sink);
+            }
+            return;
+        };
+        let package = event.package.clone().unwrap_or_default();
+        let output = event.output.as_deref().unwrap_or_default();
+        let Some(test) = event.test.clone() else {
+            // The package's own lines: what plain `go test` prints, without `-v`'s PASS.
+            if event.action == "output" && output != "PASS\n" {
+                self.print(output);
+            }
+            if event.action == "fail" && !self.failed.contains(&package) {
+                self.result(&package, None, "fail", event.elapsed, sink);
+            }
+            return;
+        };
+        let key = (package.clone(), test.clone());
+        match event.action.as_str() {
+            "output" => {
+                let verbose = ["=== RUN", "=== PAUSE", "=== CONT", "=== NAME"]
+                    .iter()
+                    .any(|p| output.starts_with(p));
+                if !verbose {
+                    self.pending
+                        .entry(key)
+                        .or_default()
+                        .push(output.to_string());
+                }
+            }
+            "pass" | "fail" | "skip" => {
+                let lines = self.pending.remove(&key).unwrap_or_default();
+                if event.action == "fail" {
+                    self.print(&lines.concat());
+                    self.failed.insert(package.clone());
+                }
+                self.result(&package, Some(&test), &event.action, event.elapsed, sink);
+            }
+            _ => {}
+        }
+    }
+
+    fn result(
+        &self,
+        package: &str,
+        test: Option<&str>,
+        action: &str,
+        elapsed: Option<f64>,
+        sink: &mut dyn Sink,
+    ) {
+        let dir = self.dir(package);
+        let unit = dir.as_deref().map(graph::go_tests);
+        let place = dir.clone().unwrap_or_else(|| package.to_string());
+        let outcome = match (action, test) {
+            ("pass", _) => TestOutcome::Passed,
+            ("skip", _) => TestOutcome::Skipped,
+            // A package that fails with no test failing did not build, or its test binary died.
+            (_, None) => TestOutcome::Error,
+            _ => TestOutcome::Failed,
+        };
+        let result = TestResult {
+            id: match test {
+                Some(t) => format!("{place}::{t}"),
+                None => place,
+            },
+            file: unit,
+            outcome,
+            duration_ms: (elapsed.unwrap_or(0.0) * 1000.0).round().max(0.0) as u64,
+            attempt: 1,
+        };
+        sink.event(Event::Test(&result));
+    }
 }

@@ -1,14 +1,35 @@
 //! Stage 5 — running: the project's own runner over the selection and the team's gate steps,
 //! their output streamed, in the directory that holds the gated tree.
 
+pub mod events;
 pub mod gotest;
+pub mod junit;
 pub mod pytest;
+pub mod select;
 pub mod steps;
 
 use crate::repo::checkout::Workspace;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
+
+/// A runner or a tool gate drives that could not be started (exit 4).
+#[derive(Debug, thiserror::Error)]
+pub enum RunnerError {
+    #[error("the command of {0} is empty")]
+    Empty(&'static str),
+    #[error("cannot start `{program}`")]
+    Start {
+        program: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{tool} is not installed: {why}")]
+    Missing {
+        tool: &'static str,
+        why: &'static str,
+    },
+}
 
 /// git's variables that point a child at the repository the hook runs in; a temporary checkout
 /// must not inherit them, or a test that calls git would see the wrong tree.
@@ -63,14 +84,14 @@ pub fn exit_code(
     root: &Path,
     quiet_stdout: bool,
 ) -> crate::error::Result<Option<i32>> {
-    use crate::error::Error;
-    let mut cmd = command(argv, env, workspace, root)
-        .ok_or_else(|| Error::Runner("the runner command is empty".into()))?;
+    let mut cmd = command(argv, env, workspace, root).ok_or(RunnerError::Empty("the runner"))?;
     if quiet_stdout {
         cmd.stdout(std::io::stderr());
     }
-    let status = crate::process::run(&mut cmd)
-        .map_err(|e| Error::Runner(format!("cannot start the runner `{}`: {e}", argv[0])))?;
+    let status = crate::process::run(&mut cmd).map_err(|source| RunnerError::Start {
+        program: argv[0].clone(),
+        source,
+    })?;
     interrupted()?;
     Ok(status.code())
 }

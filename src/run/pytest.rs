@@ -5,6 +5,7 @@
 //! even after `--`, and an `@…` name as a file of arguments). pytest's exit code is read with what the probe
 //! (`gate_probe.py`) saw, so "no tests collected" and a run cut short are never taken for a pass.
 
+use super::events::{Event, Sink};
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::repo::checkout::Workspace;
@@ -162,7 +163,7 @@ pub enum Outcome {
 
 /// What a pytest run ended with, and what gate has to say about it (a selected file that held
 /// no test, a file pytest never collected, a run cut short).
-pub struct Ran {
+struct Ran {
     pub outcome: Outcome,
     pub notes: Vec<String>,
 }
@@ -186,17 +187,20 @@ struct ProbeFile {
 const PROBE: &str = include_str!("gate_probe.py");
 
 /// Runs `command` in the workspace (see `run::exit_code`); its selected files are checked
-/// against what pytest collected.
+/// against what pytest collected, and each test's result (from pytest's JUnit report, placed
+/// on the test files `tests`) and every note go to `sink`.
 pub fn run(
     command: &Command,
+    tests: &BTreeSet<String>,
     env: &BTreeMap<String, String>,
     workspace: &Workspace,
     root: &Path,
     quiet_stdout: bool,
-) -> Result<Ran> {
+    sink: &mut dyn Sink,
+) -> Result<Outcome> {
     if !command.is_pytest() {
         let code = super::exit_code(&command.argv(), env, workspace, root, quiet_stdout)?;
-        return Ok(match code {
+        let ran = match code {
             Some(0) => passed(Vec::new()),
             Some(1) => failed(),
             Some(5) => broken(
@@ -207,12 +211,14 @@ pub fn run(
                 ),
             ),
             other => broken(other, String::new()),
-        });
+        };
+        return Ok(ran.emit(sink));
     }
     let scratch = crate::process::temp_dir("gate-probe")
         .map_err(|e| Error::io(std::env::temp_dir(), "cannot create the probe folder", e))?;
     let probe_py = scratch.path().join("gate_probe.py");
     let out = scratch.path().join("probe.json");
+    let junit = scratch.path().join("junit.xml");
     std::fs::write(&probe_py, PROBE)
         .map_err(|e| Error::io(&probe_py, "cannot write the probe", e))?;
     let mut env = env.clone();
@@ -227,12 +233,39 @@ pub fn run(
         inherited.map_or_else(|| dir.clone(), |p| format!("{dir}:{p}")),
     );
     env.insert("GATE_PROBE_OUT".into(), out.display().to_string());
-    let argv = command.argv_with(&["-p".into(), "gate_probe".into()]);
+    let argv = command.argv_with(&[
+        "-p".into(),
+        "gate_probe".into(),
+        format!("--junitxml={}", junit.display()),
+    ]);
     let code = super::exit_code(&argv, &env, workspace, root, quiet_stdout)?;
     let probe: Option<Probe> = std::fs::read(&out)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
-    Ok(judge(code, probe.as_ref(), command))
+    // No report when pytest never got to write one (it stopped early): the exit code and the
+    // probe say what happened.
+    if let Ok(bytes) = std::fs::read(&junit) {
+        match super::junit::parse(&bytes) {
+            Ok(cases) => {
+                for result in super::junit::results(&cases, tests) {
+                    sink.event(Event::Test(&result));
+                }
+            }
+            Err(e) => sink.event(Event::Note(&format!(
+                "pytest's JUnit report cannot be read ({e}): its tests have no results"
+            ))),
+        }
+    }
+    Ok(judge(code, probe.as_ref(), command).emit(sink))
+}
+
+impl Ran {
+    fn emit(self, sink: &mut dyn Sink) -> Outcome {
+        for note in &self.notes {
+            sink.event(Event::Note(note));
+        }
+        self.outcome
+    }
 }
 
 fn passed(notes: Vec<String>) -> Ran {

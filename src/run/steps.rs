@@ -1,7 +1,14 @@
 //! Gate steps: the team's ordered checks (`[[step]]` in `.gate.toml`) around the built-in
-//! affected-tests step. The first failure blocks and is named; every step gets a result line.
+//! affected-tests step, which runs the run plan. The first failure blocks and is named; every
+//! step's start and result, and every test's, go to the event sink.
 
+use super::events::{Event, Sink};
+use super::pytest;
+use super::select::RunPlan;
 use crate::config::{Step, When};
+use crate::error::{Error, Result};
+use crate::exit_codes;
+use crate::project::Project;
 use crate::repo::checkout::Workspace;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -91,4 +98,215 @@ pub fn run(
         duration_ms,
         reason,
     }
+}
+
+/// What the affected tests' run did, for the report.
+#[derive(Serialize, Clone, Debug)]
+pub struct RunResult {
+    /// `passed`, `failed` or `broken`.
+    pub outcome: &'static str,
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    /// Set when the tests ran in a temporary checkout instead of the working tree, with why.
+    pub directory: Option<String>,
+}
+
+/// The steps of one gate, in order, and what they run in.
+pub struct Steps<'a> {
+    pub steps: Vec<&'a Step>,
+    pub plan: &'a RunPlan,
+    pub project: &'a Project,
+    pub root: &'a Path,
+    /// The gated commit; `None` for the working tree.
+    pub head: Option<git2::Oid>,
+    /// Every changed path (both sides of renames).
+    pub changed: &'a [&'a str],
+    /// The gated tree, as reports name it.
+    pub tree: &'a str,
+    /// Gate's stdout is JSON: the runners' output goes to stderr.
+    pub quiet_stdout: bool,
+}
+
+/// How the steps ended: gate's exit code, the step that blocked, the affected tests' run.
+pub struct Ran {
+    pub code: u8,
+    pub blocked_by: Option<String>,
+    pub run: Option<RunResult>,
+}
+
+/// Runs `steps` in order (the first failure blocks the rest), each in the gated tree — the
+/// working tree when it holds exactly the gated commit, else a temporary checkout, made once.
+/// Stop signals are held for the whole run (`process::Guard`): they reach the runner, and the
+/// checkout is removed before gate stops.
+pub fn run_all(repo: &git2::Repository, s: &Steps<'_>, sink: &mut dyn Sink) -> Result<Ran> {
+    // Declared before the workspace, so a signal is still held while the checkout is removed.
+    let _guard = crate::process::Guard::hold();
+    let mut workspace: Option<Workspace> = None;
+    let mut ran = Ran {
+        code: exit_codes::OK,
+        blocked_by: None,
+        run: None,
+    };
+    let mut env = s.project.config.env.clone();
+    env.insert("GATE_CHANGED_FILES".into(), s.changed.join("\n"));
+    // No environment variable can hold a NUL: the NUL-separated list (`git diff -z`'s form,
+    // safe for any file name) is a file, named by `GATE_CHANGED_FILES0`.
+    let scratch = crate::process::temp_dir("gate-steps")
+        .map_err(|e| Error::io(std::env::temp_dir(), "cannot create a scratch folder", e))?;
+    let list0 = scratch.path().join("changed-files0");
+    let nul_separated: String = s.changed.iter().map(|p| format!("{p}\0")).collect();
+    std::fs::write(&list0, nul_separated)
+        .map_err(|e| Error::io(&list0, "cannot write the changed files", e))?;
+    env.insert("GATE_CHANGED_FILES0".into(), list0.display().to_string());
+    for step in &s.steps {
+        super::interrupted()?;
+        let argv = step.argv();
+        let skip = if let Some(name) = &ran.blocked_by {
+            Some(format!("blocked by the failure of `{name}`"))
+        } else if let Some(why) = unmatched(step, s.changed) {
+            Some(why)
+        } else if argv.is_none() && !s.plan.runs() {
+            Some(s.plan.idle.clone().unwrap_or_default())
+        } else {
+            None
+        };
+        let result = match skip {
+            Some(why) => StepResult::skipped(&step.name, why),
+            None => {
+                sink.event(Event::StepStarted {
+                    name: &step.name,
+                    argv: argv.as_deref(),
+                });
+                if workspace.is_none() {
+                    let ws = match s.head {
+                        Some(head) => Workspace::for_commit(repo, s.root, head)?,
+                        None => Workspace::in_place(s.root),
+                    };
+                    if let Some(why) = &ws.why {
+                        sink.event(Event::Note(&format!(
+                            "running in a temporary checkout of {} ({why})",
+                            s.tree
+                        )));
+                    }
+                    workspace = Some(ws);
+                    super::interrupted()?;
+                }
+                let ws = workspace.as_ref().expect("set just above");
+                match &argv {
+                    Some(argv) => {
+                        let r = run(&step.name, argv, &env, ws, s.root, s.quiet_stdout);
+                        super::interrupted()?;
+                        r
+                    }
+                    None => {
+                        let (r, run) = affected_tests(s, ws, &step.name, sink)?;
+                        ran.run = Some(run);
+                        r
+                    }
+                }
+            }
+        };
+        if ran.blocked_by.is_none() {
+            let failed = match (result.outcome, argv.is_none()) {
+                (Outcome::Failed, true) => Some(exit_codes::TESTS_FAILED),
+                (Outcome::Broken, true) => Some(exit_codes::RUNNER),
+                (Outcome::Failed | Outcome::Broken, false) => Some(exit_codes::STEP_FAILED),
+                _ => None,
+            };
+            if let Some(code) = failed {
+                ran.code = code;
+                ran.blocked_by = Some(step.name.clone());
+            }
+        }
+        sink.event(Event::StepFinished(&result));
+    }
+    Ok(ran)
+}
+
+/// The built-in step: the run plan, by the project's runners in the gated tree. Python first,
+/// then each Go module; the worst outcome is the step's.
+fn affected_tests(
+    s: &Steps<'_>,
+    ws: &Workspace,
+    name: &str,
+    sink: &mut dyn Sink,
+) -> Result<(StepResult, RunResult)> {
+    if let Some(command) = &s.plan.pytest
+        && let Some(missing) = command.files.iter().find(|p| !ws.dir.join(p).exists())
+    {
+        return Err(Error::Internal(format!(
+            "selected test {missing} is not in {}: the checkout does not hold the gated tree ({})",
+            ws.dir.display(),
+            s.tree
+        )));
+    }
+    let started = Instant::now();
+    let env = &s.project.config.env;
+    let mut outcomes = Vec::new();
+    if let Some(command) = &s.plan.pytest {
+        let tests = s
+            .project
+            .tests
+            .iter()
+            .filter(|t| !crate::graph::is_go_unit(t))
+            .cloned()
+            .collect();
+        outcomes.push(pytest::run(
+            command,
+            &tests,
+            env,
+            ws,
+            s.root,
+            s.quiet_stdout,
+            sink,
+        )?);
+    }
+    for go in &s.plan.go {
+        let module = Workspace::in_place(&ws.dir.join(&go.module));
+        let module = if ws.is_temporary() {
+            module.temporary_view()
+        } else {
+            module
+        };
+        outcomes.push(super::gotest::run(
+            go,
+            &s.project.go,
+            env,
+            &module,
+            s.root,
+            s.quiet_stdout,
+            sink,
+        )?);
+    }
+    let duration_ms = started.elapsed().as_millis() as u64;
+    let worst = outcomes
+        .into_iter()
+        .max_by_key(|o| match o {
+            pytest::Outcome::Passed => 0,
+            pytest::Outcome::Failed(_) => 1,
+            pytest::Outcome::Broken(_) => 2,
+        })
+        .unwrap_or(pytest::Outcome::Passed);
+    let (word, exit, outcome) = match worst {
+        pytest::Outcome::Passed => ("passed", Some(0), Outcome::Passed),
+        pytest::Outcome::Failed(n) => ("failed", Some(n), Outcome::Failed),
+        pytest::Outcome::Broken(n) => ("broken", n, Outcome::Broken),
+    };
+    let run = RunResult {
+        outcome: word,
+        exit_code: exit,
+        duration_ms,
+        directory: ws
+            .why
+            .as_ref()
+            .map(|why| format!("temporary checkout of the gated commit: {why}")),
+    };
+    let step = StepResult {
+        name: name.to_string(),
+        outcome,
+        exit_code: exit,
+        duration_ms,
+        reason: None,
+    };
+    Ok((step, run))
 }

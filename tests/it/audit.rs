@@ -131,10 +131,11 @@ fn audit_without_strace_says_so() {
         .env("PATH", "/nonexistent")
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(3));
+    // A tool gate drives that cannot start is a runner problem (4), not usage (3).
+    assert_eq!(out.status.code(), Some(4));
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("gate audit needs strace on PATH"),
+        stderr.contains("error: strace is not installed: gate audit traces each test with it"),
         "{stderr}"
     );
     assert_eq!(stderr.lines().count(), 1, "{stderr}");

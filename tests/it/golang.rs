@@ -23,7 +23,7 @@ pub fn go_vars() -> Vec<(&'static str, std::ffi::OsString)> {
     ]
 }
 
-fn gate(t: &TestRepo, args: &[&str]) -> std::process::Output {
+pub fn gate(t: &TestRepo, args: &[&str]) -> std::process::Output {
     t.gate(args).envs(go_vars()).output().unwrap()
 }
 

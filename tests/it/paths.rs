@@ -70,7 +70,7 @@ fn a_repository_owned_by_another_user_is_named_with_the_safe_directory_fix() {
         .expect("this test gives the repository to another user (run as root)");
     let out = t.gate(&["--files", "src/shop/money.py"]).output().unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert_eq!(out.status.code(), Some(6), "{err}");
     assert!(
         err.contains("owned by another user") && err.contains("safe.directory"),
         "{err}"

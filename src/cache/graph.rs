@@ -4,12 +4,12 @@
 //! else — another file set, a changed `.gate.toml`, `pyproject.toml` or `go.mod`, another
 //! gate — rebuilds from the facts.
 //!
-//! The file's blocks (`crate::blocks`) are laid out as the graph holds them — name tables as
+//! The file's blocks (`crate::cache::blocks`) are laid out as the graph holds them — name tables as
 //! one text and its ends, edges as fixed-size records — so loading is a read and a check per
 //! block rather than a parse per edge. A `gate plan --out` export is the reviewable form.
 
-use crate::analyze::python::Flags;
-use crate::blocks;
+use crate::analyze::facts::Flags;
+use crate::cache::blocks;
 use crate::graph::{EdgeKind, Graph, Link, Parts, Strings};
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
@@ -224,13 +224,13 @@ mod tests {
             .iter()
             .map(|s| s.to_string())
             .collect();
-        let facts: BTreeMap<String, crate::analyze::python::Facts> = [
+        let facts: BTreeMap<String, crate::analyze::facts::Facts> = [
             ("a.py", "import b\n"),
             ("test_a.py", "import a\n"),
             ("b.py", ""),
         ]
         .iter()
-        .map(|(p, t)| (p.to_string(), crate::plan::analyse_bytes(p, t.as_bytes())))
+        .map(|(p, t)| (p.to_string(), crate::analyze::facts_of(p, t.as_bytes())))
         .collect();
         let roots = vec![String::new()];
         let is_test = |p: &str| p.starts_with("test_");

@@ -1,0 +1,159 @@
+//! Facts: what one file's text says about its dependencies — imports, strings that may name a
+//! module or a file (with where they stood), path expressions, dynamic imports, apps — and why
+//! they may be incomplete. Every analyser (Python, Go, shell) gives them; they depend on the text
+//! alone, so they are cached by blob id, and meaning (which file a name resolves to) is decided
+//! later, in `graph`.
+
+use super::paths::{self, PathValue};
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Facts {
+    pub imports: Vec<Import>,
+    pub strings: Vec<StringRef>,
+    /// Path expressions that are not a single literal: `Path(__file__).parent / "data.json"`,
+    /// `os.path.join("tests", "data")`, `importlib.resources.files("pkg") / "x.json"`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub paths: Vec<PathRef>,
+    /// `import_module(f"pkg.{name}")`, `__import__(name)`: the constant prefix, or none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dynamic_imports: Vec<DynamicImport>,
+    /// Lines that create a Flask app (`Flask(__name__)`): it reads `templates/` and `static/`
+    /// beside the file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub apps: Vec<u32>,
+    /// Lines holding `ERROR`/`MISSING` nodes: what was recovered is kept, and the file is flagged.
+    pub parse_errors: Vec<u32>,
+    /// Lines whose expressions nest deeper than gate evaluates (`paths::MAX_DEPTH`): path
+    /// expressions there are unknown, and the file is flagged.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub too_deep: Vec<u32>,
+    /// Set when the file is larger than `MAX_PARSED`: the first line not parsed. Past it only
+    /// import statements are found (by a line scan), and the file is flagged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cut_at: Option<u32>,
+    /// Go: the package clause (`cart` or `cart_test`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub package: Option<String>,
+}
+
+/// The largest file parsed whole: past it (a generated file of tens of megabytes costs seconds
+/// and gigabytes to parse) a Python file is parsed up to the last line that fits and only
+/// scanned for import statements after that; a Go file keeps its imports, which come first.
+pub const MAX_PARSED: usize = 2 << 20;
+
+/// Why a file's facts may be incomplete. A flagged file says so on its row and in `gate plan`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Flags {
+    pub parse_errors: Vec<u32>,
+    pub too_deep: Vec<u32>,
+    pub cut_at: Option<u32>,
+}
+
+impl Facts {
+    /// Why these facts may be incomplete, if they may.
+    pub fn flags(&self) -> Option<Flags> {
+        let flags = Flags {
+            parse_errors: self.parse_errors.clone(),
+            too_deep: self.too_deep.clone(),
+            cut_at: self.cut_at,
+        };
+        (flags != Flags::default()).then_some(flags)
+    }
+}
+
+impl Flags {
+    /// One reason per kind of gap, for the row and the plan.
+    pub fn reasons(&self) -> Vec<String> {
+        let lines = |l: &[u32]| l.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
+        let mut out = Vec::new();
+        if !self.parse_errors.is_empty() {
+            out.push(format!(
+                "parsed with errors (line {}): only the imports tree-sitter recovered are known",
+                lines(&self.parse_errors)
+            ));
+        }
+        if !self.too_deep.is_empty() {
+            out.push(format!(
+                "expressions nested more than {} levels deep (line {}): paths built in them are not evaluated",
+                paths::MAX_DEPTH,
+                lines(&self.too_deep)
+            ));
+        }
+        if let Some(line) = self.cut_at {
+            out.push(format!(
+                "larger than {} MiB: parsed up to line {line}; past it only import statements were read",
+                MAX_PARSED >> 20
+            ));
+        }
+        out
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Import {
+    pub line: u32,
+    /// Leading dots of a relative import; 0 for absolute.
+    pub level: u32,
+    /// `a.b` of `import a.b` or `from a.b import c`; empty for `from . import c`.
+    pub module: String,
+    /// The names of `from … import names` (`*` for a star import); empty for `import a.b`.
+    pub names: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct StringRef {
+    pub line: u32,
+    pub value: String,
+    pub context: StringContext,
+}
+
+/// Where a string stood. A module name given to an import function, `pytest_plugins` or
+/// `python -m` is a module even without a dot; a string in a subprocess argv or a path argument
+/// may name a file or directory even without a `/`; any other string must look like a dotted
+/// name or a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StringContext {
+    Plain,
+    ImportCall,
+    PytestPlugins,
+    /// An element of a subprocess argv (`["mypy", "src"]`), or a word of a shell command.
+    Argv,
+    /// The module of `python -m X`, in an argv or a shell command.
+    RunModule,
+    /// An argument of a call that takes a path (`open`, `Path`, `FileSystemLoader`, `*_dir=`).
+    PathArg,
+    /// A pytest-bdd feature file or folder (`scenarios(...)`, `@scenario(...)`).
+    Feature,
+    /// A Go `//go:embed` pattern, relative to the package folder.
+    Embed,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PathRef {
+    pub line: u32,
+    pub value: PathValue,
+    /// The source text that produced it, for reports.
+    pub text: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct DynamicImport {
+    pub line: u32,
+    /// The constant module prefix (`shop.plugins.`); empty when the name has no literal part.
+    pub prefix: String,
+    pub text: String,
+}
+
+/// Where a file larger than `MAX_PARSED` stops being parsed: after the last line that fits.
+pub fn cut_point(source: &[u8]) -> Option<usize> {
+    if source.len() <= MAX_PARSED {
+        return None;
+    }
+    let end = source[..MAX_PARSED]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(MAX_PARSED, |i| i + 1);
+    Some(end)
+}

@@ -1,0 +1,10 @@
+//! Caches: what an earlier run computed, kept under `.git/gate/cache/` so a warm gate costs
+//! about what changed — the facts of every blob seen (`facts`), the last gated tree's listing
+//! (`tree`) and graph (`graph`), the latter two in the binary block layout of `blocks`. Every
+//! cache names what it was built from and carries a checksum; a cache that does not match is a
+//! warning and a rebuild, never trusted and never an error that sticks.
+
+pub mod blocks;
+pub mod facts;
+pub mod graph;
+pub mod tree;

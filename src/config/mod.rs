@@ -1,0 +1,260 @@
+//! `.gate.toml` → resolved settings: compiled globs, the runner's argv, defaults filled in.
+//! The file is read from the tree being gated, so a pushed config governs its own push.
+//! Every mistake (unknown key, bad glob, wrong type) is one error naming the key and line.
+
+mod parse;
+mod raw;
+mod rules;
+
+pub use rules::{
+    AFFECTED_TESTS, AlwaysRun, DependsRule, Fallback, Loads, Matcher, NamedFullMode, Reference,
+    RelativeTo, Step, StepRun, When,
+};
+
+use crate::error::{Error, Result};
+use globset::{GlobBuilder, GlobMatcher};
+use std::collections::BTreeMap;
+
+pub const FILE: &str = ".gate.toml";
+
+/// A configuration file that is malformed or names nothing: the file, and the key and line.
+#[derive(Debug, thiserror::Error)]
+#[error("{}: {message}", path.display())]
+pub struct ConfigError {
+    pub path: std::path::PathBuf,
+    pub message: String,
+}
+
+/// Non-code files that cannot break a test unless something references them.
+pub const DEFAULT_INERT: &[&str] = &[
+    "**/*.md",
+    "**/*.rst",
+    "**/*.adoc",
+    "docs/**",
+    "doc/**",
+    "**/LICENSE*",
+    "**/LICENCE*",
+    "**/COPYING*",
+    "AUTHORS*",
+    "CHANGELOG*",
+    "CHANGES*",
+    "HISTORY*",
+    "NEWS*",
+    "CONTRIBUTING*",
+    "CODE_OF_CONDUCT*",
+    "**/.gitignore",
+    "**/.gitattributes",
+    ".mailmap",
+    ".editorconfig",
+    ".git-blame-ignore-revs",
+];
+
+/// Changes whose honest blast radius is the whole suite, with the reason recorded.
+pub const DEFAULT_WHOLE_SUITE: &[(&str, &str)] = &[
+    ("conftest.py", "root conftest.py applies to every test"),
+    ("pytest.ini", "pytest configuration"),
+    ("pyproject.toml", "project and pytest configuration"),
+    ("setup.cfg", "project and pytest configuration"),
+    ("tox.ini", "test environment and pytest configuration"),
+    ("setup.py", "package build configuration"),
+    ("noxfile.py", "test session configuration"),
+    ("**/requirements*.txt", "dependency versions"),
+    ("**/constraints*.txt", "dependency versions"),
+    ("**/*.lock", "locked dependency versions"),
+    ("Pipfile", "dependency versions"),
+    (".python-version", "interpreter version"),
+    (".github/workflows/**", "CI configuration"),
+    (".gitlab-ci.yml", "CI configuration"),
+    (".ci/**", "CI configuration"),
+    (FILE, "gate's own configuration"),
+    ("**/go.mod", "Go module requirements (dependency versions)"),
+    ("**/go.sum", "Go dependency checksums (dependency versions)"),
+    ("**/go.work", "Go workspace"),
+    ("**/go.work.sum", "Go workspace checksums"),
+    ("**/vendor/modules.txt", "vendored Go module versions"),
+];
+
+pub struct Config {
+    /// Where the settings came from: `.gate.toml`, or built-in defaults.
+    pub source: Option<String>,
+    /// A hash of the text the settings were parsed from: what a kept graph was built under.
+    pub digest: u64,
+    pub always_run: Vec<AlwaysRun>,
+    pub known_flaky: Matcher,
+    pub depends: Vec<DependsRule>,
+    pub inert: Matcher,
+    pub whole_suite: Vec<(GlobMatcher, String)>,
+    pub named_full: NamedFullMode,
+    pub max_depth: Option<u32>,
+    pub fallback: Fallback,
+    pub runner: Option<Vec<String>>,
+    pub env: BTreeMap<String, String>,
+    pub python_roots: Option<Vec<String>>,
+    /// The line of `[python] roots`, for errors about what it names.
+    pub python_roots_line: usize,
+    /// Extra `go test` flags.
+    pub go_flags: Vec<String>,
+    pub base_branch: Option<String>,
+    /// In order; always holds the affected-tests step (last unless placed).
+    pub steps: Vec<Step>,
+    pub references: Vec<Reference>,
+    pub loads: Vec<Loads>,
+}
+
+impl Config {
+    pub fn defaults() -> Self {
+        Self::parse(None, "").expect("the built-in defaults are valid")
+    }
+
+    /// Parses `.gate.toml`'s text; `file` names it in errors.
+    pub fn parse(file: Option<&str>, text: &str) -> Result<Self> {
+        parse::parse(file, text)
+    }
+
+    /// The reason a change's blast radius is the whole suite, if it is one of those.
+    pub fn whole_suite_reason(&self, path: &str) -> Option<&str> {
+        self.whole_suite
+            .iter()
+            .find(|(g, _)| g.is_match(path))
+            .map(|(_, r)| r.as_str())
+    }
+}
+
+/// `.gate.toml` of a commit (through symlinks inside its tree), or the defaults when it has
+/// none.
+pub fn at_commit(repo: &git2::Repository, commit: git2::Oid) -> Result<Config> {
+    use crate::repo::snapshot::{LinkTarget, link_target};
+    let tree = repo
+        .find_commit(commit)
+        .and_then(|c| c.tree())
+        .map_err(|e| Error::git(format!("cannot read the tree of {commit}"), e))?;
+    let mut path = FILE.to_string();
+    for _ in 0..40 {
+        let Ok(entry) = tree.get_path(std::path::Path::new(&path)) else {
+            return Ok(Config::defaults());
+        };
+        let blob = repo
+            .find_blob(entry.id())
+            .map_err(|e| Error::git(format!("{path}: cannot read it in {commit}"), e))?;
+        let text = String::from_utf8_lossy(blob.content()).into_owned();
+        if entry.filemode() & 0o170000 != 0o120000 {
+            return Config::parse(Some(FILE), &text);
+        }
+        match link_target(&path, &text) {
+            LinkTarget::Inside(next) => path = next,
+            LinkTarget::Outside => break,
+        }
+    }
+    Err(Error::config(
+        FILE,
+        format!("in {commit} it is a symlink that leads out of the tree or in a circle"),
+    ))
+}
+
+/// gate's glob dialect: `*` stops at `/`, `**` crosses directories.
+pub fn glob(pattern: &str) -> std::result::Result<globset::Glob, globset::Error> {
+    GlobBuilder::new(pattern).literal_separator(true).build()
+}
+
+/// An import root as written (`src`, `./lib/`, `.`) as a repository-relative folder; an
+/// absolute path or one leaving the repository would make every import resolve to nothing.
+fn root(raw: &str) -> std::result::Result<String, &'static str> {
+    if raw.starts_with('/') {
+        return Err("is an absolute path: roots are folders of the repository");
+    }
+    let path = crate::graph::normalize(raw);
+    if path == ".." || path.starts_with("../") {
+        return Err("leaves the repository: roots are folders of the repository");
+    }
+    Ok(path)
+}
+
+fn line_of(text: &str, offset: usize) -> usize {
+    text[..offset.min(text.len())].matches('\n').count() + 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_key_names_key_and_line() {
+        let e = Config::parse(Some(".gate.toml"), "always_run = []\nmax_dpth = 3\n")
+            .err()
+            .unwrap();
+        let msg = e.to_string();
+        assert!(msg.starts_with(".gate.toml: line 2:"), "{msg}");
+        assert!(msg.contains("max_dpth"), "{msg}");
+        assert!(!msg.contains('\n'), "{msg}");
+    }
+
+    #[test]
+    fn bad_glob_names_key_and_line() {
+        let e = Config::parse(
+            Some(".gate.toml"),
+            "\n[[depends]]\ntests = \"tests/**\"\non = [\"src/[a\"]\n",
+        )
+        .err()
+        .unwrap();
+        assert_eq!(e.to_string().lines().count(), 1);
+        assert!(
+            e.to_string()
+                .contains("line 4: `depends.on`: bad glob `src/[a`"),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn depends_excludes_and_defaults() {
+        let c = Config::parse(
+            None,
+            "[[depends]]\ntests = \"tests/cli/**\"\non = [\"**/*.sh\", \"!scripts/skip.sh\"]\n",
+        )
+        .unwrap();
+        let on = &c.depends[0].on;
+        assert!(on.is_match("scripts/run.sh") && !on.is_match("scripts/skip.sh"));
+        assert!(c.inert.is_match("README.md") && c.inert.is_match("docs/x/y.txt"));
+        assert_eq!(
+            c.whole_suite_reason("conftest.py"),
+            Some("root conftest.py applies to every test")
+        );
+        assert_eq!(c.whole_suite_reason("tests/conftest.py"), None);
+        assert!(c.whole_suite_reason("requirements-dev.txt").is_some());
+    }
+
+    #[test]
+    fn steps_keep_order_and_the_builtin_goes_last_unless_placed() {
+        let names = |c: &Config| c.steps.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        let c = Config::parse(None, "[[step]]\nname = \"lint\"\nrun = \"ruff check\"\n").unwrap();
+        assert_eq!(names(&c), ["lint", AFFECTED_TESTS]);
+        let c = Config::parse(
+            None,
+            "[[step]]\nname = \"affected-tests\"\n[[step]]\nname = \"docs\"\nrun = [\"make\", \"docs\"]\nwhen = \"verify\"\non = \"docs/**\"\n",
+        )
+        .unwrap();
+        assert_eq!(names(&c), [AFFECTED_TESTS, "docs"]);
+        assert_eq!(c.steps[1].when, When::Verify);
+        assert!(c.steps[1].on.as_ref().unwrap().is_match("docs/a.md"));
+        for (bad, says) in [
+            ("[[step]]\nname = \"x\"\n", "line 2: step `x` has no `run`"),
+            (
+                "[[step]]\nname = \"affected-tests\"\nrun = \"pytest\"\n",
+                "takes no `run`",
+            ),
+            (
+                "[[step]]\nname = \"x\"\nrun = \"a\"\n[[step]]\nname = \"x\"\nrun = \"b\"\n",
+                "line 5: step `x` is defined twice",
+            ),
+            (
+                "[[step]]\nname = \"x\"\nrun = \"a\"\nwhen = \"sometimes\"\n",
+                "line 4",
+            ),
+        ] {
+            let e = Config::parse(Some(".gate.toml"), bad)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.contains(says), "{bad:?}: {e}");
+        }
+    }
+}

@@ -1,0 +1,287 @@
+//! `.gate.toml`'s text → `Config`: every value checked and compiled once (globs, regexes, the
+//! runner's argv, the steps), each mistake one error naming the key and line.
+
+use super::raw::{Argv, RawConfig, RawStep, spread};
+use super::rules::{
+    AFFECTED_TESTS, AlwaysRun, DependsRule, Loads, Matcher, Reference, Step, StepRun,
+};
+use super::{Config, DEFAULT_INERT, DEFAULT_WHOLE_SUITE, glob, line_of, root};
+use crate::analyze::pytest_ini::one_line;
+use crate::error::{Error, Result};
+use globset::{GlobMatcher, GlobSetBuilder};
+use toml::Spanned;
+
+pub(super) fn parse(file: Option<&str>, text: &str) -> Result<Config> {
+    let p = Parser {
+        path: file.unwrap_or(super::FILE),
+        text,
+    };
+    let raw: RawConfig = toml::from_str(text).map_err(|e| {
+        let at = e
+            .span()
+            .map(|s| format!("line {}: ", line_of(text, s.start)))
+            .unwrap_or_default();
+        p.err(format!("{at}{}", one_line(e.message())))
+    })?;
+    let roots_line = raw
+        .python
+        .roots
+        .as_ref()
+        .map_or(0, |r| line_of(text, r.span().start));
+    let inert_defaults: &[&str] = if raw.inert_defaults {
+        DEFAULT_INERT
+    } else {
+        &[]
+    };
+    Ok(Config {
+        source: file.map(str::to_string),
+        digest: xxhash_rust::xxh3::xxh3_64(text.as_bytes()),
+        always_run: p.always_run(raw.always_run)?,
+        known_flaky: p.matcher("known_flaky", raw.known_flaky, &[])?,
+        depends: p.depends(raw.depends)?,
+        inert: p.matcher("inert", raw.inert, inert_defaults)?,
+        whole_suite: p.whole_suite(raw.whole_suite_defaults, raw.whole_suite)?,
+        named_full: raw.named_full,
+        max_depth: raw.max_depth,
+        fallback: raw.fallback,
+        runner: p.runner(raw.runner)?,
+        env: raw.env,
+        python_roots_line: roots_line,
+        python_roots: raw.python.roots.map(|r| p.roots(r)).transpose()?,
+        go_flags: raw.go.flags,
+        base_branch: raw.base_branch,
+        steps: p.steps(raw.step)?,
+        references: p.references(raw.reference)?,
+        loads: p.loads(raw.loads)?,
+    })
+}
+
+/// The text being parsed, for error lines.
+struct Parser<'t> {
+    path: &'t str,
+    text: &'t str,
+}
+
+impl Parser<'_> {
+    fn err(&self, message: String) -> Error {
+        Error::config(self.path, message)
+    }
+
+    fn line(&self, span: std::ops::Range<usize>) -> usize {
+        line_of(self.text, span.start)
+    }
+
+    /// Globs with `!` excludes; `extra` are built-in ones (line 0: not shown in `text`).
+    fn matcher(&self, key: &str, items: Vec<Spanned<String>>, extra: &[&str]) -> Result<Matcher> {
+        let mut include = GlobSetBuilder::new();
+        let mut exclude = GlobSetBuilder::new();
+        let mut shown: Vec<String> = extra.iter().map(|s| s.to_string()).collect();
+        let written = items
+            .into_iter()
+            .map(|s| (self.line(s.span()), s.into_inner()));
+        for (line, pattern) in extra.iter().map(|s| (0, s.to_string())).chain(written) {
+            let (target, pat) = match pattern.strip_prefix('!') {
+                Some(rest) => (&mut exclude, rest),
+                None => (&mut include, pattern.as_str()),
+            };
+            target.add(glob(pat).map_err(|e| {
+                self.err(format!("line {line}: `{key}`: bad glob `{pattern}`: {e}"))
+            })?);
+            if line > 0 {
+                shown.push(pattern);
+            }
+        }
+        let build = |b: GlobSetBuilder| b.build().map_err(|e| self.err(format!("`{key}`: {e}")));
+        Ok(Matcher {
+            include: build(include)?,
+            exclude: build(exclude)?,
+            text: shown.join(", "),
+        })
+    }
+
+    fn always_run(&self, entries: Vec<Spanned<String>>) -> Result<Vec<AlwaysRun>> {
+        entries
+            .into_iter()
+            .map(|entry| {
+                let line = self.line(entry.span());
+                let entry = entry.into_inner();
+                let (target, name) = match entry.split_once("::") {
+                    Some((t, n)) => (t, (n != "*").then(|| n.to_string())),
+                    None => (entry.as_str(), None),
+                };
+                // `tests.test_health`: a dotted module id names a file, wherever it is.
+                let dotted =
+                    (!target.contains('/') && !target.ends_with(".py") && target.contains('.'))
+                        .then(|| format!("{}.py", target.replace('.', "/")));
+                let pattern = match &dotted {
+                    Some(file) => format!("**/{file}"),
+                    None => target.to_string(),
+                };
+                let matcher = glob(&pattern)
+                    .map_err(|e| {
+                        self.err(format!(
+                            "line {line}: `always_run`: bad glob `{entry}`: {e}"
+                        ))
+                    })?
+                    .compile_matcher();
+                Ok(AlwaysRun {
+                    entry,
+                    matcher,
+                    dotted,
+                    name,
+                })
+            })
+            .collect()
+    }
+
+    fn depends(&self, rules: Vec<super::raw::RawDepends>) -> Result<Vec<DependsRule>> {
+        rules
+            .into_iter()
+            .enumerate()
+            .map(|(i, rule)| {
+                Ok(DependsRule {
+                    index: i + 1,
+                    tests: self.matcher("depends.tests", spread(rule.tests), &[])?,
+                    on: self.matcher("depends.on", spread(rule.on), &[])?,
+                })
+            })
+            .collect()
+    }
+
+    fn whole_suite(
+        &self,
+        defaults: bool,
+        entries: Vec<super::raw::RawWholeSuite>,
+    ) -> Result<Vec<(GlobMatcher, String)>> {
+        let mut out = Vec::new();
+        if defaults {
+            for (pattern, reason) in DEFAULT_WHOLE_SUITE {
+                let g = glob(pattern).expect("built-in glob");
+                out.push((g.compile_matcher(), reason.to_string()));
+            }
+        }
+        for entry in entries {
+            for on in spread(entry.on) {
+                let line = self.line(on.span());
+                let g = glob(on.get_ref()).map_err(|e| {
+                    self.err(format!(
+                        "line {line}: `whole_suite.on`: bad glob `{}`: {e}",
+                        on.get_ref()
+                    ))
+                })?;
+                out.push((g.compile_matcher(), entry.reason.clone()));
+            }
+        }
+        Ok(out)
+    }
+
+    fn runner(&self, runner: Option<Spanned<Argv>>) -> Result<Option<Vec<String>>> {
+        let Some(spanned) = runner else {
+            return Ok(None);
+        };
+        let line = self.line(spanned.span());
+        let argv: Vec<String> = match spanned.into_inner() {
+            Argv::Line(s) => s.split_whitespace().map(str::to_string).collect(),
+            Argv::List(v) => v,
+        };
+        if argv.is_empty() {
+            return Err(self.err(format!("line {line}: `runner` is empty")));
+        }
+        Ok(Some(argv))
+    }
+
+    fn roots(&self, roots: Spanned<Vec<String>>) -> Result<Vec<String>> {
+        let line = self.line(roots.span());
+        roots
+            .into_inner()
+            .into_iter()
+            .map(|r| {
+                root(&r)
+                    .map_err(|why| self.err(format!("line {line}: `python.roots`: `{r}` {why}")))
+            })
+            .collect()
+    }
+
+    /// The steps in order; the built-in one goes last unless placed.
+    fn steps(&self, raw: Vec<RawStep>) -> Result<Vec<Step>> {
+        let mut steps: Vec<Step> = Vec::new();
+        for raw_step in raw {
+            let line = self.line(raw_step.name.span());
+            let name = raw_step.name.into_inner();
+            if name.trim().is_empty() {
+                return Err(self.err(format!("line {line}: `step.name` is empty")));
+            }
+            if steps.iter().any(|s| s.name == name) {
+                return Err(self.err(format!("line {line}: step `{name}` is defined twice")));
+            }
+            let run = self.step_run(line, &name, raw_step.run.map(Spanned::into_inner))?;
+            let on = match raw_step.on {
+                Some(on) => Some(self.matcher("step.on", spread(on), &[])?),
+                None => None,
+            };
+            steps.push(Step {
+                name,
+                run,
+                on,
+                when: raw_step.when,
+            });
+        }
+        if !steps.iter().any(|s| s.name == AFFECTED_TESTS) {
+            steps.push(Step::affected_tests());
+        }
+        Ok(steps)
+    }
+
+    fn step_run(&self, line: usize, name: &str, run: Option<Argv>) -> Result<StepRun> {
+        match (name == AFFECTED_TESTS, run) {
+            (true, None) => Ok(StepRun::AffectedTests),
+            (true, Some(_)) => Err(self.err(format!(
+                "line {line}: step `{AFFECTED_TESTS}` is built in and takes no `run`"
+            ))),
+            (false, None) => Err(self.err(format!("line {line}: step `{name}` has no `run`"))),
+            (false, Some(Argv::List(argv))) if !argv.is_empty() => Ok(StepRun::Argv(argv)),
+            (false, Some(Argv::Line(text))) if !text.trim().is_empty() => Ok(StepRun::Shell(text)),
+            (false, Some(_)) => {
+                Err(self.err(format!("line {line}: step `{name}` has an empty `run`")))
+            }
+        }
+    }
+
+    fn references(&self, raw: Vec<super::raw::RawReference>) -> Result<Vec<Reference>> {
+        let mut out = Vec::new();
+        for (i, raw_ref) in raw.into_iter().enumerate() {
+            let line = self.line(raw_ref.pattern.span());
+            let pattern = regex::Regex::new(raw_ref.pattern.get_ref()).map_err(|e| {
+                self.err(format!(
+                    "line {line}: `reference.pattern`: {}",
+                    one_line(&e.to_string())
+                ))
+            })?;
+            if !pattern.capture_names().any(|n| n == Some("path")) {
+                return Err(self.err(format!(
+                    "line {line}: `reference.pattern` has no `(?P<path>…)` group naming the path"
+                )));
+            }
+            out.push(Reference {
+                index: i + 1,
+                files: self.matcher("reference.files", spread(raw_ref.files), &[])?,
+                pattern,
+                relative_to: raw_ref.relative_to,
+            });
+        }
+        Ok(out)
+    }
+
+    fn loads(&self, raw: Vec<super::raw::RawLoads>) -> Result<Vec<Loads>> {
+        raw.into_iter()
+            .enumerate()
+            .map(|(i, rule)| {
+                Ok(Loads {
+                    index: i + 1,
+                    file: self.matcher("loads.file", spread(rule.file), &[])?,
+                    modules: self.matcher("loads.modules", spread(rule.modules), &[])?,
+                })
+            })
+            .collect()
+    }
+}

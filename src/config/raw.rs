@@ -1,0 +1,150 @@
+//! `.gate.toml` as written: the types serde reads it into. Their doc comments are the
+//! configuration reference; `parse` turns them into the resolved `Config`.
+
+use super::rules::{Fallback, NamedFullMode, RelativeTo, When};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use toml::Spanned;
+
+/// The file as written. Doc comments here are the configuration reference.
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawConfig {
+    /// Tests that run with every non-inert run: test file globs or pytest ids
+    /// (`tests/test_health.py::test_up`, `tests.test_health::*`).
+    #[serde(default)]
+    pub(super) always_run: Vec<Spanned<String>>,
+    /// Test file globs whose failures are known flaky; marked in reports.
+    #[serde(default)]
+    pub(super) known_flaky: Vec<Spanned<String>>,
+    /// Dependencies no import graph can see: when a file matching `on` changes, run `tests`.
+    #[serde(default)]
+    pub(super) depends: Vec<RawDepends>,
+    /// Extra globs of non-code files that are inert when nothing references them.
+    #[serde(default)]
+    pub(super) inert: Vec<Spanned<String>>,
+    /// `false` drops the built-in inert globs.
+    #[serde(default = "yes")]
+    pub(super) inert_defaults: bool,
+    /// Extra changes whose blast radius is the whole suite: `on` globs and a `reason`.
+    #[serde(default)]
+    pub(super) whole_suite: Vec<RawWholeSuite>,
+    /// `false` drops the built-in whole-suite globs.
+    #[serde(default = "yes")]
+    pub(super) whole_suite_defaults: bool,
+    /// On a `named_full` verdict: `"subset"` runs the resolved subset, `"full"` the whole suite.
+    #[serde(default)]
+    pub(super) named_full: NamedFullMode,
+    /// Caps how many import hops the selection walks back; the report names what the cap cut.
+    pub(super) max_depth: Option<u32>,
+    /// A change nothing reaches: `"refuse"` (the default) or `"full"` (named_full, whole suite).
+    #[serde(default)]
+    pub(super) fallback: Fallback,
+    /// The runner's command, as an argv list or a string split on spaces.
+    pub(super) runner: Option<Spanned<Argv>>,
+    /// Environment for the runner (e.g. `PYTHONPATH`).
+    #[serde(default)]
+    pub(super) env: BTreeMap<String, String>,
+    #[serde(default)]
+    pub(super) python: RawPython,
+    #[serde(default)]
+    pub(super) go: RawGo,
+    /// The branch a new branch is compared with when pushed, after the remote's own HEAD.
+    pub(super) base_branch: Option<String>,
+    /// Ordered checks run by the pre-push hook and `gate verify` around the affected tests.
+    #[serde(default)]
+    pub(super) step: Vec<RawStep>,
+    /// Extractors for references no built-in analysis knows: a regex with a `path` group.
+    #[serde(default)]
+    pub(super) reference: Vec<RawReference>,
+    /// What a dynamic import with no literal part (`__import__(name)`) in `file` may load.
+    #[serde(default)]
+    pub(super) loads: Vec<RawLoads>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLoads {
+    pub(super) file: Spanned<OneOrMany>,
+    pub(super) modules: Spanned<OneOrMany>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawReference {
+    pub(super) files: Spanned<OneOrMany>,
+    pub(super) pattern: Spanned<String>,
+    #[serde(default)]
+    pub(super) relative_to: RelativeTo,
+}
+
+pub(super) fn yes() -> bool {
+    true
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawDepends {
+    pub(super) tests: Spanned<OneOrMany>,
+    pub(super) on: Spanned<OneOrMany>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawWholeSuite {
+    pub(super) on: Spanned<OneOrMany>,
+    pub(super) reason: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawStep {
+    pub(super) name: Spanned<String>,
+    /// An argv list, or a string run by `sh -c`.
+    pub(super) run: Option<Spanned<Argv>>,
+    pub(super) on: Option<Spanned<OneOrMany>>,
+    #[serde(default)]
+    pub(super) when: When,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawGo {
+    /// Extra `go test` flags (`["-race", "-count=1"]`).
+    #[serde(default)]
+    pub(super) flags: Vec<String>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawPython {
+    /// Import roots (directories holding top-level packages); detected when absent.
+    pub(super) roots: Option<Spanned<Vec<String>>>,
+}
+
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(super) enum OneOrMany {
+    One(String),
+    Many(Vec<String>),
+}
+
+/// The globs of a `tests`/`on` value, each carrying the value's span for error lines.
+pub(super) fn spread(value: Spanned<OneOrMany>) -> Vec<Spanned<String>> {
+    let span = value.span();
+    let items = match value.into_inner() {
+        OneOrMany::One(s) => vec![s],
+        OneOrMany::Many(v) => v,
+    };
+    items
+        .into_iter()
+        .map(|s| Spanned::new(span.clone(), s))
+        .collect()
+}
+
+#[derive(Deserialize, Clone)]
+#[serde(untagged)]
+pub(super) enum Argv {
+    Line(String),
+    List(Vec<String>),
+}

@@ -1,0 +1,21 @@
+//! What a gate knows before anything runs — the range, the verdict rows, the selection, the run
+//! plan, the decision cited — as the human report prints it first and the JSON report builds
+//! on at the end.
+
+use crate::decision::Record;
+use crate::repo::input::RangeInfo;
+use crate::run::select::RunPlan;
+use crate::verdict::Decision;
+
+pub struct View<'a> {
+    pub range: Option<&'a RangeInfo>,
+    /// `commit <sha>` or `working tree`.
+    pub tree: String,
+    pub decision: &'a Decision,
+    pub plan: &'a RunPlan,
+    /// Set when the range itself cannot be bounded (its base is missing).
+    pub range_refusal: Option<&'a str>,
+    /// Test files (and Go test units) of the tree.
+    pub test_files: usize,
+    pub record: Option<&'a Record>,
+}

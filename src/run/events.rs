@@ -1,0 +1,82 @@
+//! The run as one stream of events: each step as it starts and ends, each test's result, each
+//! note the runners have. Every reporter reads this stream (the human lines on stderr, the JSON
+//! report; the history store next), the way cargo-nextest feeds its display and its JUnit
+//! writer; no reporter reads back what another wrote.
+
+use super::steps::StepResult;
+use serde::Serialize;
+
+/// How one attempt of one test ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TestOutcome {
+    Passed,
+    Failed,
+    /// It could not run: a setup or collection error, a package that did not build.
+    Error,
+    Skipped,
+}
+
+/// One attempt of one test, as the runner reported it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TestResult {
+    /// `tests/test_money.py::TestCart::test_total[2-3]`, or `ws/shop/cart::TestTotal/sub` for
+    /// Go (the package folder, then the test).
+    pub id: String,
+    /// The test file (`tests/test_money.py`) or Go test unit (`./ws/shop/cart`) it belongs to;
+    /// `None` when the runner named a file gate cannot place in the tree.
+    pub file: Option<String>,
+    pub outcome: TestOutcome,
+    pub duration_ms: u64,
+    /// 1 for the first run of a test; a retry within the run (pytest-rerunfailures) counts up,
+    /// so a failure then a pass stays visible.
+    pub attempt: u32,
+}
+
+#[derive(Clone, Copy)]
+pub enum Event<'a> {
+    StepStarted {
+        name: &'a str,
+        argv: Option<&'a [String]>,
+    },
+    StepFinished(&'a StepResult),
+    Test(&'a TestResult),
+    /// Something a runner's outcome needs said (a selected file that held no test, a run cut
+    /// short, where the tests ran).
+    Note(&'a str),
+}
+
+/// Where events go.
+pub trait Sink {
+    fn event(&mut self, event: Event<'_>);
+}
+
+/// What a run produced, for the report at its end.
+#[derive(Default)]
+pub struct Collected {
+    pub steps: Vec<StepResult>,
+    pub tests: Vec<TestResult>,
+    pub notes: Vec<String>,
+}
+
+impl Sink for Collected {
+    fn event(&mut self, event: Event<'_>) {
+        match event {
+            Event::StepStarted { .. } => {}
+            Event::StepFinished(step) => self.steps.push(step.clone()),
+            Event::Test(test) => self.tests.push(test.clone()),
+            Event::Note(note) => self.notes.push(note.to_string()),
+        }
+    }
+}
+
+/// Every event to each of several sinks, in order.
+pub struct Tee<'s>(pub Vec<&'s mut dyn Sink>);
+
+impl Sink for Tee<'_> {
+    fn event(&mut self, event: Event<'_>) {
+        for sink in &mut self.0 {
+            sink.event(event);
+        }
+    }
+}

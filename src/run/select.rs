@@ -1,0 +1,86 @@
+//! The run plan: what runs, decided once from the verdicts — the pytest command, the `go test`
+//! commands per module, the whole suite by name or the subset — before anything runs. Steps,
+//! reports and (next) the ledger and the history store read this value; none decides again.
+
+use super::gotest::{self, GoCommand};
+use super::pytest;
+use crate::config::NamedFullMode;
+use crate::graph;
+use crate::project::Project;
+use crate::verdict::{Decision, RunVerdict};
+use std::collections::BTreeSet;
+use std::path::Path;
+
+pub struct RunPlan {
+    /// The whole suite, by name (`named_full = "full"` on a named_full verdict).
+    pub whole_suite: bool,
+    pub pytest: Option<pytest::Command>,
+    pub go: Vec<GoCommand>,
+    /// Why nothing runs, when nothing does.
+    pub idle: Option<String>,
+}
+
+impl RunPlan {
+    /// Whether a runner runs at all.
+    pub fn runs(&self) -> bool {
+        self.pytest.is_some() || !self.go.is_empty()
+    }
+}
+
+/// What `decision` runs in `project`'s tree (whose files are `files`, its root `root`):
+/// nothing when every change is inert or none is, or when a refusal stands (`cited` false);
+/// the bounded remainder after a cited refusal; the subset, or the whole suite by name.
+pub fn select(
+    decision: &Decision,
+    project: &Project,
+    cited: bool,
+    files: &BTreeSet<String>,
+    root: &Path,
+) -> RunPlan {
+    let runs = match decision.verdict {
+        RunVerdict::Inert | RunVerdict::Empty => false,
+        RunVerdict::Refused => cited,
+        RunVerdict::Bounded | RunVerdict::NamedFull => true,
+    };
+    let whole_suite = decision.verdict == RunVerdict::NamedFull
+        && project.config.named_full == NamedFullMode::Full;
+    let (go_units, python_tests): (Vec<&str>, Vec<&str>) = decision
+        .selected
+        .keys()
+        .map(String::as_str)
+        .partition(|s| graph::is_go_unit(s));
+    let has_python_tests = project.tests.iter().any(|t| !graph::is_go_unit(t));
+    let has_go_tests = project.tests.iter().any(|t| graph::is_go_unit(t));
+    let base = pytest::base_argv(&project.config, root);
+    let pytest = match (runs, whole_suite) {
+        (false, _) => None,
+        (true, true) => has_python_tests.then(|| pytest::Command::whole_suite(base)),
+        (true, false) if python_tests.is_empty() => None,
+        (true, false) => Some(pytest::Command::new(base, &python_tests, files)),
+    };
+    let go = if !runs || (whole_suite && !has_go_tests) {
+        Vec::new()
+    } else {
+        gotest::commands(
+            &project.go,
+            &go_units,
+            whole_suite,
+            &project.config.go_flags,
+        )
+    };
+    let idle = (pytest.is_none() && go.is_empty()).then(|| {
+        match decision.verdict {
+            RunVerdict::Inert => "every change is inert",
+            RunVerdict::Empty => "nothing changed",
+            RunVerdict::Refused if !cited => "refused",
+            _ => "no test reaches the changes",
+        }
+        .to_string()
+    });
+    RunPlan {
+        whole_suite,
+        pytest,
+        go,
+        idle,
+    }
+}
