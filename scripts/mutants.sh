@@ -52,7 +52,7 @@ timeout --signal=INT "${minutes}m" cargo mutants "${files[@]}" "${args[@]}" \
   --jobs "$jobs" --timeout 600 --no-shuffle -- --tests -- --skip install::install_sh || status=$?
 
 out=mutants.out
-count() { [ -f "$out/$1" ] && grep -c . "$out/$1" || echo 0; }
+count() { if [ -f "$out/$1" ]; then grep -c . "$out/$1" || true; else echo 0; fi; }
 caught=$(count caught.txt) missed=$(count missed.txt) timeout=$(count timeout.txt) unviable=$(count unviable.txt)
 tested=$((caught + missed + timeout))
 rate=$(python3 -c "print(f'{100 * ($caught + $timeout) / max($tested, 1):.1f}')")

@@ -281,4 +281,28 @@ mod tests {
             "example.com/lib"
         );
     }
+
+    /// go.work's own `replace` counts, as go.mod's does: an import of the replaced module
+    /// resolves to the local folder.
+    #[test]
+    fn go_work_replaces_resolve_to_their_folders() {
+        let files: BTreeSet<String> = ["go.work", "app/go.mod", "app/main.go", "fork/x/x.go"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let read = |f: &str| -> Option<Vec<u8>> {
+            match f {
+                "go.work" => {
+                    Some(b"go 1.19\nuse ./app\nreplace example.com/dep => ./fork\n".to_vec())
+                }
+                "app/go.mod" => Some(b"module example.com/app\n".to_vec()),
+                _ => None,
+            }
+        };
+        let layout = GoLayout::detect(&files, &read);
+        assert_eq!(
+            layout.resolve("app/main.go", "example.com/dep/x"),
+            ["fork/x"]
+        );
+    }
 }

@@ -739,6 +739,31 @@ mod tests {
         );
     }
 
+    /// A join onto an absolute or home path leaves the repository: it names nothing, even
+    /// where the tree holds a file of that name below the anchor.
+    #[test]
+    fn joins_onto_absolute_paths_name_nothing() {
+        let src = "from pathlib import Path\nA = Path(__file__).parent / '/etc/passwd'\nB = Path(__file__).parent / '~/x.json'\nC = Path(__file__).parent / 'x.json'\n";
+        assert_eq!(paths(src), vec![(4, PathValue::FileDir("x.json".into()))]);
+    }
+
+    /// A bare `system(...)` (`from os import system`) and a call through a module's own
+    /// `subprocess` are processes too.
+    #[test]
+    fn bare_system_and_qualified_subprocess_calls_run_what_they_name() {
+        let src = "from os import system\nsystem('sh tools/gen.sh')\nlib.subprocess.run(['bash', 'scripts/y.sh'])\n";
+        let got = strings(src);
+        for want in [
+            ("tools/gen.sh", StringContext::Argv),
+            ("scripts/y.sh", StringContext::Argv),
+        ] {
+            assert!(
+                got.contains(&(want.0.to_string(), want.1)),
+                "{want:?} in {got:?}"
+            );
+        }
+    }
+
     #[test]
     fn django_settings_paths() {
         let src = "from pathlib import Path\nimport os\nBASE_DIR = Path(__file__).resolve().parent.parent\n\

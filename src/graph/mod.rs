@@ -592,6 +592,36 @@ mod tests {
         }
     }
 
+    /// Only a package with `_test.go` files, outside `vendor/`, has a test unit with edges.
+    #[test]
+    fn only_tested_packages_get_test_edges() {
+        use std::collections::{BTreeMap, BTreeSet};
+        let files: BTreeSet<String> = [
+            "go.mod",
+            "a/a.go",
+            "a/a_test.go",
+            "b/b.go",
+            "vendor/v/v.go",
+            "vendor/v/v_test.go",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let read = |f: &str| (f == "go.mod").then(|| b"module example.com/m\n".to_vec());
+        let go = crate::analyze::gomod::GoLayout::detect(&files, &read);
+        let roots = vec![String::new()];
+        let links = BTreeMap::new();
+        let is_test = |_: &str| false;
+        let tree = Tree::new(&files, &links, &roots, &is_test, None, &go);
+        let graph = Graph::build(&tree, &BTreeMap::new(), &[], &[]);
+        let from_units: BTreeSet<String> = graph
+            .edges()
+            .filter(|e| e.kind == EdgeKind::GoTest)
+            .map(|e| e.from)
+            .collect();
+        assert_eq!(from_units.into_iter().collect::<Vec<_>>(), ["./a"]);
+    }
+
     #[test]
     fn paths() {
         assert_eq!(normalize("./a/../b/./c.py"), "b/c.py");

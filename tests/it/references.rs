@@ -332,3 +332,29 @@ fn the_reference_plan_lists_every_edge_with_its_literal_and_explain_shows_it() {
         "{text}"
     );
 }
+
+/// A path naming a folder reads every file under it: a change to any of them selects the test,
+/// and the test really fails.
+#[test]
+fn a_folder_named_as_a_path_selects_its_reader_for_any_file_in_it() {
+    let t = TestRepo::from_fixture("refs");
+    t.write(
+        "tests/test_listing.py",
+        "import os\n\n\ndef test_every_data_file_is_json():\n    for name in os.listdir('src/app/data'):\n        assert name.endswith('.json'), name\n",
+    );
+    t.commit("a test reading a folder");
+    t.write("src/app/data/notes.txt", "not json\n");
+    t.commit("a new file in the folder");
+    let r = t.report(&["--affected", "HEAD~1...HEAD"]);
+    assert!(
+        selected(&r).contains(&"tests/test_listing.py".to_string()),
+        "{r:#}"
+    );
+    let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("FAILED tests/test_listing.py"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+}
