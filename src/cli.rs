@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// Runs only the tests a change can break, and names the missing fact when it cannot tell.
 #[derive(Parser, Debug)]
-#[command(name = "gate", version, args_conflicts_with_subcommands = true)]
+#[command(name = "gate", version)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Sub>,
@@ -125,6 +125,24 @@ pub enum HookKind {
 }
 
 impl Cli {
+    /// The gate's own flags (`--affected`, `--list`, …) go without a subcommand; `-C` and
+    /// `--color` go with any (`gate -C DIR plan`, as `git -C DIR log`).
+    pub fn check(&self) -> Result<(), String> {
+        let g = &self.gate;
+        let gate_flags = g.affected.is_some()
+            || g.since.is_some()
+            || !g.files.is_empty()
+            || g.list
+            || g.json
+            || g.affected_decision.is_some();
+        match (&self.command, gate_flags) {
+            (Some(_), true) => Err(
+                "--affected, --since, --files, --list, --json and --affected-decision go without a subcommand (`gate --affected RANGE`); a subcommand takes its own".into(),
+            ),
+            _ => Ok(()),
+        }
+    }
+
     /// Whether the command's answer is JSON on stdout (then an error is JSON too).
     pub fn json(&self) -> bool {
         match &self.command {

@@ -9,7 +9,7 @@ use std::io::Write;
 use std::path::Path;
 
 #[derive(Serialize, Clone)]
-pub struct Record {
+pub(crate) struct Record {
     pub citation: String,
     pub user: String,
     pub time: String,
@@ -20,12 +20,12 @@ pub struct Record {
 }
 
 #[derive(Serialize, Clone)]
-pub struct RefusedRow {
+pub(crate) struct RefusedRow {
     pub path: String,
     pub reasons: Vec<String>,
 }
 
-pub fn record(
+pub(crate) fn record(
     repo: &git2::Repository,
     citation: &str,
     range: &str,
@@ -41,7 +41,7 @@ pub fn record(
         .iter()
         .filter(|r| r.verdict == Verdict::Refused)
         .map(|r| RefusedRow {
-            path: r.path.clone(),
+            path: r.path.to_string(),
             reasons: r.reasons.clone(),
         })
         .collect();
@@ -67,7 +67,7 @@ pub fn record(
 
 /// Appends `record` as one line. A line torn by a run killed while writing is read past with a
 /// warning (never glued to the new record: a file not ending with a newline gets one first).
-pub fn append(state: &Path, record: &Record) -> Result<()> {
+pub(crate) fn append(state: &Path, record: &Record) -> Result<()> {
     let path = state.join("decisions.jsonl");
     std::fs::create_dir_all(state)
         .map_err(|e| Error::io(state, "cannot create gate's directory", e))?;

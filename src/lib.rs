@@ -1,26 +1,32 @@
 //! gate: a deterministic, local "affected tests" gate.
 //!
 //! The pipeline, in the order data flows: `repo` (range → diff → snapshot) → `analyze`
-//! (tree-sitter facts, test discovery) → `plan` (cached, serialized) → `graph` (edges) →
-//! `verdict` (a row per changed file) → `run` (the project's runner) → `decision` (records) →
-//! `report` (human, JSON). `commands` strings the stages together per subcommand.
+//! (tree-sitter facts, test discovery) → `graph` (edges) → `verdict` (a row per changed file)
+//! → `run::select` (the run plan) → `decision` (records) → `run` (steps, runners, one event
+//! stream) → `report` (human, JSON). `cache` keeps what a warm run reuses; `plan` exports the
+//! analysis for review; `commands` strings the stages together per subcommand. Only what the
+//! binary calls is public: the rest is the crate's own (`ARCHITECTURE.md` maps it).
 
-pub mod analyze;
-pub mod audit;
-pub mod cache;
+mod analyze;
+mod audit;
+mod cache;
 pub mod cli;
 pub mod commands;
-pub mod config;
-pub mod decision;
+mod config;
+mod decision;
 pub mod error;
 pub mod exit_codes;
-pub mod graph;
-pub mod hook;
-pub mod plan;
-pub mod process;
-pub mod project;
-pub mod repo;
-pub mod report;
-pub mod run;
+mod graph;
+mod hook;
+mod path;
+mod plan;
+mod process;
+mod project;
+mod repo;
+mod report;
+mod run;
 pub mod timings;
-pub mod verdict;
+mod verdict;
+mod version;
+
+pub use report::json::ErrorReport;

@@ -1,5 +1,5 @@
 use clap::Parser;
-use gate::report::json::ErrorReport;
+use gate::ErrorReport;
 use gate::{cli::Cli, commands, exit_codes};
 use std::process::ExitCode;
 
@@ -28,8 +28,15 @@ fn main() -> ExitCode {
             return ExitCode::from(exit_codes::USAGE);
         }
     };
+    if let Err(why) = cli.check() {
+        eprintln!("error: {why}");
+        return ExitCode::from(exit_codes::USAGE);
+    }
     let (json, receipt) = (cli.json(), cli.receipt().map(std::path::Path::to_path_buf));
-    match commands::dispatch(cli) {
+    let result = commands::dispatch(cli);
+    // The process ends here: what the last gate built is freed by the OS, not dropped.
+    std::mem::forget(commands::leftovers());
+    match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
             eprintln!("error: {err}");

@@ -5,20 +5,14 @@ use crate::analyze::analysis::Analysis;
 use crate::analyze::facts;
 use crate::analyze::python;
 use crate::error::{Error, Result};
-use crate::graph::{self, Edge, EdgeKind, Graph};
+use crate::graph::{Edge, EdgeKind, Graph};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-/// Version of every plan and cache file gate writes; the schemas in `plans/` carry it.
-/// 2: reference facts (paths, dynamic imports, apps, argv and shell contexts), shell scripts.
-/// 3: symlinks (the AST plan lists them; `symlink` edges), checksummed caches.
-pub const FORMAT: u32 = 3;
-pub const ANALYZER: &str = concat!("gate ", env!("CARGO_PKG_VERSION"));
-
 /// The AST plan: per file, what the source says.
 #[derive(Serialize)]
-pub struct AstPlan<'a> {
+pub(crate) struct AstPlan<'a> {
     pub version: u32,
     pub kind: &'static str,
     pub analyzer: &'static str,
@@ -33,7 +27,7 @@ pub struct AstPlan<'a> {
 }
 
 #[derive(Serialize)]
-pub struct Symlink<'a> {
+pub(crate) struct Symlink<'a> {
     pub path: &'a str,
     /// The link text, as git stores it.
     pub text: &'a str,
@@ -42,7 +36,7 @@ pub struct Symlink<'a> {
 }
 
 #[derive(Serialize)]
-pub struct AstFile<'a> {
+pub(crate) struct AstFile<'a> {
     pub path: &'a str,
     pub blob: &'a str,
     pub module: Option<String>,
@@ -59,7 +53,7 @@ pub struct AstFile<'a> {
 
 /// An edge plan: the resolved edges of some kinds.
 #[derive(Serialize)]
-pub struct EdgePlan {
+pub(crate) struct EdgePlan {
     pub version: u32,
     pub kind: &'static str,
     pub analyzer: &'static str,
@@ -67,14 +61,14 @@ pub struct EdgePlan {
     pub edges: Vec<Edge>,
 }
 
-pub struct Plans<'a> {
+pub(crate) struct Plans<'a> {
     pub ast: AstPlan<'a>,
     pub imports: EdgePlan,
     pub references: EdgePlan,
 }
 
 impl<'a> Plans<'a> {
-    pub fn new(
+    pub(crate) fn new(
         tree: String,
         links: &'a BTreeMap<String, String>,
         analysis: &'a Analysis,
@@ -90,7 +84,7 @@ impl<'a> Plans<'a> {
                 path,
                 blob: &analysis.blobs[path],
                 module: module_name(path, roots),
-                role: if graph::file_name(path) == "conftest.py" {
+                role: if crate::path::file_name(path) == "conftest.py" {
                     "conftest"
                 } else if is_test(path) {
                     "test"
@@ -102,7 +96,7 @@ impl<'a> Plans<'a> {
                     } else {
                         "go"
                     }
-                } else if !graph::is_python(path) {
+                } else if !crate::path::is_python(path) {
                     "shell"
                 } else {
                     "source"
@@ -128,9 +122,9 @@ impl<'a> Plans<'a> {
         };
         Plans {
             ast: AstPlan {
-                version: FORMAT,
+                version: crate::version::FORMAT,
                 kind: "ast-plan",
-                analyzer: ANALYZER,
+                analyzer: crate::version::ANALYZER,
                 grammar: python::GRAMMAR,
                 tree: tree.clone(),
                 roots,
@@ -149,16 +143,16 @@ impl<'a> Plans<'a> {
                     .collect(),
             },
             imports: EdgePlan {
-                version: FORMAT,
+                version: crate::version::FORMAT,
                 kind: "import-graph",
-                analyzer: ANALYZER,
+                analyzer: crate::version::ANALYZER,
                 tree: tree.clone(),
                 edges: graph.edges().filter(|e| !is_reference(e)).collect(),
             },
             references: EdgePlan {
-                version: FORMAT,
+                version: crate::version::FORMAT,
                 kind: "reference-edges",
-                analyzer: ANALYZER,
+                analyzer: crate::version::ANALYZER,
                 tree,
                 edges: graph.edges().filter(|e| is_reference(e)).collect(),
             },
@@ -166,7 +160,7 @@ impl<'a> Plans<'a> {
     }
 
     /// Writes `ast-plan.json`, `import-graph.json` and `reference-edges.json` into `dir`.
-    pub fn write(&self, dir: &Path) -> Result<Vec<PathBuf>> {
+    pub(crate) fn write(&self, dir: &Path) -> Result<Vec<PathBuf>> {
         std::fs::create_dir_all(dir)
             .map_err(|e| Error::io(dir, "cannot create the plan directory", e))?;
         let mut written = Vec::new();
@@ -191,7 +185,7 @@ impl<'a> Plans<'a> {
 }
 
 /// The dotted module name of a file under the deepest root that holds it.
-pub fn module_name(path: &str, roots: &[String]) -> Option<String> {
+pub(crate) fn module_name(path: &str, roots: &[String]) -> Option<String> {
     let stem = path
         .strip_suffix(".pyi")
         .or_else(|| path.strip_suffix(".py"))?;

@@ -5,10 +5,10 @@
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 
 /// The prefixes of the temporary directories gate makes: checkouts, probe and step folders.
-pub const TEMP_PREFIXES: [&str; 3] = ["gate-run", "gate-probe", "gate-steps"];
+pub(crate) const TEMP_PREFIXES: [&str; 3] = ["gate-run", "gate-probe", "gate-steps"];
 
 /// A temporary directory `<prefix>-<pid>-…` (the pid tells a later run whether it is stale).
-pub fn temp_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
+pub(crate) fn temp_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
     tempfile::Builder::new()
         .prefix(&format!("{prefix}-{}-", std::process::id()))
         .tempdir()
@@ -16,7 +16,7 @@ pub fn temp_dir(prefix: &str) -> std::io::Result<tempfile::TempDir> {
 
 /// Removes the temporary directories of gate runs that are gone: a run killed with SIGKILL
 /// cannot remove its own checkout.
-pub fn remove_stale_temp_dirs() {
+pub(crate) fn remove_stale_temp_dirs() {
     let Ok(entries) = std::fs::read_dir(std::env::temp_dir()) else {
         return;
     };
@@ -35,12 +35,12 @@ pub fn remove_stale_temp_dirs() {
 
 /// Runs `cmd` to its end in a process group of its own, which the stop signals reach while
 /// a `Guard` lives.
-pub fn run(cmd: &mut std::process::Command) -> std::io::Result<std::process::ExitStatus> {
+pub(crate) fn run(cmd: &mut std::process::Command) -> std::io::Result<std::process::ExitStatus> {
     run_reading(cmd, |_| {})
 }
 
 /// As `run`; when `cmd` pipes its stdout, that is read line by line as it comes.
-pub fn run_reading(
+pub(crate) fn run_reading(
     cmd: &mut std::process::Command,
     mut line: impl FnMut(&str),
 ) -> std::io::Result<std::process::ExitStatus> {
@@ -72,7 +72,7 @@ pub fn run_reading(
 }
 
 /// Whether process `pid` exists (a signal 0 probe: no signal is sent).
-pub fn alive(pid: u32) -> bool {
+pub(crate) fn alive(pid: u32) -> bool {
     let Ok(pid) = libc::pid_t::try_from(pid) else {
         return false;
     };
@@ -95,11 +95,11 @@ static RECEIVED: AtomicI32 = AtomicI32::new(0);
 /// While a `Guard` lives, SIGINT, SIGTERM and SIGHUP do not kill gate: they are forwarded to
 /// the runner's process group and remembered, so gate waits for the runner, removes its
 /// checkout and then stops (`Error::Interrupted`). Outside a guard they act as usual.
-pub struct Guard(());
+pub(crate) struct Guard(());
 
 impl Guard {
     /// Guards a run, after removing what killed runs left behind.
-    pub fn hold() -> Guard {
+    pub(crate) fn hold() -> Guard {
         remove_stale_temp_dirs();
         install();
         GUARDED.store(true, Ordering::SeqCst);
@@ -114,7 +114,7 @@ impl Drop for Guard {
 }
 
 /// The stop signal received while guarded, if any.
-pub fn received() -> Option<i32> {
+pub(crate) fn received() -> Option<i32> {
     match RECEIVED.load(Ordering::SeqCst) {
         0 => None,
         sig => Some(sig),

@@ -14,7 +14,7 @@ use crate::repo::snapshot::Snapshot;
 use rayon::prelude::*;
 use std::collections::{BTreeMap, BTreeSet};
 
-pub struct Project {
+pub(crate) struct Project {
     pub config: Config,
     pub discovery: TestDiscovery,
     pub roots: Vec<String>,
@@ -33,7 +33,7 @@ pub struct Project {
 
 impl Project {
     /// What `verdict::decide` needs of this project.
-    pub fn context(&self) -> crate::verdict::Context<'_> {
+    pub(crate) fn context(&self) -> crate::verdict::Context<'_> {
         crate::verdict::Context {
             graph: &self.graph,
             config: &self.config,
@@ -42,13 +42,12 @@ impl Project {
             is_test: self.graph.mask(&self.tests),
             links: &self.links,
             stale_depends: &self.stale_depends,
-            unbounded_tests: Default::default(),
         }
     }
 
     /// `deleted` are paths gone from the tree that imports may still name: they stay graph
     /// nodes so whatever imports them is selected. The tree's own `.gate.toml` configures it.
-    pub fn load(
+    pub(crate) fn load(
         repo: &git2::Repository,
         snapshot: &Snapshot,
         deleted: &[String],
@@ -62,7 +61,7 @@ impl Project {
     /// change touches `.gate.toml`): the graph of the last gated tree is reused when this tree
     /// has the same files and configuration, with the changed files' edges recomputed; the
     /// facts of unchanged files are then not loaded (`analysis` holds the changed ones).
-    pub fn load_for_selection(
+    pub(crate) fn load_for_selection(
         repo: &git2::Repository,
         snapshot: &Snapshot,
         deleted: &[String],
@@ -73,7 +72,7 @@ impl Project {
     }
 
     /// As `load` under another `config`, for a comparison: the kept graph is left as it is.
-    pub fn load_aside(
+    pub(crate) fn load_aside(
         repo: &git2::Repository,
         snapshot: &Snapshot,
         deleted: &[String],
@@ -84,7 +83,7 @@ impl Project {
     }
 
     /// The tree's own `.gate.toml` (read through symlinks inside the tree), or the defaults.
-    pub fn own_config(repo: &git2::Repository, snapshot: &Snapshot) -> Result<Config> {
+    pub(crate) fn own_config(repo: &git2::Repository, snapshot: &Snapshot) -> Result<Config> {
         match snapshot.followed(config::FILE) {
             Some(file) => {
                 let bytes = snapshot.read(repo, &file)?.1;
@@ -125,38 +124,12 @@ impl Project {
             roots
         });
         let state = crate::repo::state_dir(repo);
-        let gone: Vec<&String> = deleted
-            .iter()
-            .filter(|d| graph::is_python(d) || gomod::is_go(d) || gomod::is_package_source(d))
-            .filter(|d| !snapshot.files.contains(*d))
-            .collect();
-        // The tree's own file set unless deleted paths join it: no copy of a large set.
-        let nodes: std::borrow::Cow<'_, BTreeSet<String>> = if gone.is_empty() {
-            std::borrow::Cow::Borrowed(&snapshot.files)
-        } else {
-            let mut nodes = snapshot.files.clone();
-            nodes.extend(gone.into_iter().cloned());
-            std::borrow::Cow::Owned(nodes)
-        };
+        let nodes = node_set(snapshot, deleted);
         let go = GoLayout::detect(&nodes, &read);
         if let Some(e) = unreadable.borrow_mut().take() {
             return Err(e);
         }
-        let mut tests: BTreeSet<String> = discovery
-            .tests(&snapshot.files)
-            .into_iter()
-            .cloned()
-            .collect();
-        // A Go package with tests is one test unit: `go test ./dir`.
-        tests.extend(
-            snapshot
-                .files
-                .iter()
-                .filter(|f| gomod::is_go_test(f))
-                .map(|f| graph::parent(f))
-                .filter(|d| go.packages.contains(*d) && go.tested(d))
-                .map(graph::go_tests),
-        );
+        let tests = tests_of(&discovery, snapshot, &go);
         check_roots(&config, &snapshot.files)?;
         let stale_depends = stale_depends(&config, &tests, deleted)?;
         let is_test = |p: &str| tests.contains(p);
@@ -222,6 +195,44 @@ impl Project {
             stale_depends,
         })
     }
+}
+
+/// The graph's files: the tree's own, and the deleted sources imports may still name (the
+/// tree's set itself when none are: no copy of a large set).
+fn node_set<'s>(
+    snapshot: &'s Snapshot,
+    deleted: &[String],
+) -> std::borrow::Cow<'s, BTreeSet<String>> {
+    let gone: Vec<&String> = deleted
+        .iter()
+        .filter(|d| crate::path::is_python(d) || gomod::is_go(d) || gomod::is_package_source(d))
+        .filter(|d| !snapshot.files.contains(*d))
+        .collect();
+    if gone.is_empty() {
+        return std::borrow::Cow::Borrowed(&snapshot.files);
+    }
+    let mut nodes = snapshot.files.clone();
+    nodes.extend(gone.into_iter().cloned());
+    std::borrow::Cow::Owned(nodes)
+}
+
+/// The test files pytest collects, and each Go package with tests as one unit (`./dir`).
+fn tests_of(discovery: &TestDiscovery, snapshot: &Snapshot, go: &GoLayout) -> BTreeSet<String> {
+    let mut tests: BTreeSet<String> = discovery
+        .tests(&snapshot.files)
+        .into_iter()
+        .cloned()
+        .collect();
+    tests.extend(
+        snapshot
+            .files
+            .iter()
+            .filter(|f| gomod::is_go_test(f))
+            .map(|f| crate::path::parent(f))
+            .filter(|d| go.packages.contains(*d) && go.tested(d))
+            .map(graph::go_tests),
+    );
+    tests
 }
 
 /// Every `[python] roots` entry must be a folder of the tree: one naming nothing makes every

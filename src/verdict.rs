@@ -5,13 +5,14 @@
 
 use crate::config::{Config, Fallback};
 use crate::graph::{self, Direction, Edge, EdgeKind, Graph};
+use crate::path::RepoPath;
 use crate::repo::diff::{Change, Status};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Verdict {
+pub(crate) enum Verdict {
     Resolved,
     Inert,
     NamedFull,
@@ -20,7 +21,7 @@ pub enum Verdict {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum RunVerdict {
+pub(crate) enum RunVerdict {
     /// Every change bounded: the resolved subset runs.
     Bounded,
     /// At least one change's blast radius is the whole suite, recorded by name.
@@ -35,7 +36,7 @@ pub enum RunVerdict {
 
 /// A test and the chain of edges from it down to the changed file.
 #[derive(Debug, Clone, Serialize)]
-pub struct TestEdge {
+pub(crate) struct TestEdge {
     pub test: String,
     pub chain: Vec<Edge>,
     /// Set when a `[[depends]]` rule, not the graph, selected the test.
@@ -44,11 +45,11 @@ pub struct TestEdge {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct Row {
-    pub path: String,
+pub(crate) struct Row {
+    pub path: RepoPath,
     pub status: Status,
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub other: Option<String>,
+    pub other: Option<RepoPath>,
     pub verdict: Verdict,
     pub reasons: Vec<String>,
     pub tests: Vec<String>,
@@ -56,7 +57,7 @@ pub struct Row {
 }
 
 /// What `decide` needs to know about the gated tree.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     pub graph: &'a Graph,
     pub config: &'a Config,
     /// Test files of the gated tree (never deleted ones).
@@ -69,12 +70,9 @@ pub struct Context<'a> {
     pub links: &'a BTreeMap<String, String>,
     /// `[[depends]]` rules (by index) whose tests the change deleted.
     pub stale_depends: &'a BTreeSet<usize>,
-    /// Tests (node ids) that depend on each file holding an unbounded dynamic import, walked
-    /// once.
-    pub unbounded_tests: std::cell::RefCell<BTreeMap<String, Vec<u32>>>,
 }
 
-pub struct Decision {
+pub(crate) struct Decision {
     pub rows: Vec<Row>,
     pub verdict: RunVerdict,
     /// Selected test files (or pytest node ids) → why.
@@ -87,9 +85,13 @@ pub struct Decision {
 
 /// Every change's row, the run-level verdict and the selection. `range_refused`: the range
 /// itself cannot be bounded (its base is missing), which refuses whatever the rows say.
-pub fn decide(changes: &[Change], ctx: &Context<'_>, range_refused: bool) -> Decision {
+pub(crate) fn decide(changes: &[Change], ctx: &Context<'_>, range_refused: bool) -> Decision {
     let mut cut: BTreeMap<String, Vec<String>> = BTreeMap::new();
-    let rows: Vec<Row> = changes.iter().map(|c| row(c, ctx, &mut cut)).collect();
+    let mut memo = Memo::new();
+    let rows: Vec<Row> = changes
+        .iter()
+        .map(|c| row(c, ctx, &mut cut, &mut memo))
+        .collect();
     let verdict = if range_refused {
         RunVerdict::Refused
     } else if rows.is_empty() {
@@ -164,7 +166,16 @@ pub fn decide(changes: &[Change], ctx: &Context<'_>, range_refused: bool) -> Dec
     }
 }
 
-fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String>>) -> Row {
+/// Tests (node ids) that depend on each file holding an unbounded dynamic import: walked once
+/// per decision, kept in the call (deciding shares no state).
+type Memo = BTreeMap<String, Vec<u32>>;
+
+fn row(
+    change: &Change,
+    ctx: &Context<'_>,
+    cut: &mut BTreeMap<String, Vec<String>>,
+    memo: &mut Memo,
+) -> Row {
     let path = &change.path;
     let mut row = Row {
         path: path.clone(),
@@ -182,7 +193,7 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
         ));
         return row;
     }
-    if let Some(fact) = ctx.links.get(path) {
+    if let Some(fact) = ctx.links.get(path.as_str()) {
         row.reasons.push(fact.clone());
     }
     if let Some(reason) = ctx.config.whole_suite_reason(path) {
@@ -190,9 +201,27 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
         row.reasons.push(reason.to_string());
         return row;
     }
+    let cut_any = graph_edges(path, ctx, &mut row, cut);
+    let ruled = depends_edges(path, ctx, &mut row);
+    row.edges.sort_by(|a, b| a.test.cmp(&b.test));
+    row.tests = row.edges.iter().map(|e| e.test.clone()).collect();
+    if let Some(flags) = ctx.flagged.get(path.as_str()) {
+        row.reasons.extend(flags.reasons());
+    }
+    conclude(change, ctx, row, ruled, cut_any, memo)
+}
+
+/// The tests the graph reaches from `path` (itself, when it is one), each with its chain; the
+/// ones `max_depth` cut are named on the row and in `cut`. Whether the cap cut any.
+fn graph_edges(
+    path: &str,
+    ctx: &Context<'_>,
+    row: &mut Row,
+    cut: &mut BTreeMap<String, Vec<String>>,
+) -> bool {
     if ctx.tests.contains(path) {
         row.edges.push(TestEdge {
-            test: path.clone(),
+            test: path.to_string(),
             chain: Vec::new(),
             rule: None,
         });
@@ -213,19 +242,23 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
         .cut(ctx.graph)
         .filter(|n| ctx.tests.contains(*n))
         .collect();
-    let cut_here: Vec<String> = cut_tests.iter().map(|t| t.to_string()).collect();
-    if let Some(depth) = ctx.config.max_depth
-        && !cut_tests.is_empty()
-    {
-        row.reasons.push(format!(
-            "max_depth = {depth} cut {} test file(s) this change reaches: {}",
-            cut_tests.len(),
-            cut_tests.join(", ")
-        ));
-        for t in cut_tests {
-            cut.entry(t.to_string()).or_default().push(path.clone());
-        }
+    let Some(depth) = ctx.config.max_depth.filter(|_| !cut_tests.is_empty()) else {
+        return false;
+    };
+    row.reasons.push(format!(
+        "max_depth = {depth} cut {} test file(s) this change reaches: {}",
+        cut_tests.len(),
+        cut_tests.join(", ")
+    ));
+    for t in cut_tests {
+        cut.entry(t.to_string()).or_default().push(path.to_string());
     }
+    true
+}
+
+/// The tests `[[depends]]` rules select for `path`; whether a rule (one still naming tests)
+/// matched it.
+fn depends_edges(path: &str, ctx: &Context<'_>, row: &mut Row) -> bool {
     let mut ruled = false;
     for rule in ctx.config.depends.iter().filter(|r| r.on.is_match(path)) {
         if ctx.stale_depends.contains(&rule.index) {
@@ -250,15 +283,24 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
             }
         }
     }
-    row.edges.sort_by(|a, b| a.test.cmp(&b.test));
-    row.tests = row.edges.iter().map(|e| e.test.clone()).collect();
-    if let Some(flags) = ctx.flagged.get(path) {
-        row.reasons.extend(flags.reasons());
-    }
-    let is_test = ctx.tests.contains(path) || is_test_name(path);
+    ruled
+}
+
+/// The row's verdict from what reaches it: the weak edges for a file nothing else reaches, a
+/// refusal for a module a run-time-named import may load, then resolved, inert or refused.
+fn conclude(
+    change: &Change,
+    ctx: &Context<'_>,
+    mut row: Row,
+    ruled: bool,
+    cut_any: bool,
+    memo: &mut Memo,
+) -> Row {
+    let path = &change.path;
+    let is_test = ctx.tests.contains(path.as_str()) || is_test_name(path);
     let has_edges = ctx.graph.has_dependents(path) || ruled;
     if row.tests.is_empty() && !is_test && !has_edges {
-        let inert_doc = !graph::is_python(path) && ctx.config.inert.is_match(path);
+        let inert_doc = !crate::path::is_python(path) && ctx.config.inert.is_match(path);
         if !inert_doc && let Some(weak) = weak_edges(path, ctx) {
             row.reasons.push(format!(
                 "no import, reference edge or [[depends]] rule reaches it; {}",
@@ -268,13 +310,13 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
             row.tests = row.edges.iter().map(|e| e.test.clone()).collect();
         }
     }
-    if graph::is_python(path) && !is_test && graph::file_name(path) != "conftest.py" {
-        unbounded_loads(path, ctx, &mut row);
+    if crate::path::is_python(path) && !is_test && crate::path::file_name(path) != "conftest.py" {
+        unbounded_loads(path, ctx, &mut row, memo);
         if row.verdict == Verdict::Refused {
             return row;
         }
     }
-    let reached = graph::is_python(path) || has_edges || !row.tests.is_empty();
+    let reached = crate::path::is_python(path) || has_edges || !row.tests.is_empty();
     if reached {
         let n = row.tests.len();
         row.reasons.insert(
@@ -283,7 +325,7 @@ fn row(change: &Change, ctx: &Context<'_>, cut: &mut BTreeMap<String, Vec<String
                 (0, Status::Deleted) if change.other.is_none() && is_test_name(path) => {
                     "deleted test file — it leaves the selection".to_string()
                 }
-                (0, _) if !cut_here.is_empty() => format!(
+                (0, _) if cut_any => format!(
                     "no test within max_depth = {} import hop(s) reaches it",
                     ctx.config.max_depth.unwrap_or_default()
                 ),
@@ -329,21 +371,21 @@ fn weak_edges(path: &str, ctx: &Context<'_>) -> Option<(Vec<TestEdge>, String)> 
         }],
         rule: None,
     };
-    if graph::is_python(path) {
-        let name = graph::file_name(path);
+    if crate::path::is_python(path) {
+        let name = crate::path::file_name(path);
         let stem = name.trim_end_matches(".pyi").trim_end_matches(".py");
         let wanted = [format!("test_{stem}.py"), format!("{stem}_test.py")];
         let named: Vec<TestEdge> = ctx
             .tests
             .iter()
-            .filter(|t| wanted.iter().any(|w| graph::file_name(t) == w))
+            .filter(|t| wanted.iter().any(|w| crate::path::file_name(t) == w))
             .map(|t| edge(t, EdgeKind::NameMatch, stem.to_string()))
             .collect();
         if !named.is_empty() {
             return Some((named, "name mapping: the tests named after it".into()));
         }
     }
-    for dir in graph::ancestors(path).filter(|d| !d.is_empty()) {
+    for dir in crate::path::ancestors(path).filter(|d| !d.is_empty()) {
         let test = format!("{dir}.py");
         if ctx.tests.contains(&test) {
             return Some((
@@ -356,10 +398,10 @@ fn weak_edges(path: &str, ctx: &Context<'_>) -> Option<(Vec<TestEdge>, String)> 
             ));
         }
     }
-    if graph::is_python(path) {
+    if crate::path::is_python(path) {
         return None; // an untested module: no test reaches it
     }
-    for dir in graph::ancestors(path).filter(|d| !d.is_empty()) {
+    for dir in crate::path::ancestors(path).filter(|d| !d.is_empty()) {
         let prefix = format!("{dir}/");
         let near: Vec<TestEdge> = ctx
             .tests
@@ -380,7 +422,7 @@ fn weak_edges(path: &str, ctx: &Context<'_>) -> Option<(Vec<TestEdge>, String)> 
 /// A dynamic import with no literal part (`import_module(name)`) may load any module. A changed
 /// module is refused when the tests of such a file are not all selected already — naming the
 /// file and line, so the fix (a constant prefix, or a `[[depends]]` rule) is clear.
-fn unbounded_loads(path: &str, ctx: &Context<'_>, row: &mut Row) {
+fn unbounded_loads(path: &str, ctx: &Context<'_>, row: &mut Row, memo: &mut Memo) {
     if ctx.graph.unbounded.is_empty() {
         return;
     }
@@ -391,7 +433,6 @@ fn unbounded_loads(path: &str, ctx: &Context<'_>, row: &mut Row) {
         if file == path {
             continue;
         }
-        let mut memo = ctx.unbounded_tests.borrow_mut();
         let tests = memo.entry(file.clone()).or_insert_with(|| {
             let walk = ctx.graph.walk(file, Direction::Dependents, None);
             let mut tests: Vec<u32> = walk
@@ -427,11 +468,11 @@ fn unbounded_loads(path: &str, ctx: &Context<'_>, row: &mut Row) {
 
 /// A deleted path is no longer a test of the tree, so its name alone tells.
 fn is_test_name(path: &str) -> bool {
-    let name = graph::file_name(path);
+    let name = crate::path::file_name(path);
     name.ends_with(".py") && (name.starts_with("test_") || name.ends_with("_test.py"))
 }
 
-pub fn status_word(status: Status) -> &'static str {
+pub(crate) fn status_word(status: Status) -> &'static str {
     match status {
         Status::Added => "added",
         Status::Modified => "modified",

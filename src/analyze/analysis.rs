@@ -13,7 +13,7 @@ use std::path::Path;
 
 /// The facts of every analysed file (Python sources and stubs, shell scripts) of a snapshot,
 /// and how they were obtained.
-pub struct Analysis {
+pub(crate) struct Analysis {
     pub facts: BTreeMap<String, Facts>,
     pub blobs: BTreeMap<String, String>,
     pub parsed: usize,
@@ -22,7 +22,7 @@ pub struct Analysis {
 
 /// Analyses every Python file of `snapshot`, reusing and refreshing the blob-id cache.
 /// `warn` receives one line per problem that does not stop the run.
-pub fn analyze(
+pub(crate) fn analyze(
     repo: &git2::Repository,
     snapshot: &Snapshot,
     state: &Path,
@@ -50,7 +50,7 @@ pub fn analyze(
         };
         blobs.insert(file.clone(), id.clone());
         // The same bytes mean different things to the Python, Go and shell analysers.
-        let id = if crate::graph::is_python(file) {
+        let id = if crate::path::is_python(file) {
             id
         } else if crate::analyze::gomod::is_go(file) {
             format!("go:{id}")

@@ -8,7 +8,7 @@ use super::paths::{self, PathValue};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Facts {
+pub(crate) struct Facts {
     pub imports: Vec<Import>,
     pub strings: Vec<StringRef>,
     /// Path expressions that are not a single literal: `Path(__file__).parent / "data.json"`,
@@ -40,11 +40,11 @@ pub struct Facts {
 /// The largest file parsed whole: past it (a generated file of tens of megabytes costs seconds
 /// and gigabytes to parse) a Python file is parsed up to the last line that fits and only
 /// scanned for import statements after that; a Go file keeps its imports, which come first.
-pub const MAX_PARSED: usize = 2 << 20;
+pub(crate) const MAX_PARSED: usize = 2 << 20;
 
 /// Why a file's facts may be incomplete. A flagged file says so on its row and in `gate plan`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Flags {
+pub(crate) struct Flags {
     pub parse_errors: Vec<u32>,
     pub too_deep: Vec<u32>,
     pub cut_at: Option<u32>,
@@ -52,7 +52,7 @@ pub struct Flags {
 
 impl Facts {
     /// Why these facts may be incomplete, if they may.
-    pub fn flags(&self) -> Option<Flags> {
+    pub(crate) fn flags(&self) -> Option<Flags> {
         let flags = Flags {
             parse_errors: self.parse_errors.clone(),
             too_deep: self.too_deep.clone(),
@@ -64,7 +64,7 @@ impl Facts {
 
 impl Flags {
     /// One reason per kind of gap, for the row and the plan.
-    pub fn reasons(&self) -> Vec<String> {
+    pub(crate) fn reasons(&self) -> Vec<String> {
         let lines = |l: &[u32]| l.iter().map(u32::to_string).collect::<Vec<_>>().join(", ");
         let mut out = Vec::new();
         if !self.parse_errors.is_empty() {
@@ -91,7 +91,7 @@ impl Flags {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct Import {
+pub(crate) struct Import {
     pub line: u32,
     /// Leading dots of a relative import; 0 for absolute.
     pub level: u32,
@@ -102,7 +102,7 @@ pub struct Import {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct StringRef {
+pub(crate) struct StringRef {
     pub line: u32,
     pub value: String,
     pub context: StringContext,
@@ -114,7 +114,7 @@ pub struct StringRef {
 /// name or a path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum StringContext {
+pub(crate) enum StringContext {
     Plain,
     ImportCall,
     PytestPlugins,
@@ -131,7 +131,7 @@ pub enum StringContext {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct PathRef {
+pub(crate) struct PathRef {
     pub line: u32,
     pub value: PathValue,
     /// The source text that produced it, for reports.
@@ -139,7 +139,7 @@ pub struct PathRef {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-pub struct DynamicImport {
+pub(crate) struct DynamicImport {
     pub line: u32,
     /// The constant module prefix (`shop.plugins.`); empty when the name has no literal part.
     pub prefix: String,
@@ -147,7 +147,7 @@ pub struct DynamicImport {
 }
 
 /// Where a file larger than `MAX_PARSED` stops being parsed: after the last line that fits.
-pub fn cut_point(source: &[u8]) -> Option<usize> {
+pub(crate) fn cut_point(source: &[u8]) -> Option<usize> {
     if source.len() <= MAX_PARSED {
         return None;
     }

@@ -7,7 +7,7 @@ use super::facts::{Facts, Import, StringContext, StringRef};
 use std::cell::RefCell;
 use tree_sitter::{Node, Parser};
 
-pub const GRAMMAR: &str = "tree-sitter-go 0.25";
+pub(crate) const GRAMMAR: &str = "tree-sitter-go 0.25";
 
 thread_local! {
     static PARSER: RefCell<Parser> = RefCell::new({
@@ -82,7 +82,7 @@ fn header(source: &[u8]) -> &[u8] {
     source
 }
 
-pub fn analyze(source: &[u8]) -> Facts {
+pub(crate) fn analyze(source: &[u8]) -> Facts {
     let mut facts = Facts::default();
     let mut source = header(source);
     // Go's imports come first, so a cut past `MAX_PARSED` loses only path calls and embeds.
@@ -189,7 +189,7 @@ pub fn analyze(source: &[u8]) -> Facts {
 /// The lines of syntax errors anywhere in a Go file. `analyze` usually reads a file only up to
 /// its first declaration (its imports are all there), so errors below are found only here:
 /// for the changed files, whose rows say so.
-pub fn parse_errors(source: &[u8]) -> Vec<u32> {
+pub(crate) fn parse_errors(source: &[u8]) -> Vec<u32> {
     let source = match super::facts::cut_point(source) {
         Some(cut) => &source[..cut],
         None => source,

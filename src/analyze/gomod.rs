@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Module {
+pub(crate) struct Module {
     /// The folder holding `go.mod` (`""` for the repository root).
     pub root: String,
     /// `module` of go.mod (`std` for the Go standard library).
@@ -14,7 +14,7 @@ pub struct Module {
 }
 
 #[derive(Debug, Default)]
-pub struct GoLayout {
+pub(crate) struct GoLayout {
     /// Longest root first, so the first match is the innermost module.
     pub modules: Vec<Module>,
     /// `replace path => ./local` (from go.mod and go.work): extra module path → folder.
@@ -82,23 +82,23 @@ fn directives(text: &str) -> Directives {
 }
 
 /// Folders Go never builds packages from: `testdata`, and names starting with `.` or `_`.
-pub fn ignored_dir(path: &str) -> bool {
+pub(crate) fn ignored_dir(path: &str) -> bool {
     path.split('/')
         .rev()
         .skip(1)
         .any(|d| d == "testdata" || d.starts_with('.') || d.starts_with('_'))
 }
 
-pub fn is_go(path: &str) -> bool {
+pub(crate) fn is_go(path: &str) -> bool {
     path.ends_with(".go")
 }
 
-pub fn is_go_test(path: &str) -> bool {
+pub(crate) fn is_go_test(path: &str) -> bool {
     path.ends_with("_test.go")
 }
 
 /// Non-Go files compiled into a package (cgo, assembly, syso).
-pub fn is_package_source(path: &str) -> bool {
+pub(crate) fn is_package_source(path: &str) -> bool {
     [
         ".c", ".h", ".s", ".S", ".cc", ".cpp", ".cxx", ".hh", ".hpp", ".m", ".f", ".F", ".syso",
     ]
@@ -107,32 +107,35 @@ pub fn is_package_source(path: &str) -> bool {
 }
 
 impl GoLayout {
-    pub fn detect(files: &BTreeSet<String>, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> GoLayout {
+    pub(crate) fn detect(
+        files: &BTreeSet<String>,
+        read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    ) -> GoLayout {
         let mut layout = GoLayout::default();
         for file in files {
             if is_go(file) && !ignored_dir(file) {
                 layout
                     .packages
-                    .insert(crate::graph::parent(file).to_string());
+                    .insert(crate::path::parent(file).to_string());
             }
         }
         if layout.packages.is_empty() {
             return layout;
         }
         for file in files {
-            let name = crate::graph::file_name(file);
+            let name = crate::path::file_name(file);
             if !(name == "go.mod" || name == "go.work") || ignored_dir(file) {
                 continue;
             }
             if file.split('/').any(|d| d == "vendor") {
                 continue;
             }
-            let dir = crate::graph::parent(file).to_string();
+            let dir = crate::path::parent(file).to_string();
             let Some(bytes) = read(file) else { continue };
             let d = directives(&String::from_utf8_lossy(&bytes));
             for (path, to) in d.replaces {
                 layout.replaces.push(Module {
-                    root: crate::graph::normalize(&crate::graph::join(&dir, &to)),
+                    root: crate::path::normalize(&crate::path::join(&dir, &to)),
                     path,
                 });
             }
@@ -147,7 +150,7 @@ impl GoLayout {
     }
 
     /// The innermost module whose folder holds `path`.
-    pub fn module_of(&self, path: &str) -> Option<&Module> {
+    pub(crate) fn module_of(&self, path: &str) -> Option<&Module> {
         self.modules
             .iter()
             .find(|m| m.root.is_empty() || path.starts_with(&format!("{}/", m.root)))
@@ -156,7 +159,7 @@ impl GoLayout {
     /// The package folders an import may mean, seen from `from`: a module of the repository
     /// whose path prefixes it (std for dotless paths), a local `replace`, the module's
     /// `vendor/` copy. Several when several apply (conservative); none when it is external.
-    pub fn resolve(&self, from: &str, import: &str) -> Vec<String> {
+    pub(crate) fn resolve(&self, from: &str, import: &str) -> Vec<String> {
         let mut out = Vec::new();
         let first = import.split('/').next().unwrap_or(import);
         let std_like = !first.contains('.');
@@ -174,7 +177,7 @@ impl GoLayout {
                 None => None,
             };
             if let Some(rest) = rest {
-                let dir = crate::graph::join(&m.root, &rest);
+                let dir = crate::path::join(&m.root, &rest);
                 let dir = dir.trim_end_matches('/').to_string();
                 if self.packages.contains(&dir) {
                     out.push(dir);
@@ -182,7 +185,7 @@ impl GoLayout {
             }
         }
         if let Some(m) = self.module_of(from) {
-            let vendored = crate::graph::join(&crate::graph::join(&m.root, "vendor"), import);
+            let vendored = crate::path::join(&crate::path::join(&m.root, "vendor"), import);
             if self.packages.contains(&vendored) {
                 out.push(vendored);
             }
@@ -193,7 +196,7 @@ impl GoLayout {
     }
 
     /// The package folders whose tests `go test ./...` runs: not vendored, not ignored.
-    pub fn tested(&self, dir: &str) -> bool {
+    pub(crate) fn tested(&self, dir: &str) -> bool {
         !dir.split('/').any(|d| d == "vendor") && !ignored_dir(&format!("{dir}/x"))
     }
 }

@@ -9,7 +9,7 @@ use tree_sitter::Node;
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "anchor", content = "path")]
-pub enum PathValue {
+pub(crate) enum PathValue {
     /// Relative to the repository root or to the file's folder (a literal says not which).
     Relative(String),
     /// Relative to the folder of the file that holds the expression (built from `__file__`).
@@ -23,7 +23,7 @@ pub enum PathValue {
 impl PathValue {
     /// The file's own folder or one above it (`Path(__file__).parent`, `ROOT`): an anchor other
     /// paths are built from, not a reference to everything below it.
-    pub fn is_anchor(&self) -> bool {
+    pub(crate) fn is_anchor(&self) -> bool {
         match self {
             PathValue::File => true,
             PathValue::FileDir(p) => p.split('/').all(|s| s.is_empty() || s == ".."),
@@ -34,7 +34,7 @@ impl PathValue {
 
     /// A glob must say something besides its wildcards: `"*/*"` (from `a + "/" + b`) names
     /// nothing in particular, so it is no reference.
-    pub fn is_specific(&self) -> bool {
+    pub(crate) fn is_specific(&self) -> bool {
         match self {
             PathValue::Relative(p) => !p.contains('*') || p.chars().any(char::is_alphanumeric),
             _ => true,
@@ -148,11 +148,11 @@ const RESOURCE_READERS: &[&str] = &[
 /// How deep an expression is followed. Deeper ones (a generated `1+1+…` of thousands of
 /// terms, thousands of nested parentheses) are not evaluated, and say so: recursion on input
 /// depth would overflow the stack.
-pub const MAX_DEPTH: u32 = 200;
+pub(crate) const MAX_DEPTH: u32 = 200;
 
 /// The path `node` evaluates to, if it is a path expression, and whether the expression was
 /// too deep to follow (then the value is `None`).
-pub fn eval(
+pub(crate) fn eval(
     node: Node<'_>,
     source: &[u8],
     names: &BTreeMap<String, PathValue>,

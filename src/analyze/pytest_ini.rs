@@ -5,7 +5,7 @@
 use crate::error::{Error, Result};
 use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 
-pub struct TestDiscovery {
+pub(crate) struct TestDiscovery {
     /// The file the settings came from, if any.
     pub source: Option<String>,
     python_files: GlobSet,
@@ -38,7 +38,7 @@ const NORECURSE: &[&str] = &[
 
 impl TestDiscovery {
     /// `read` gives a root file's content from the gated tree.
-    pub fn load(read: impl Fn(&str) -> Option<Vec<u8>>) -> Result<Self> {
+    pub(crate) fn load(read: impl Fn(&str) -> Option<Vec<u8>>) -> Result<Self> {
         let mut found: Option<(String, Vec<(String, String)>)> = None;
         for (file, section) in [
             ("pytest.ini", "pytest"),
@@ -67,10 +67,10 @@ impl TestDiscovery {
         let python_files = get("python_files").unwrap_or_else(|| DEFAULT_NAMES.into());
         let testpaths = get("testpaths").filter(|t| !t.trim().is_empty());
         let pythonpath = get("pythonpath")
-            .map(|p| p.split_whitespace().map(crate::graph::normalize).collect())
+            .map(|p| p.split_whitespace().map(crate::path::normalize).collect())
             .unwrap_or_default();
         let bdd_features_base_dir = get("bdd_features_base_dir")
-            .map(|d| crate::graph::normalize(d.trim()))
+            .map(|d| crate::path::normalize(d.trim()))
             .filter(|d| !d.is_empty());
         let source = found.map(|(file, _)| file);
         let origin = source.clone().unwrap_or_else(|| "pytest defaults".into());
@@ -111,15 +111,17 @@ impl TestDiscovery {
         })
     }
 
-    /// Would a plain `pytest` at the root collect this file as a test module?
-    pub fn is_test(&self, path: &str) -> bool {
+    /// Would a plain `pytest` at the root collect this file as a test module? One file at a
+    /// time: the reference `tests` is tested against.
+    #[cfg(test)]
+    fn is_test(&self, path: &str) -> bool {
         let (dirs, _) = path.rsplit_once('/').unwrap_or(("", path));
         self.is_test_name(path) && self.collects_dir(dirs) && self.in_testpaths(path)
     }
 
-    /// The test files among `files`: as `is_test`, with each folder's verdict reused by the
+    /// The test files among `files`, as pytest collects them, with each folder's verdict reused by the
     /// files that follow it in path order.
-    pub fn tests<'f>(&self, files: impl IntoIterator<Item = &'f String>) -> Vec<&'f String> {
+    pub(crate) fn tests<'f>(&self, files: impl IntoIterator<Item = &'f String>) -> Vec<&'f String> {
         let mut last: Option<(&str, bool)> = None;
         let mut out = Vec::new();
         for path in files {
@@ -140,7 +142,7 @@ impl TestDiscovery {
     }
 
     fn is_test_name(&self, path: &str) -> bool {
-        let name = crate::graph::file_name(path);
+        let name = crate::path::file_name(path);
         if !name.ends_with(".py") || name == "conftest.py" {
             return false;
         }
@@ -193,7 +195,7 @@ fn pyproject_keys(text: &str) -> std::result::Result<Option<Vec<(String, String)
 }
 
 /// The keys of one section of an INI file; continuation lines (indented) join the value.
-pub fn ini_section(text: &str, section: &str) -> Option<Vec<(String, String)>> {
+pub(crate) fn ini_section(text: &str, section: &str) -> Option<Vec<(String, String)>> {
     let mut keys: Option<Vec<(String, String)>> = None;
     let mut inside = false;
     for line in text.lines() {
@@ -225,7 +227,7 @@ pub fn ini_section(text: &str, section: &str) -> Option<Vec<(String, String)>> {
 }
 
 /// toml's errors span several lines with a source excerpt; gate prints one.
-pub fn one_line(message: &str) -> String {
+pub(crate) fn one_line(message: &str) -> String {
     message
         .lines()
         .filter(|l| !l.trim().is_empty())

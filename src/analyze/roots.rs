@@ -5,7 +5,10 @@
 use crate::analyze::pytest_ini::ini_section;
 use std::collections::BTreeSet;
 
-pub fn detect(files: &BTreeSet<String>, read: impl Fn(&str) -> Option<Vec<u8>>) -> Vec<String> {
+pub(crate) fn detect(
+    files: &BTreeSet<String>,
+    read: impl Fn(&str) -> Option<Vec<u8>>,
+) -> Vec<String> {
     let mut roots = BTreeSet::from([String::new()]);
     let has_python_under = |dir: &str| {
         let prefix = format!("{dir}/");

@@ -8,7 +8,7 @@ use super::facts::{Facts, StringContext, StringRef};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Word {
+pub(crate) struct Word {
     pub value: String,
     /// Follows `-m` after a `python` program: a module, not a path.
     pub module: bool,
@@ -17,7 +17,7 @@ pub struct Word {
 }
 
 /// A shell script's facts: its words as argv strings, `python -m` modules as such.
-pub fn facts(bytes: &[u8]) -> Facts {
+pub(crate) fn facts(bytes: &[u8]) -> Facts {
     let text = String::from_utf8_lossy(bytes);
     let mut strings: Vec<StringRef> = scan(&text)
         .into_iter()
@@ -48,7 +48,7 @@ pub fn facts(bytes: &[u8]) -> Facts {
 }
 
 /// Splits one command text into words; `#` comments are dropped.
-pub fn scan(text: &str) -> Vec<Word> {
+pub(crate) fn scan(text: &str) -> Vec<Word> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let words = split(line);

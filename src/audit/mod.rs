@@ -4,7 +4,7 @@
 //! Traces are kept per test under `.git/gate/audit/<tree fingerprint>/`, so an interrupted
 //! audit resumes where it stopped.
 
-pub mod trace;
+pub(crate) mod trace;
 
 use crate::error::{Error, Result};
 use crate::graph::Direction;
@@ -19,11 +19,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use trace::Observed;
 
-pub const AUDIT_VERSION: u32 = 1;
+pub(crate) const AUDIT_VERSION: u32 = 1;
 
 /// The full result (`--json`, `plans/audit.schema.json`).
 #[derive(Serialize)]
-pub struct Audit {
+pub(crate) struct Audit {
     pub version: u32,
     pub gate: &'static str,
     pub tree: String,
@@ -62,7 +62,7 @@ pub struct Audit {
 }
 
 #[derive(Serialize)]
-pub struct Finding {
+pub(crate) struct Finding {
     pub file: String,
     pub verdict: Verdict,
     /// Why the file's change would not (or not boundedly) select them.
@@ -73,14 +73,14 @@ pub struct Finding {
 }
 
 #[derive(Serialize)]
-pub struct OverSelection {
+pub(crate) struct OverSelection {
     pub pairs: usize,
     /// Files with the most statically selected tests that never opened them.
     pub top: Vec<(String, usize)>,
 }
 
 #[derive(Serialize)]
-pub struct Run {
+pub(crate) struct Run {
     pub test: String,
     pub files: usize,
     pub exit_code: Option<i32>,
@@ -89,20 +89,20 @@ pub struct Run {
 }
 
 #[derive(Serialize, Default)]
-pub struct Since {
+pub(crate) struct Since {
     pub added: Vec<(String, String)>,
     pub removed: Vec<(String, String)>,
 }
 
 /// The observations `--out` keeps: test → the repository files its run opened.
 #[derive(Serialize, Deserialize)]
-pub struct Observations {
+pub(crate) struct Observations {
     pub version: u32,
     pub tree: String,
     pub tests: BTreeMap<String, BTreeSet<String>>,
 }
 
-pub struct Options<'a> {
+pub(crate) struct Options<'a> {
     pub tests: Option<&'a str>,
     pub jobs: usize,
     pub fresh: bool,
@@ -115,7 +115,7 @@ pub struct Options<'a> {
 
 /// Traces every selected test (in parallel, resuming earlier traces) and compares. Also gives
 /// the observations themselves: test → the repository files its run opened.
-pub fn audit(
+pub(crate) fn audit(
     project: &Project,
     root: &Path,
     tree: &str,
@@ -273,6 +273,22 @@ fn save_trace(state: &Path, test: &str, observed: &Observed) {
     }
 }
 
+/// What a file's change selects: (verdict, its reasons, the selected tests).
+type Selection = (Verdict, String, BTreeSet<String>);
+
+/// The observed (test, file) pairs sorted by what gate would do if the file changed.
+#[derive(Default)]
+struct Tally {
+    observed: usize,
+    scanned: usize,
+    covered: usize,
+    named_full: usize,
+    refused: usize,
+    missed: usize,
+    misses: BTreeMap<String, (Verdict, String, Vec<String>)>,
+    unbounded: BTreeMap<String, (Verdict, String, Vec<String>)>,
+}
+
 fn compare(
     project: &Project,
     files: &BTreeSet<String>,
@@ -281,23 +297,60 @@ fn compare(
     reused: usize,
     duration_ms: u64,
 ) -> Audit {
+    let t = tally(project, results);
+    let finding = |entry| finding(project, entry);
+    Audit {
+        version: AUDIT_VERSION,
+        gate: crate::version::ANALYZER,
+        tree: tree.to_string(),
+        tests: results.len(),
+        traced: results.len() - reused,
+        reused,
+        duration_ms,
+        shared: shared_files(results).into_iter().collect(),
+        observed: t.observed,
+        scanned: t.scanned,
+        covered: t.covered,
+        named_full: t.named_full,
+        refused: t.refused,
+        missed: t.missed,
+        completeness: if t.observed == 0 {
+            1.0
+        } else {
+            (t.covered + t.named_full) as f64 / t.observed as f64
+        },
+        misses: t.misses.into_iter().map(finding).collect(),
+        unbounded: t.unbounded.into_iter().map(finding).collect(),
+        over_selection: over_selection(project, files, results),
+        runs: results
+            .iter()
+            .map(|(test, (o, reused))| Run {
+                test: test.clone(),
+                files: o.files.len(),
+                exit_code: o.exit_code,
+                duration_ms: o.duration_ms,
+                reused: *reused,
+            })
+            .collect(),
+        since: None,
+    }
+}
+
+/// Each observed (test, file) pair against what gate selects when the file changes.
+fn tally(project: &Project, results: &BTreeMap<String, (Observed, bool)>) -> Tally {
     let ctx = project.context();
-    // What gate selects when `file` changes: (verdict, first reason, selected tests).
-    let mut selection: BTreeMap<String, (Verdict, String, BTreeSet<String>)> = BTreeMap::new();
+    let mut selection: BTreeMap<String, Selection> = BTreeMap::new();
     let mut select = |file: &str| {
         selection
             .entry(file.to_string())
             .or_insert_with(|| {
-                let decided = verdict::decide(
-                    &[Change {
-                        path: file.to_string(),
-                        status: Status::Modified,
-                        other: None,
-                        non_utf8: false,
-                    }],
-                    &ctx,
-                    false,
-                );
+                let change = Change {
+                    path: crate::path::RepoPath::new(file),
+                    status: Status::Modified,
+                    other: None,
+                    non_utf8: false,
+                };
+                let decided = verdict::decide(&[change], &ctx, false);
                 let row = &decided.rows[0];
                 (
                     row.verdict,
@@ -307,41 +360,34 @@ fn compare(
             })
             .clone()
     };
-    let shared: BTreeSet<String> = if results.len() > 1 {
-        let mut sets = results.values().map(|(o, _)| &o.files);
-        let first = sets.next().cloned().unwrap_or_default();
-        sets.fold(first, |acc, s| acc.intersection(s).cloned().collect())
-    } else {
-        BTreeSet::new()
-    };
-    let (mut observed, mut covered, mut named_full, mut refused, mut missed) = (0, 0, 0, 0, 0);
-    let mut scanned = 0;
-    let mut misses: BTreeMap<String, (Verdict, String, Vec<String>)> = BTreeMap::new();
-    let mut unbounded: BTreeMap<String, (Verdict, String, Vec<String>)> = BTreeMap::new();
+    let mut t = Tally::default();
     for (test, (o, _)) in results {
         for file in o.files.iter().filter(|f| *f != test) {
+            // Another package's `_test.go` that go opens only to read its imports.
             if crate::graph::is_go_unit(test)
                 && file.ends_with("_test.go")
-                && crate::graph::parent(file) != crate::graph::go_dir_of(test)
+                && crate::path::parent(file) != crate::graph::go_dir_of(test)
             {
-                scanned += 1;
+                t.scanned += 1;
                 continue;
             }
-            observed += 1;
+            t.observed += 1;
             let (v, reason, selected) = select(file);
-            if v == Verdict::NamedFull {
-                named_full += 1;
-            } else if v == Verdict::Refused {
-                refused += 1;
-                unbounded
-                    .entry(file.clone())
-                    .or_insert((v, reason, Vec::new()))
+            let entry = |map: &mut BTreeMap<String, (Verdict, String, Vec<String>)>, why| {
+                map.entry(file.clone())
+                    .or_insert((v, why, Vec::new()))
                     .2
                     .push(test.clone());
+            };
+            if v == Verdict::NamedFull {
+                t.named_full += 1;
+            } else if v == Verdict::Refused {
+                t.refused += 1;
+                entry(&mut t.unbounded, reason);
             } else if selected.contains(test) {
-                covered += 1;
+                t.covered += 1;
             } else {
-                missed += 1;
+                t.missed += 1;
                 let why = match v {
                     Verdict::Inert => "inert, and no edge reaches it".to_string(),
                     _ if selected.is_empty() => "no edge reaches it".to_string(),
@@ -350,44 +396,63 @@ fn compare(
                         selected.len()
                     ),
                 };
-                misses
-                    .entry(file.clone())
-                    .or_insert((v, why, Vec::new()))
-                    .2
-                    .push(test.clone());
+                entry(&mut t.misses, why);
             }
         }
     }
-    let finding = |(file, (verdict, reason, tests)): (String, (Verdict, String, Vec<String>))| {
-        // A module refused because a run-time-named import may load it is bounded by saying
-        // what that import loads (which a trace cannot tell), not by another edge.
-        let loaders: BTreeSet<&String> = project
-            .graph
-            .unbounded
+    t
+}
+
+/// The files every traced test opened (pytest's configuration, the root conftest, the core).
+fn shared_files(results: &BTreeMap<String, (Observed, bool)>) -> BTreeSet<String> {
+    if results.len() < 2 {
+        return BTreeSet::new();
+    }
+    let mut sets = results.values().map(|(o, _)| &o.files);
+    let first = sets.next().cloned().unwrap_or_default();
+    sets.fold(first, |acc, s| acc.intersection(s).cloned().collect())
+}
+
+/// A missed or unbounded file, with the rule that would bound it.
+fn finding(
+    project: &Project,
+    (file, (verdict, reason, tests)): (String, (Verdict, String, Vec<String>)),
+) -> Finding {
+    // A module refused because a run-time-named import may load it is bounded by saying what
+    // that import loads (which a trace cannot tell), not by another edge.
+    let loaders: BTreeSet<&String> = project
+        .graph
+        .unbounded
+        .iter()
+        .map(|(f, _, _)| f)
+        .filter(|f| reason.contains(&format!("{f} line ")))
+        .collect();
+    let rule = if loaders.is_empty() {
+        depends_rule(&tests, &file)
+    } else {
+        loaders
             .iter()
-            .map(|(f, _, _)| f)
-            .filter(|f| reason.contains(&format!("{f} line ")))
-            .collect();
-        let rule = if loaders.is_empty() {
-            depends_rule(&tests, &file)
-        } else {
-            loaders
-                .iter()
-                .map(|f| {
-                    format!("[[loads]]\nfile = {f:?}\nmodules = []  # globs of the modules it can load; [] if none of this tree")
-                })
-                .collect::<Vec<_>>()
-                .join("\n\n")
-        };
-        Finding {
-            file,
-            verdict,
-            reason,
-            tests,
-            rule,
-        }
+            .map(|f| {
+                format!("[[loads]]\nfile = {f:?}\nmodules = []  # globs of the modules it can load; [] if none of this tree")
+            })
+            .collect::<Vec<_>>()
+            .join("\n\n")
     };
-    // Over-selection: per traced test, the files whose edges reach it that its run never opened.
+    Finding {
+        file,
+        verdict,
+        reason,
+        tests,
+        rule,
+    }
+}
+
+/// Per traced test, the files whose edges reach it that its run never opened.
+fn over_selection(
+    project: &Project,
+    files: &BTreeSet<String>,
+    results: &BTreeMap<String, (Observed, bool)>,
+) -> OverSelection {
     let mut over: BTreeMap<String, usize> = BTreeMap::new();
     for (test, (o, _)) in results {
         let walk = project.graph.walk(test, Direction::Dependencies, None);
@@ -400,43 +465,9 @@ fn compare(
     let mut top: Vec<(String, usize)> = over.iter().map(|(f, n)| (f.clone(), *n)).collect();
     top.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
     top.truncate(10);
-    Audit {
-        version: AUDIT_VERSION,
-        gate: crate::plan::ANALYZER,
-        tree: tree.to_string(),
-        tests: results.len(),
-        traced: results.len() - reused,
-        reused,
-        duration_ms,
-        shared: shared.into_iter().collect(),
-        observed,
-        scanned,
-        covered,
-        named_full,
-        refused,
-        missed,
-        completeness: if observed == 0 {
-            1.0
-        } else {
-            (covered + named_full) as f64 / observed as f64
-        },
-        misses: misses.into_iter().map(finding).collect(),
-        unbounded: unbounded.into_iter().map(finding).collect(),
-        over_selection: OverSelection {
-            pairs: over.values().sum(),
-            top,
-        },
-        runs: results
-            .iter()
-            .map(|(test, (o, reused))| Run {
-                test: test.clone(),
-                files: o.files.len(),
-                exit_code: o.exit_code,
-                duration_ms: o.duration_ms,
-                reused: *reused,
-            })
-            .collect(),
-        since: None,
+    OverSelection {
+        pairs: over.values().sum(),
+        top,
     }
 }
 
@@ -458,7 +489,7 @@ fn depends_rule(tests: &[String], file: &str) -> String {
 }
 
 /// (test, file) pairs observed now but not before, and before but not now.
-pub fn since(before: &Observations, now: &BTreeMap<String, BTreeSet<String>>) -> Since {
+pub(crate) fn since(before: &Observations, now: &BTreeMap<String, BTreeSet<String>>) -> Since {
     let pairs = |m: &BTreeMap<String, BTreeSet<String>>| -> BTreeSet<(String, String)> {
         m.iter()
             .flat_map(|(t, fs)| fs.iter().map(move |f| (t.clone(), f.clone())))

@@ -8,7 +8,7 @@ use std::process::{Command, Stdio};
 
 /// What one traced run opened and how it ended.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
-pub struct Observed {
+pub(crate) struct Observed {
     /// Repository files the run opened or executed, repository-relative.
     pub files: BTreeSet<String>,
     /// The runner's exit code (`None`: killed by a signal).
@@ -17,7 +17,7 @@ pub struct Observed {
 }
 
 /// Is strace there to trace with?
-pub fn available() -> bool {
+pub(crate) fn available() -> bool {
     Command::new("strace")
         .arg("-V")
         .stdout(Stdio::null())
@@ -28,7 +28,7 @@ pub fn available() -> bool {
 
 /// Runs `argv` (the runner and one test) in `cwd` under `strace -f`, with bytecode writing
 /// off, and keeps the opened paths that are files of the tree under `root` (`known`).
-pub fn run(
+pub(crate) fn run(
     argv: &[String],
     env: &BTreeMap<String, String>,
     cwd: &Path,
@@ -81,7 +81,7 @@ pub fn run(
 }
 
 /// The repository files a trace shows opened (`= fd</abs/path>` with `-y`) or executed.
-pub fn parse(trace: &str, root: &Path, known: &BTreeSet<String>) -> BTreeSet<String> {
+pub(crate) fn parse(trace: &str, root: &Path, known: &BTreeSet<String>) -> BTreeSet<String> {
     let prefix = format!("{}/", root.display());
     let mut out = BTreeSet::new();
     for line in trace.lines() {

@@ -10,14 +10,14 @@ use xxhash_rust::xxh3::Xxh3;
 
 /// Reads blocks in turn from a file, without holding the file whole: a block of fixed-size
 /// records is decoded as it is read. Every byte read is hashed for `is_done`'s check.
-pub struct Stream<R> {
+pub(crate) struct Stream<R> {
     r: R,
     hash: Xxh3,
 }
 
 impl<R: std::io::Read> Stream<R> {
     /// The blocks after `magic` and a header of `header` bytes, with the header.
-    pub fn open(mut r: R, magic: &[u8; 8], header: usize) -> Option<(Vec<u8>, Self)> {
+    pub(crate) fn open(mut r: R, magic: &[u8; 8], header: usize) -> Option<(Vec<u8>, Self)> {
         let mut head = vec![0; 8 + header];
         r.read_exact(&mut head).ok()?;
         if head[..8] != magic[..] {
@@ -40,7 +40,7 @@ impl<R: std::io::Read> Stream<R> {
         usize::try_from(u64::from_le_bytes(len)).ok()
     }
 
-    pub fn block(&mut self) -> Option<Vec<u8>> {
+    pub(crate) fn block(&mut self) -> Option<Vec<u8>> {
         let len = self.len()?;
         let mut block = Vec::new();
         (&mut self.r)
@@ -52,7 +52,7 @@ impl<R: std::io::Read> Stream<R> {
     }
 
     /// The next block's `size`-byte records, each decoded as it is read; `None` if one is not.
-    pub fn records<T>(
+    pub(crate) fn records<T>(
         &mut self,
         size: usize,
         mut decode: impl FnMut(&[u8]) -> Option<T>,
@@ -78,7 +78,7 @@ impl<R: std::io::Read> Stream<R> {
 
     /// Whether the blocks read were all there is, and the checksum that ends the file is the
     /// one of what was read.
-    pub fn is_done(&mut self) -> bool {
+    pub(crate) fn is_done(&mut self) -> bool {
         let mut sum = [0; 8];
         if self.r.read_exact(&mut sum).is_err() {
             return false;
@@ -87,7 +87,12 @@ impl<R: std::io::Read> Stream<R> {
     }
 }
 
-pub fn write(file: &Path, magic: &[u8; 8], header: &[u8], blocks: &[&[u8]]) -> std::io::Result<()> {
+pub(crate) fn write(
+    file: &Path,
+    magic: &[u8; 8],
+    header: &[u8],
+    blocks: &[&[u8]],
+) -> std::io::Result<()> {
     let size = blocks.iter().map(|b| b.len() + 8).sum::<usize>();
     let mut out = Vec::with_capacity(8 + header.len() + size);
     out.extend_from_slice(magic);
@@ -103,7 +108,7 @@ pub fn write(file: &Path, magic: &[u8; 8], header: &[u8], blocks: &[&[u8]]) -> s
 
 /// Writes `file` through a temporary file beside it and a rename, first removing the
 /// temporary files of `file` that runs killed mid-write left behind.
-pub fn replace(
+pub(crate) fn replace(
     file: &Path,
     write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
@@ -124,7 +129,9 @@ pub fn replace(
     }
     let tmp = dir.join(format!("{prefix}{}", std::process::id()));
     let mut f = std::fs::File::create(&tmp)?;
-    let written = write(&mut f).and_then(|()| f.sync_data());
+    // No fsync: a file a crash leaves short fails its checksum and is rebuilt, and syncing a
+    // large cache on every write would cost a warm run more than the rebuild ever does.
+    let written = write(&mut f);
     drop(f);
     if let Err(e) = written {
         let _ = std::fs::remove_file(&tmp);
@@ -133,11 +140,11 @@ pub fn replace(
     std::fs::rename(&tmp, file)
 }
 
-pub fn words(values: &[u32]) -> Vec<u8> {
+pub(crate) fn words(values: &[u32]) -> Vec<u8> {
     values.iter().flat_map(|v| v.to_le_bytes()).collect()
 }
 
-pub fn read_words(bytes: &[u8]) -> Option<Vec<u32>> {
+pub(crate) fn read_words(bytes: &[u8]) -> Option<Vec<u32>> {
     bytes.len().is_multiple_of(4).then(|| {
         bytes
             .chunks_exact(4)
@@ -147,9 +154,23 @@ pub fn read_words(bytes: &[u8]) -> Option<Vec<u32>> {
 }
 
 /// A table of strings from its text and ends blocks.
-pub fn read_table(text: &[u8], ends: &[u8]) -> Option<crate::graph::Strings> {
+pub(crate) fn read_table(text: &[u8], ends: &[u8]) -> Option<crate::graph::Strings> {
     let text = String::from_utf8(text.to_vec()).ok()?;
     crate::graph::Strings::from_parts(text, read_words(ends)?)
+}
+
+/// `bytes` with one byte changed (`how` 0), cut at `at` (1) or grown by a byte there (2): the
+/// damage the caches' tests feed their decoders.
+#[cfg(test)]
+pub(crate) fn damaged(bytes: &[u8], at: usize, value: u8, how: u8) -> Vec<u8> {
+    let mut bad = bytes.to_vec();
+    match how {
+        0 if bad[at] != value => bad[at] = value,
+        0 => bad[at] ^= 1,
+        1 => bad.truncate(at),
+        _ => bad.insert(at, value),
+    }
+    bad
 }
 
 #[cfg(test)]

@@ -5,14 +5,14 @@
 //! trusted.
 
 use crate::analyze::facts::Facts;
-use crate::plan::{ANALYZER, FORMAT};
+use crate::version::{ANALYZER, FORMAT};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// The facts cache: blob id → facts, of this gate's format, analyser and grammars.
-pub struct Cache {
+pub(crate) struct Cache {
     pub entries: BTreeMap<String, Facts>,
 }
 
@@ -32,14 +32,14 @@ fn checksum(bytes: &[u8]) -> String {
     format!("{:016x}", xxhash_rust::xxh3::xxh3_64(bytes))
 }
 
-pub fn path(state: &Path) -> PathBuf {
+pub(crate) fn path(state: &Path) -> PathBuf {
     state.join("cache").join("python.json")
 }
 
 /// What extracted the cached facts: both grammars and the extraction rules' revision. A change
 /// to any of them invalidates the cache — bump `FACTS_REVISION` with every change to what the
 /// analysers extract.
-pub fn grammars() -> String {
+pub(crate) fn grammars() -> String {
     format!(
         "{}; {}; facts {FACTS_REVISION}",
         crate::analyze::python::GRAMMAR,
@@ -55,7 +55,7 @@ fn empty() -> Cache {
     }
 }
 
-pub fn load(path: &Path, warn: &mut dyn FnMut(String)) -> Cache {
+pub(crate) fn load(path: &Path, warn: &mut dyn FnMut(String)) -> Cache {
     let bytes = match std::fs::read(path) {
         Ok(bytes) => bytes,
         Err(_) => return empty(),
@@ -95,7 +95,7 @@ pub fn load(path: &Path, warn: &mut dyn FnMut(String)) -> Cache {
 /// Writes through a temporary file and a rename, so a killed run never leaves half a cache;
 /// the entries are streamed (a large tree's cache text is never held whole) and hashed as
 /// they are written. A cache that cannot be written costs speed, not correctness: a warning.
-pub fn save(path: &Path, entries: &BTreeMap<&str, &Facts>, warn: &mut dyn FnMut(String)) {
+pub(crate) fn save(path: &Path, entries: &BTreeMap<&str, &Facts>, warn: &mut dyn FnMut(String)) {
     let written = crate::cache::blocks::replace(path, |file| {
         let mut out = std::io::BufWriter::new(file);
         write!(
@@ -104,11 +104,16 @@ pub fn save(path: &Path, entries: &BTreeMap<&str, &Facts>, warn: &mut dyn FnMut(
             serde_json::to_string(ANALYZER)?,
             serde_json::to_string(&grammars())?
         )?;
-        let mut hashed = Hashed {
-            out: &mut out,
-            hash: xxhash_rust::xxh3::Xxh3::new(),
-        };
+        // Buffered above the hash too: serde writes in small pieces, hashed a block at a time.
+        let mut hashed = std::io::BufWriter::with_capacity(
+            1 << 16,
+            Hashed {
+                out: &mut out,
+                hash: xxhash_rust::xxh3::Xxh3::new(),
+            },
+        );
         serde_json::to_writer(&mut hashed, entries)?;
+        let hashed = hashed.into_inner().map_err(|e| e.into_error())?;
         let sum = format!("{:016x}", hashed.hash.digest());
         write!(out, ",\"checksum\":\"{sum}\"}}")?;
         out.flush()

@@ -22,15 +22,15 @@ const LINK_SIZE: usize = 17;
 const OID_SIZE: usize = 20;
 
 /// Per graph node, the blob id its facts were read from (zeros where it has none).
-pub struct Blobs(Vec<u8>);
+pub(crate) struct Blobs(Vec<u8>);
 
 impl Blobs {
-    pub fn new(nodes: usize) -> Blobs {
+    pub(crate) fn new(nodes: usize) -> Blobs {
         Blobs(vec![0; nodes * OID_SIZE])
     }
 
     /// From the analysis' `path → blob id` map, placed by `graph`'s node ids.
-    pub fn of(graph: &Graph, blobs: &BTreeMap<String, String>) -> Blobs {
+    pub(crate) fn of(graph: &Graph, blobs: &BTreeMap<String, String>) -> Blobs {
         let mut out = Blobs::new(graph.node_count());
         for (path, blob) in blobs {
             if let (Some(id), Ok(oid)) = (graph.id(path), git2::Oid::from_str(blob)) {
@@ -40,18 +40,18 @@ impl Blobs {
         out
     }
 
-    pub fn get(&self, id: u32) -> &[u8] {
+    pub(crate) fn get(&self, id: u32) -> &[u8] {
         let at = id as usize * OID_SIZE;
         &self.0[at..at + OID_SIZE]
     }
 
-    pub fn set(&mut self, id: u32, oid: git2::Oid) {
+    pub(crate) fn set(&mut self, id: u32, oid: git2::Oid) {
         let at = id as usize * OID_SIZE;
         self.0[at..at + OID_SIZE].copy_from_slice(oid.as_bytes());
     }
 }
 
-pub struct Cached {
+pub(crate) struct Cached {
     pub parts: Parts,
     pub blobs: Blobs,
     pub flagged: BTreeMap<String, Flags>,
@@ -65,22 +65,22 @@ struct Rest {
 }
 
 /// What a reused graph must share with the tree being gated, hashed.
-pub struct Key(std::collections::hash_map::DefaultHasher);
+pub(crate) struct Key(std::collections::hash_map::DefaultHasher);
 
 impl Key {
     /// Starts from what built the graph: the plan format, this gate, the grammars and the
     /// extraction rules.
-    pub fn new(analyser: &str) -> Key {
+    pub(crate) fn new(analyser: &str) -> Key {
         let mut h = std::collections::hash_map::DefaultHasher::new();
-        (crate::plan::FORMAT, crate::plan::ANALYZER, analyser).hash(&mut h);
+        (crate::version::FORMAT, crate::version::ANALYZER, analyser).hash(&mut h);
         Key(h)
     }
 
-    pub fn add(&mut self, part: impl Hash) {
+    pub(crate) fn add(&mut self, part: impl Hash) {
         part.hash(&mut self.0);
     }
 
-    pub fn value(&self) -> u64 {
+    pub(crate) fn value(&self) -> u64 {
         self.0.finish()
     }
 }
@@ -91,7 +91,7 @@ fn path(state: &Path) -> PathBuf {
 
 /// The stored graph when it was built for `key`. One built for another tree is not reused;
 /// a corrupt one is not trusted either, and says so.
-pub fn load(state: &Path, key: u64, warn: &mut dyn FnMut(String)) -> Option<Cached> {
+pub(crate) fn load(state: &Path, key: u64, warn: &mut dyn FnMut(String)) -> Option<Cached> {
     let file = path(state);
     let mut reader = std::io::BufReader::with_capacity(1 << 16, std::fs::File::open(&file).ok()?);
     let mut magic = [0; 8];
@@ -156,7 +156,7 @@ fn decode(mut blocks: blocks::Stream<impl std::io::Read>) -> Option<Cached> {
 
 /// Keeps the graph for the next run. A cache that cannot be written costs speed, not
 /// correctness: a warning.
-pub fn save(
+pub(crate) fn save(
     state: &Path,
     key: u64,
     graph: &Graph,
@@ -251,13 +251,7 @@ mod tests {
             .run(
                 &(8..bytes.len(), any::<u8>(), 0..3u8),
                 |(at, value, how)| {
-                    let mut bad = bytes.clone();
-                    match how {
-                        0 if bad[at] != value => bad[at] = value,
-                        0 => bad[at] ^= 1,
-                        1 => bad.truncate(at),
-                        _ => bad.insert(at, value),
-                    }
+                    let bad = crate::cache::blocks::damaged(&bytes, at, value, how);
                     std::fs::write(&file, &bad).unwrap();
                     // The key is part of the header: another key is another tree, not damage.
                     let rejected = load(dir.path(), 7, &mut |_| ()).is_none();

@@ -4,7 +4,7 @@
 //! cache names what it was built from and carries a checksum; a cache that does not match is a
 //! warning and a rebuild, never trusted and never an error that sticks.
 
-pub mod blocks;
-pub mod facts;
-pub mod graph;
-pub mod tree;
+pub(crate) mod blocks;
+pub(crate) mod facts;
+pub(crate) mod graph;
+pub(crate) mod tree;

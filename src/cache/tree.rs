@@ -18,7 +18,7 @@ const LINK: i32 = 0o120000;
 
 type Listing = (BTreeMap<String, Oid>, BTreeSet<String>);
 
-pub fn of_tree(repo: &Repository, tree: &Tree<'_>) -> Result<Listing> {
+pub(crate) fn of_tree(repo: &Repository, tree: &Tree<'_>) -> Result<Listing> {
     let file = crate::repo::state_dir(repo).join("cache").join("tree.bin");
     if let Some((kept, mut blobs, mut links)) = read(&file)
         && let Ok(kept) = repo.find_tree(kept)
@@ -91,7 +91,7 @@ fn read(file: &Path) -> Option<(Oid, BTreeMap<String, Oid>, BTreeSet<String>)> {
     decoded
 }
 
-pub fn decode(bytes: &[u8]) -> Option<(Oid, BTreeMap<String, Oid>, BTreeSet<String>)> {
+pub(crate) fn decode(bytes: &[u8]) -> Option<(Oid, BTreeMap<String, Oid>, BTreeSet<String>)> {
     let (header, mut r) = blocks::Stream::open(bytes, MAGIC, 20)?;
     let tree = Oid::from_bytes(&header).ok()?;
     let paths = blocks::read_table(&r.block()?, &r.block()?)?;

@@ -9,7 +9,7 @@ use crate::repo::{self, snapshot::Snapshot};
 use std::io::Write;
 use std::path::Path;
 
-pub struct Args<'a> {
+pub(super) struct Args<'a> {
     pub tests: Option<&'a str>,
     pub jobs: Option<usize>,
     pub json: bool,
@@ -17,7 +17,7 @@ pub struct Args<'a> {
     pub fresh: bool,
 }
 
-pub fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
+pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
     let repo = repo::open(dir)?;
     let root = repo::workdir(&repo)?;
     let snapshot = Snapshot::of_workdir(&repo)?;
@@ -165,6 +165,12 @@ fn print(out: &mut dyn Write, a: &Audit) -> std::io::Result<()> {
             }
         )?;
     }
+    findings(out, a)?;
+    tail(out, a)
+}
+
+/// The misses and the unbounded files, with the rules that would bound them.
+fn findings(out: &mut dyn Write, a: &Audit) -> std::io::Result<()> {
     if !a.misses.is_empty() {
         writeln!(
             out,
@@ -201,6 +207,11 @@ fn print(out: &mut dyn Write, a: &Audit) -> std::io::Result<()> {
             writeln!(out, "{r}\n")?;
         }
     }
+    Ok(())
+}
+
+/// Over-selection and what changed since earlier observations.
+fn tail(out: &mut dyn Write, a: &Audit) -> std::io::Result<()> {
     writeln!(
         out,
         "over-selection (informational): {} static (test, file) pair(s) no trace confirmed{}",

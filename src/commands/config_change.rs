@@ -13,13 +13,13 @@ use crate::run::pytest;
 use crate::verdict::{self, Decision};
 
 /// The configuration a run goes by, and the change it overrules, if any.
-pub struct Governing {
+pub(super) struct Governing {
     pub config: Config,
     pub change: Option<Change>,
 }
 
 /// The gated tree's own configuration, set aside for the base's.
-pub struct Change {
+pub(super) struct Change {
     base: git2::Oid,
     new: Config,
 }
@@ -27,21 +27,30 @@ pub struct Change {
 /// The base's configuration when it differs from the gated tree's (the first base that does,
 /// for a push of several ranges), else the tree's own. A tree whose own `.gate.toml` is
 /// malformed is an error even then: it must not land.
-pub fn governing(
+pub(super) fn governing(
     repo: &git2::Repository,
     snapshot: &Snapshot,
     bases: &[git2::Oid],
 ) -> Result<Governing> {
     let own = Project::own_config(repo, snapshot)?;
     for &base in bases {
-        match config::at_commit(repo, base) {
-            Ok(theirs) if theirs.digest != own.digest => {
+        // Most changes leave the configuration alone: the texts are compared before either
+        // is parsed again.
+        let theirs = config::text_at(repo, base).and_then(|text| {
+            if config::digest(&text) == own.digest {
+                Ok(None)
+            } else {
+                Config::parse(Some(config::FILE), &text).map(Some)
+            }
+        });
+        match theirs {
+            Ok(Some(theirs)) => {
                 return Ok(Governing {
                     config: theirs,
                     change: Some(Change { base, new: own }),
                 });
             }
-            Ok(_) => {}
+            Ok(None) => {}
             // A broken configuration must be fixable: the fix is gated by itself.
             Err(e) => crate::report::warn(format!(
                 "{}'s {} is invalid ({e}); the gated tree's own configuration governs",
@@ -59,7 +68,7 @@ pub fn governing(
 impl Change {
     /// Says on the `.gate.toml` row (and in the notes) that the base's configuration governed,
     /// and what the new one would change: fewer tests selected, another runner, other steps.
-    pub fn explain(
+    pub(super) fn explain(
         self,
         repo: &git2::Repository,
         input: &Input,

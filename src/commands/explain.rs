@@ -9,7 +9,7 @@ use crate::report::styles::Styles;
 use owo_colors::OwoColorize;
 use std::path::Path;
 
-pub fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result<u8> {
+pub(super) fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result<u8> {
     let repo = repo::open(dir)?;
     let snapshot = match rev {
         Some(rev) => Snapshot::of_commit(&repo, range::commit(&repo, rev)?)?,
@@ -43,7 +43,7 @@ pub fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result
         // Go package nodes (`go:dir`) are how files reach tests, not files one can change.
         let files: Vec<&str> = walk
             .nodes(graph)
-            .filter(|n| !n.starts_with("go:"))
+            .filter(|n| !matches!(crate::graph::Node::of(n), crate::graph::Node::GoPackage(_)))
             .collect();
         say!(
             "{} is a test; a change to any of these {} files selects it:",

@@ -24,16 +24,16 @@ use std::time::Instant;
 
 /// Who asked: it decides which steps run and how a refusal tells the user to cite a decision.
 #[derive(Clone, Copy, PartialEq, Eq)]
-pub enum Caller {
+pub(super) enum Caller {
     /// `gate --affected …`: the affected tests only.
     Command,
     PrePush,
     Verify,
 }
 
-pub use crate::repo::input::Target;
+pub(super) use crate::repo::input::Target;
 
-pub struct Options<'a> {
+pub(super) struct Options<'a> {
     pub caller: Caller,
     pub citation: Option<&'a str>,
     pub list: bool,
@@ -46,12 +46,12 @@ pub struct Options<'a> {
 }
 
 /// The exit code and the JSON report (a `verify` receipt is this report).
-pub struct Gated {
+pub(super) struct Gated {
     pub code: u8,
     pub json: String,
 }
 
-pub fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
+pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
     let repo = repo::open(dir)?;
     let (target, retry) = if let Some(spec) = &args.affected {
         (
@@ -93,7 +93,7 @@ pub fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
     gate(&repo, target, &opts).map(|g| g.code)
 }
 
-pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Result<Gated> {
+pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Result<Gated> {
     let started = Instant::now();
     let root = repo::workdir(repo)?;
     let input = input::read(repo, target)?;
@@ -185,7 +185,11 @@ pub fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Resu
         code,
         started.elapsed().as_millis() as u64,
     );
-    finish(&report, opts).map(|json| Gated { code, json })
+    let json = finish(&report, opts)?;
+    drop(report);
+    drop(view);
+    super::leave(Box::new((project, input)));
+    Ok(Gated { code, json })
 }
 
 /// The steps a caller runs: the affected tests alone for `gate --affected`, the configured
@@ -281,7 +285,7 @@ fn flag_go_syntax_errors(repo: &git2::Repository, input: &Input, project: &mut P
     let go = input.changes.iter().map(|c| &c.path).filter(|p| {
         crate::analyze::gomod::is_go(p)
             && input.snapshot.contains(p)
-            && !input.snapshot.links.contains_key(*p)
+            && !input.snapshot.links.contains_key(p.as_str())
     });
     for path in go {
         let Ok((_, bytes)) = input.snapshot.read(repo, path) else {
@@ -289,7 +293,7 @@ fn flag_go_syntax_errors(repo: &git2::Repository, input: &Input, project: &mut P
         };
         let lines = crate::analyze::golang::parse_errors(&bytes);
         if !lines.is_empty() {
-            let flags = project.flagged.entry(path.clone()).or_default();
+            let flags = project.flagged.entry(path.to_string()).or_default();
             flags.parse_errors.extend(lines);
             flags.parse_errors.sort_unstable();
             flags.parse_errors.dedup();

@@ -11,7 +11,7 @@ use crate::report::styles::Styles;
 use std::io::Read;
 use std::path::Path;
 
-pub fn pre_push(dir: &Path, remote: &str, styles: &Styles) -> Result<u8> {
+pub(super) fn pre_push(dir: &Path, remote: &str, styles: &Styles) -> Result<u8> {
     let mut stdin = String::new();
     std::io::stdin()
         .read_to_string(&mut stdin)

@@ -2,11 +2,11 @@
 
 use crate::error::{Error, Result};
 use crate::exit_codes;
-use crate::hook::install::{self, Installed, Removed};
+use crate::hook::install::{self, Installed, Uninstalled};
 use crate::repo;
 use std::path::Path;
 
-pub fn install(dir: &Path, chain: bool) -> Result<u8> {
+pub(super) fn install(dir: &Path, chain: bool) -> Result<u8> {
     let repo = repo::open(dir)?;
     let hooks = install::hooks_dir(&repo)?;
     let binary = std::env::current_exe()
@@ -28,14 +28,14 @@ pub fn install(dir: &Path, chain: bool) -> Result<u8> {
     Ok(exit_codes::OK)
 }
 
-pub fn uninstall(dir: &Path) -> Result<u8> {
+pub(super) fn uninstall(dir: &Path) -> Result<u8> {
     let repo = repo::open(dir)?;
     let hooks = install::hooks_dir(&repo)?;
     let hook = hooks.join("pre-push");
     match install::uninstall(&hooks)? {
-        Removed::Nothing => say!("gate: no pre-push hook in {}", hooks.display()),
-        Removed::Removed => say!("gate: removed {}", hook.display()),
-        Removed::Restored => say!(
+        Uninstalled::Nothing => say!("gate: no pre-push hook in {}", hooks.display()),
+        Uninstalled::Hook => say!("gate: removed {}", hook.display()),
+        Uninstalled::Restored => say!(
             "gate: removed gate's hook and put the chained one back at {}",
             hook.display()
         ),

@@ -61,6 +61,26 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
     }
 }
 
+/// What the last gate built and no longer needs (its project and tree). A CLI's last act is to
+/// exit, and the OS frees a large graph and tree listing faster than dropping them piece by
+/// piece: `main` takes the last one and leaves it undropped. A hook gating several commits
+/// drops each earlier one as the next arrives, so memory stays that of one gate.
+static LEFTOVERS: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>> =
+    std::sync::Mutex::new(None);
+
+pub(crate) fn leave(value: Box<dyn std::any::Any + Send>) {
+    let previous = LEFTOVERS
+        .lock()
+        .map(|mut slot| slot.replace(value))
+        .unwrap_or(None);
+    drop(previous);
+}
+
+/// The last gate's leftovers, for `main` to leave undropped at exit.
+pub fn leftovers() -> Option<Box<dyn std::any::Any + Send>> {
+    LEFTOVERS.lock().ok().and_then(|mut slot| slot.take())
+}
+
 /// A decision cited through the environment, for callers that take no flags (a push).
 fn env_decision() -> Option<String> {
     std::env::var("GATE_DECISION")

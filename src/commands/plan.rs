@@ -7,7 +7,7 @@ use crate::project::Project;
 use crate::repo::{self, range, snapshot::Snapshot};
 use std::path::Path;
 
-pub fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u8> {
+pub(super) fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u8> {
     let repo = repo::open(dir)?;
     let snapshot = match rev {
         Some(rev) => Snapshot::of_commit(&repo, range::commit(&repo, rev)?)?,
@@ -36,7 +36,7 @@ pub fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u8> {
         .filter(|&k| k == EdgeKind::Import)
         .count();
     let count = |is: fn(&str) -> bool| a.facts.keys().filter(|p| is(p)).count();
-    let python = count(crate::graph::is_python);
+    let python = count(crate::path::is_python);
     let go = count(crate::analyze::gomod::is_go);
     say!(
         "gate plan: {python} Python files, {go} Go files and {} shell scripts ({} parsed, {} from cache), {} test files, {} import edges, {} reference edges, {} flagged ({})",

@@ -7,7 +7,7 @@ use crate::repo::{self, range};
 use crate::report::styles::{ColorChoice, Styles};
 use std::path::Path;
 
-pub fn run(
+pub(super) fn run(
     dir: &Path,
     spec: &str,
     receipt: Option<&Path>,

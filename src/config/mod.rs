@@ -6,16 +6,16 @@ mod parse;
 mod raw;
 mod rules;
 
-pub use rules::{
-    AFFECTED_TESTS, AlwaysRun, DependsRule, Fallback, Loads, Matcher, NamedFullMode, Reference,
-    RelativeTo, Step, StepRun, When,
+pub(crate) use rules::{
+    AlwaysRun, DependsRule, Fallback, Loads, Matcher, NamedFullMode, Reference, RelativeTo, Step,
+    When,
 };
 
 use crate::error::{Error, Result};
 use globset::{GlobBuilder, GlobMatcher};
 use std::collections::BTreeMap;
 
-pub const FILE: &str = ".gate.toml";
+pub(crate) const FILE: &str = ".gate.toml";
 
 /// A configuration file that is malformed or names nothing: the file, and the key and line.
 #[derive(Debug, thiserror::Error)]
@@ -26,7 +26,7 @@ pub struct ConfigError {
 }
 
 /// Non-code files that cannot break a test unless something references them.
-pub const DEFAULT_INERT: &[&str] = &[
+pub(crate) const DEFAULT_INERT: &[&str] = &[
     "**/*.md",
     "**/*.rst",
     "**/*.adoc",
@@ -50,7 +50,7 @@ pub const DEFAULT_INERT: &[&str] = &[
 ];
 
 /// Changes whose honest blast radius is the whole suite, with the reason recorded.
-pub const DEFAULT_WHOLE_SUITE: &[(&str, &str)] = &[
+pub(crate) const DEFAULT_WHOLE_SUITE: &[(&str, &str)] = &[
     ("conftest.py", "root conftest.py applies to every test"),
     ("pytest.ini", "pytest configuration"),
     ("pyproject.toml", "project and pytest configuration"),
@@ -74,9 +74,7 @@ pub const DEFAULT_WHOLE_SUITE: &[(&str, &str)] = &[
     ("**/vendor/modules.txt", "vendored Go module versions"),
 ];
 
-pub struct Config {
-    /// Where the settings came from: `.gate.toml`, or built-in defaults.
-    pub source: Option<String>,
+pub(crate) struct Config {
     /// A hash of the text the settings were parsed from: what a kept graph was built under.
     pub digest: u64,
     pub always_run: Vec<AlwaysRun>,
@@ -102,17 +100,17 @@ pub struct Config {
 }
 
 impl Config {
-    pub fn defaults() -> Self {
+    pub(crate) fn defaults() -> Self {
         Self::parse(None, "").expect("the built-in defaults are valid")
     }
 
     /// Parses `.gate.toml`'s text; `file` names it in errors.
-    pub fn parse(file: Option<&str>, text: &str) -> Result<Self> {
+    pub(crate) fn parse(file: Option<&str>, text: &str) -> Result<Self> {
         parse::parse(file, text)
     }
 
     /// The reason a change's blast radius is the whole suite, if it is one of those.
-    pub fn whole_suite_reason(&self, path: &str) -> Option<&str> {
+    pub(crate) fn whole_suite_reason(&self, path: &str) -> Option<&str> {
         self.whole_suite
             .iter()
             .find(|(g, _)| g.is_match(path))
@@ -122,7 +120,13 @@ impl Config {
 
 /// `.gate.toml` of a commit (through symlinks inside its tree), or the defaults when it has
 /// none.
-pub fn at_commit(repo: &git2::Repository, commit: git2::Oid) -> Result<Config> {
+pub(crate) fn at_commit(repo: &git2::Repository, commit: git2::Oid) -> Result<Config> {
+    Config::parse(Some(FILE), &text_at(repo, commit)?)
+}
+
+/// The text of `.gate.toml` in a commit (through symlinks inside its tree), `""` when it has
+/// none: what `digest` hashes, so two commits' configurations compare without parsing either.
+pub(crate) fn text_at(repo: &git2::Repository, commit: git2::Oid) -> Result<String> {
     use crate::repo::snapshot::{LinkTarget, link_target};
     let tree = repo
         .find_commit(commit)
@@ -131,14 +135,14 @@ pub fn at_commit(repo: &git2::Repository, commit: git2::Oid) -> Result<Config> {
     let mut path = FILE.to_string();
     for _ in 0..40 {
         let Ok(entry) = tree.get_path(std::path::Path::new(&path)) else {
-            return Ok(Config::defaults());
+            return Ok(String::new());
         };
         let blob = repo
             .find_blob(entry.id())
             .map_err(|e| Error::git(format!("{path}: cannot read it in {commit}"), e))?;
         let text = String::from_utf8_lossy(blob.content()).into_owned();
         if entry.filemode() & 0o170000 != 0o120000 {
-            return Config::parse(Some(FILE), &text);
+            return Ok(text);
         }
         match link_target(&path, &text) {
             LinkTarget::Inside(next) => path = next,
@@ -151,8 +155,13 @@ pub fn at_commit(repo: &git2::Repository, commit: git2::Oid) -> Result<Config> {
     ))
 }
 
+/// What `Config::digest` is for a configuration's text.
+pub(crate) fn digest(text: &str) -> u64 {
+    xxhash_rust::xxh3::xxh3_64(text.as_bytes())
+}
+
 /// gate's glob dialect: `*` stops at `/`, `**` crosses directories.
-pub fn glob(pattern: &str) -> std::result::Result<globset::Glob, globset::Error> {
+pub(crate) fn glob(pattern: &str) -> std::result::Result<globset::Glob, globset::Error> {
     GlobBuilder::new(pattern).literal_separator(true).build()
 }
 
@@ -162,7 +171,7 @@ fn root(raw: &str) -> std::result::Result<String, &'static str> {
     if raw.starts_with('/') {
         return Err("is an absolute path: roots are folders of the repository");
     }
-    let path = crate::graph::normalize(raw);
+    let path = crate::path::normalize(raw);
     if path == ".." || path.starts_with("../") {
         return Err("leaves the repository: roots are folders of the repository");
     }
@@ -175,6 +184,7 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    use super::rules::AFFECTED_TESTS;
     use super::*;
 
     #[test]

@@ -34,8 +34,7 @@ pub(super) fn parse(file: Option<&str>, text: &str) -> Result<Config> {
         &[]
     };
     Ok(Config {
-        source: file.map(str::to_string),
-        digest: xxhash_rust::xxh3::xxh3_64(text.as_bytes()),
+        digest: super::digest(text),
         always_run: p.always_run(raw.always_run)?,
         known_flaky: p.matcher("known_flaky", raw.known_flaky, &[])?,
         depends: p.depends(raw.depends)?,

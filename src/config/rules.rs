@@ -6,7 +6,7 @@ use serde::Deserialize;
 use std::collections::BTreeSet;
 
 /// `[[loads]]`: the files a run-time-named import in `file` can load, declared by the team.
-pub struct Loads {
+pub(crate) struct Loads {
     pub index: usize,
     pub file: Matcher,
     pub modules: Matcher,
@@ -14,7 +14,7 @@ pub struct Loads {
 
 #[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq, Debug)]
 #[serde(rename_all = "snake_case")]
-pub enum RelativeTo {
+pub(crate) enum RelativeTo {
     #[default]
     File,
     Root,
@@ -22,7 +22,7 @@ pub enum RelativeTo {
 
 /// A `[[reference]]` extractor: in files matching `files`, every match of `pattern` names a
 /// path (its `path` group).
-pub struct Reference {
+pub(crate) struct Reference {
     pub index: usize,
     pub files: Matcher,
     pub pattern: regex::Regex,
@@ -31,7 +31,7 @@ pub struct Reference {
 
 #[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq, Debug)]
 #[serde(rename_all = "snake_case")]
-pub enum NamedFullMode {
+pub(crate) enum NamedFullMode {
     #[default]
     Subset,
     Full,
@@ -40,7 +40,7 @@ pub enum NamedFullMode {
 /// Where a step runs: in the pre-push hook, in `gate verify`, or both.
 #[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq, Debug)]
 #[serde(rename_all = "kebab-case")]
-pub enum When {
+pub(crate) enum When {
     PrePush,
     Verify,
     #[default]
@@ -48,9 +48,9 @@ pub enum When {
 }
 
 /// The name of the built-in step that selects and runs the affected tests.
-pub const AFFECTED_TESTS: &str = "affected-tests";
+pub(crate) const AFFECTED_TESTS: &str = "affected-tests";
 
-pub enum StepRun {
+pub(crate) enum StepRun {
     /// The built-in step: the affected tests, with the project's runner.
     AffectedTests,
     Argv(Vec<String>),
@@ -58,7 +58,7 @@ pub enum StepRun {
     Shell(String),
 }
 
-pub struct Step {
+pub(crate) struct Step {
     pub name: String,
     pub run: StepRun,
     /// Run only when a changed path matches.
@@ -68,7 +68,7 @@ pub struct Step {
 
 impl Step {
     /// The built-in step, unfiltered, in every context.
-    pub fn affected_tests() -> Step {
+    pub(crate) fn affected_tests() -> Step {
         Step {
             name: AFFECTED_TESTS.into(),
             run: StepRun::AffectedTests,
@@ -78,7 +78,7 @@ impl Step {
     }
 
     /// The command to run; `None` for the built-in affected-tests step.
-    pub fn argv(&self) -> Option<Vec<String>> {
+    pub(crate) fn argv(&self) -> Option<Vec<String>> {
         match &self.run {
             StepRun::AffectedTests => None,
             StepRun::Argv(argv) => Some(argv.clone()),
@@ -89,26 +89,26 @@ impl Step {
 
 #[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq, Debug)]
 #[serde(rename_all = "snake_case")]
-pub enum Fallback {
+pub(crate) enum Fallback {
     #[default]
     Refuse,
     Full,
 }
 
 /// Globs with `!` excludes, as in `on = ["**/*.go", "!**/*_test.go"]`.
-pub struct Matcher {
+pub(crate) struct Matcher {
     pub(super) include: GlobSet,
     pub(super) exclude: GlobSet,
     pub text: String,
 }
 
 impl Matcher {
-    pub fn is_match(&self, path: &str) -> bool {
+    pub(crate) fn is_match(&self, path: &str) -> bool {
         self.include.is_match(path) && !self.exclude.is_match(path)
     }
 }
 
-pub struct DependsRule {
+pub(crate) struct DependsRule {
     pub index: usize,
     pub tests: Matcher,
     pub on: Matcher,
@@ -116,7 +116,7 @@ pub struct DependsRule {
 
 /// An `always_run` entry, compiled: a test file glob, a pytest id (`path::name`), or a dotted
 /// module id (`tests.test_health::*`).
-pub struct AlwaysRun {
+pub(crate) struct AlwaysRun {
     /// As written.
     pub entry: String,
     pub(super) matcher: GlobMatcher,
@@ -128,7 +128,7 @@ pub struct AlwaysRun {
 
 impl AlwaysRun {
     /// The tests of the gated tree (`tests`) it names: files, or `file::name` ids.
-    pub fn matches(&self, tests: &BTreeSet<String>) -> Vec<String> {
+    pub(crate) fn matches(&self, tests: &BTreeSet<String>) -> Vec<String> {
         tests
             .iter()
             .filter(|t| {

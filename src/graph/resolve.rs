@@ -1,8 +1,9 @@
 //! Resolution: what an import, a string or a computed path names among the tree's files.
 
-use super::{Tree, ancestors, is_python, join, normalize, parent};
+use super::Tree;
 use crate::analyze::facts::Import;
 use crate::analyze::paths::PathValue;
+use crate::path::{ancestors, is_python, join, normalize, parent};
 use std::collections::BTreeSet;
 
 pub(super) fn resolve_import(
@@ -323,4 +324,47 @@ pub(super) fn is_dotted_name(s: &str) -> bool {
                 .is_some_and(|c| c.is_alphabetic() || c == '_')
                 && p.chars().all(|c| c.is_alphanumeric() || c == '_')
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::{BTreeMap, BTreeSet};
+
+    /// A glob names the files it matches and the files under the folders it matches, at its
+    /// own depth unless it crosses folders (`**`); a path through a folder symlink names the
+    /// files it reaches and the link.
+    #[test]
+    fn globs_folders_and_links_name_what_is_under_them() {
+        let files: BTreeSet<String> = [
+            "app/a/static/x.css",
+            "app/b/c/static/y.css",
+            "app/static.txt",
+            "data/sub/x.json",
+            "data/top.json",
+            "alias",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let links: BTreeMap<String, String> = [("alias".to_string(), "data".to_string())].into();
+        let roots = vec![String::new()];
+        let is_test = |_: &str| false;
+        let go = Default::default();
+        let tree = Tree::new(&files, &links, &roots, &is_test, None, &go);
+        assert_eq!(
+            targets(&tree, "app/**/static"),
+            ["app/a/static/x.css", "app/b/c/static/y.css"]
+        );
+        assert_eq!(
+            targets(&tree, "data/*"),
+            ["data/sub/x.json", "data/top.json"]
+        );
+        assert_eq!(targets(&tree, "app/*/static"), ["app/a/static/x.css"]);
+        assert_eq!(targets(&tree, "alias/top.json"), ["data/top.json", "alias"]);
+        assert_eq!(
+            targets(&tree, "alias"),
+            ["alias", "data/sub/x.json", "data/top.json"]
+        );
+    }
 }

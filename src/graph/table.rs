@@ -2,7 +2,7 @@
 //! and edge details load and store as two blocks instead of a million small allocations.
 
 #[derive(Default, Clone)]
-pub struct Strings {
+pub(crate) struct Strings {
     text: String,
     ends: Vec<u32>,
 }
@@ -10,7 +10,7 @@ pub struct Strings {
 impl Strings {
     /// The table of `text` cut at `ends`, when every end is in order and on a character
     /// boundary (a stored table is checked, not trusted).
-    pub fn from_parts(text: String, ends: Vec<u32>) -> Option<Strings> {
+    pub(crate) fn from_parts(text: String, ends: Vec<u32>) -> Option<Strings> {
         let mut start = 0;
         for &end in &ends {
             let end = end as usize;
@@ -22,40 +22,36 @@ impl Strings {
         Some(Strings { text, ends })
     }
 
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         &self.text
     }
 
-    pub fn ends(&self) -> &[u32] {
+    pub(crate) fn ends(&self) -> &[u32] {
         &self.ends
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.ends.len()
     }
 
-    pub fn is_empty(&self) -> bool {
-        self.ends.is_empty()
-    }
-
-    pub fn get(&self, i: u32) -> &str {
+    pub(crate) fn get(&self, i: u32) -> &str {
         let i = i as usize;
         let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
         &self.text[start..self.ends[i] as usize]
     }
 
-    pub fn push(&mut self, s: &str) -> u32 {
+    pub(crate) fn push(&mut self, s: &str) -> u32 {
         self.text.push_str(s);
         self.ends.push(self.text.len() as u32);
         (self.ends.len() - 1) as u32
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &str> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &str> {
         (0..self.len() as u32).map(|i| self.get(i))
     }
 
     /// In a sorted table, the index of `s`.
-    pub fn find(&self, s: &str) -> Option<u32> {
+    pub(crate) fn find(&self, s: &str) -> Option<u32> {
         let at = self.lower_bound(s);
         (at < self.len() && self.get(at as u32) == s).then_some(at as u32)
     }
@@ -74,7 +70,7 @@ impl Strings {
         lo
     }
 
-    pub fn is_sorted(&self) -> bool {
+    pub(crate) fn is_sorted(&self) -> bool {
         (1..self.len() as u32).all(|i| self.get(i - 1) < self.get(i))
     }
 }
@@ -83,7 +79,7 @@ impl Strings {
 /// several times quicker than the default SipHash on the path keys of a large tree's indexes.
 /// Its weakness, keys crafted to collide, does not apply to a repository's own paths.
 #[derive(Default, Clone, Copy)]
-pub struct FxHasher(u64);
+pub(crate) struct FxHasher(u64);
 
 impl FxHasher {
     fn add(&mut self, word: u64) {
@@ -129,7 +125,8 @@ impl std::hash::Hasher for FxHasher {
     }
 }
 
-pub type FastMap<K, V> = std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
+pub(crate) type FastMap<K, V> =
+    std::collections::HashMap<K, V, std::hash::BuildHasherDefault<FxHasher>>;
 
 #[cfg(test)]
 mod tests {

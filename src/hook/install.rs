@@ -11,11 +11,11 @@ const TEMPLATE: &str = include_str!("../../hooks/pre-push");
 /// The line that marks a hook as gate's.
 const MARKER: &str = "# gate: pre-push hook";
 /// Where `--chain` moves a foreign hook; gate's hook runs it first with the same input.
-pub const CHAINED: &str = "pre-push.before-gate";
+pub(crate) const CHAINED: &str = "pre-push.before-gate";
 
 /// The directory git runs hooks from: `core.hooksPath` (relative to the working tree, as git
 /// reads it), else `hooks/` of the common git directory (shared by linked worktrees).
-pub fn hooks_dir(repo: &git2::Repository) -> Result<PathBuf> {
+pub(crate) fn hooks_dir(repo: &git2::Repository) -> Result<PathBuf> {
     let config = repo
         .config()
         .map_err(|e| Error::git("cannot read the repository's git config", e))?;
@@ -27,18 +27,18 @@ pub fn hooks_dir(repo: &git2::Repository) -> Result<PathBuf> {
 }
 
 /// The script with `binary` recorded, quoted for `sh`.
-pub fn script(binary: &Path) -> String {
+pub(crate) fn script(binary: &Path) -> String {
     let quoted = format!("'{}'", binary.display().to_string().replace('\'', r"'\''"));
     TEMPLATE.replace("'@GATE_BIN@'", &quoted)
 }
 
-pub enum Installed {
+pub(crate) enum Installed {
     New,
     Replaced,
     Chained,
 }
 
-pub fn install(dir: &Path, binary: &Path, chain: bool) -> Result<Installed> {
+pub(crate) fn install(dir: &Path, binary: &Path, chain: bool) -> Result<Installed> {
     std::fs::create_dir_all(dir)
         .map_err(|e| Error::io(dir, "cannot create the hooks directory", e))?;
     let hook = dir.join("pre-push");
@@ -79,16 +79,17 @@ pub fn install(dir: &Path, binary: &Path, chain: bool) -> Result<Installed> {
     Ok(state)
 }
 
-pub enum Removed {
+/// What `uninstall` did: nothing to remove, gate's hook removed, or the chained hook put back.
+pub(crate) enum Uninstalled {
     Nothing,
-    Removed,
+    Hook,
     Restored,
 }
 
-pub fn uninstall(dir: &Path) -> Result<Removed> {
+pub(crate) fn uninstall(dir: &Path) -> Result<Uninstalled> {
     let hook = dir.join("pre-push");
     let Ok(text) = std::fs::read_to_string(&hook) else {
-        return Ok(Removed::Nothing);
+        return Ok(Uninstalled::Nothing);
     };
     if !text.contains(MARKER) {
         return Err(Error::Usage(format!(
@@ -101,9 +102,9 @@ pub fn uninstall(dir: &Path) -> Result<Removed> {
     if aside.exists() {
         std::fs::rename(&aside, &hook)
             .map_err(|e| Error::io(&aside, "cannot put the chained hook back", e))?;
-        return Ok(Removed::Restored);
+        return Ok(Uninstalled::Restored);
     }
-    Ok(Removed::Removed)
+    Ok(Uninstalled::Hook)
 }
 
 fn write_executable(path: &Path, text: &str) -> Result<()> {

@@ -1,4 +1,4 @@
 //! git hooks: the pre-push protocol (`push`) and installing the hook script (`install`).
 
-pub mod install;
-pub mod push;
+pub(crate) mod install;
+pub(crate) mod push;

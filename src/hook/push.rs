@@ -7,7 +7,7 @@ use crate::repo::range::{self, Resolution};
 use git2::{Oid, Repository};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct RefUpdate {
+pub(crate) struct RefUpdate {
     pub local_ref: String,
     pub local_sha: String,
     pub remote_ref: String,
@@ -15,7 +15,7 @@ pub struct RefUpdate {
 }
 
 /// Parses the hook's stdin; a malformed line is an error naming it (git never sends one).
-pub fn parse(stdin: &str) -> Result<Vec<RefUpdate>> {
+pub(crate) fn parse(stdin: &str) -> Result<Vec<RefUpdate>> {
     stdin
         .lines()
         .enumerate()
@@ -51,7 +51,7 @@ fn is_zero(sha: &str) -> bool {
 }
 
 /// What the hook does with one pushed ref.
-pub enum Action {
+pub(crate) enum Action {
     Skip(String),
     Gate(Resolution),
 }
@@ -60,7 +60,7 @@ pub enum Action {
 /// sha is not an ancestor still gates from where the two histories meet); a new branch against
 /// the merge-base with the remote's default branch; deletions, tags and refs already up to date
 /// are skipped.
-pub fn action(repo: &Repository, remote: &str, update: &RefUpdate) -> Result<Action> {
+pub(crate) fn action(repo: &Repository, remote: &str, update: &RefUpdate) -> Result<Action> {
     let name = &update.remote_ref;
     if is_zero(&update.local_sha) {
         return Ok(Action::Skip(format!(

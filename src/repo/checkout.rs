@@ -6,7 +6,7 @@ use crate::error::{Error, Result};
 use git2::{Oid, Repository, StatusOptions};
 use std::path::{Path, PathBuf};
 
-pub struct Workspace {
+pub(crate) struct Workspace {
     pub dir: PathBuf,
     /// Why the tests do not run in the working tree, for a temporary checkout.
     pub why: Option<String>,
@@ -17,13 +17,13 @@ pub struct Workspace {
 
 impl Workspace {
     /// True when `dir` is a temporary checkout rather than the repository's working tree.
-    pub fn is_temporary(&self) -> bool {
+    pub(crate) fn is_temporary(&self) -> bool {
         self.temp.is_some() || self.view_of_temporary
     }
 
     /// A folder inside a temporary checkout, marked as such (so git's location variables are
     /// cleared for what runs there); the checkout itself stays owned by its workspace.
-    pub fn temporary_view(self) -> Workspace {
+    pub(crate) fn temporary_view(self) -> Workspace {
         Workspace {
             dir: self.dir,
             why: self.why,
@@ -33,7 +33,7 @@ impl Workspace {
     }
 
     /// The working tree itself (for working-tree inputs).
-    pub fn in_place(root: &Path) -> Workspace {
+    pub(crate) fn in_place(root: &Path) -> Workspace {
         Workspace {
             dir: root.to_path_buf(),
             why: None,
@@ -45,7 +45,7 @@ impl Workspace {
     /// A directory holding `commit`'s tree: the working tree when HEAD is `commit`, no tracked
     /// file differs from it and no untracked file would change what runs, else a fresh
     /// checkout in a temporary directory (`why` says which).
-    pub fn for_commit(repo: &Repository, root: &Path, commit: Oid) -> Result<Workspace> {
+    pub(crate) fn for_commit(repo: &Repository, root: &Path, commit: Oid) -> Result<Workspace> {
         let Some(why) = not_in_place(repo, commit)? else {
             return Ok(Workspace::in_place(root));
         };
@@ -122,7 +122,7 @@ fn not_in_place(repo: &Repository, commit: Oid) -> Result<Option<String>> {
 /// extensions, `.pth` files, pytest's and the project's configuration, Go sources and module
 /// files.
 fn loaded_by_runners(path: &str) -> bool {
-    let name = crate::graph::file_name(path);
+    let name = crate::path::file_name(path);
     let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
     matches!(ext, "py" | "pyc" | "pyi" | "pth" | "so" | "pyd" | "go")
         || matches!(

@@ -1,13 +1,14 @@
 //! What changed: every path a range, a working tree or `--files` touches, renames as both sides.
 
 use crate::error::{Error, Result};
+use crate::path::RepoPath;
 use git2::{Delta, Diff, DiffFindOptions, DiffOptions, Oid, Repository};
 use serde::Serialize;
 use std::collections::BTreeMap;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Status {
+pub(crate) enum Status {
     Added,
     Modified,
     Deleted,
@@ -18,16 +19,16 @@ pub enum Status {
 /// One changed path. A rename yields two: the new path (`Renamed`, with `other`) and the old
 /// path (`Deleted`, with `other` naming where it went), because both sides can break tests.
 #[derive(Debug, Clone)]
-pub struct Change {
-    pub path: String,
+pub(crate) struct Change {
+    pub path: RepoPath,
     pub status: Status,
-    pub other: Option<String>,
+    pub other: Option<RepoPath>,
     /// Set when git's path is not UTF-8: such a change is refused, never dropped.
     pub non_utf8: bool,
 }
 
 /// Changes between two commits' trees.
-pub fn between(repo: &Repository, base: Oid, head: Oid) -> Result<Vec<Change>> {
+pub(crate) fn between(repo: &Repository, base: Oid, head: Oid) -> Result<Vec<Change>> {
     let tree = |oid: Oid| {
         repo.find_commit(oid)
             .and_then(|c| c.tree())
@@ -53,12 +54,12 @@ pub fn between(repo: &Repository, base: Oid, head: Oid) -> Result<Vec<Change>> {
 }
 
 /// A tree entry's id and file mode.
-pub type Entry = (Oid, i32);
+pub(crate) type Entry = (Oid, i32);
 
 /// What differs between trees `a` and `b` under `prefix` (either side may be absent: a folder
 /// added or deleted whole), one call per path: its status and, unless deleted, its new entry
 /// (id, file mode). Subtrees with the same id on both sides are skipped unread.
-pub fn changed_entries(
+pub(crate) fn changed_entries(
     repo: &Repository,
     a: Option<&git2::Tree<'_>>,
     b: Option<&git2::Tree<'_>>,
@@ -142,16 +143,16 @@ fn insert(
     out.insert(
         path.clone(),
         Change {
-            path,
+            path: path.into(),
             status,
-            other,
+            other: other.map(RepoPath::from),
             non_utf8,
         },
     );
 }
 
 /// Changes from a commit to the working tree, staged or not, untracked files included.
-pub fn to_workdir(repo: &Repository, base: Oid) -> Result<Vec<Change>> {
+pub(crate) fn to_workdir(repo: &Repository, base: Oid) -> Result<Vec<Change>> {
     let tree = repo
         .find_commit(base)
         .and_then(|c| c.tree())
@@ -201,11 +202,11 @@ fn collect(mut diff: Diff<'_>) -> Result<Vec<Change>> {
 
 /// `--files`: the paths as changed (repository-relative files of the working tree or of HEAD,
 /// see `repo::pathspec`); one gone from the working tree is a deletion.
-pub fn named(paths: &[String], in_worktree: impl Fn(&str) -> bool) -> Vec<Change> {
+pub(crate) fn named(paths: &[String], in_worktree: impl Fn(&str) -> bool) -> Vec<Change> {
     paths
         .iter()
         .map(|path| Change {
-            path: path.clone(),
+            path: path.clone().into(),
             status: if in_worktree(path) {
                 Status::Modified
             } else {

@@ -9,7 +9,7 @@ use crate::error::{Error, Result};
 use serde::Serialize;
 
 /// What is gated.
-pub enum Target {
+pub(crate) enum Target {
     /// Ranges ending at one commit: one for `--affected` and `verify`, the refs of a push that
     /// share a head. Their changes are gated as a union against that commit's tree.
     Ranges(Vec<range::Resolution>),
@@ -20,7 +20,7 @@ pub enum Target {
 }
 
 #[derive(Serialize)]
-pub struct RangeInfo {
+pub(crate) struct RangeInfo {
     pub spec: String,
     pub mode: String,
     pub base: Option<String>,
@@ -28,7 +28,7 @@ pub struct RangeInfo {
 }
 
 /// The tree being gated and what changed in it.
-pub struct Input {
+pub(crate) struct Input {
     pub range: Option<RangeInfo>,
     pub snapshot: Snapshot,
     pub changes: Vec<diff::Change>,
@@ -42,16 +42,16 @@ pub struct Input {
 
 impl Input {
     /// The paths gone from the gated tree (imports may still name them).
-    pub fn deleted(&self) -> Vec<String> {
+    pub(crate) fn deleted(&self) -> Vec<String> {
         self.changes
             .iter()
             .filter(|c| c.status == diff::Status::Deleted)
-            .map(|c| c.path.clone())
+            .map(|c| c.path.to_string())
             .collect()
     }
 
     /// Every changed path, both sides of renames.
-    pub fn changed(&self) -> Vec<&str> {
+    pub(crate) fn changed(&self) -> Vec<&str> {
         self.changes
             .iter()
             .flat_map(|c| std::iter::once(c.path.as_str()).chain(c.other.as_deref()))
@@ -60,7 +60,7 @@ impl Input {
 }
 
 /// Reads `target` from the repository.
-pub fn read(repo: &git2::Repository, target: Target) -> Result<Input> {
+pub(crate) fn read(repo: &git2::Repository, target: Target) -> Result<Input> {
     match target {
         Target::Ranges(resolutions) => ranges(repo, resolutions),
         Target::Since(rev) => {
@@ -118,7 +118,7 @@ fn ranges(repo: &git2::Repository, resolutions: Vec<range::Resolution>) -> Resul
         match resolution {
             range::Resolution::Range(r) => {
                 for change in diff::between(repo, r.base, r.head)? {
-                    changes.entry(change.path.clone()).or_insert(change);
+                    changes.entry(change.path.to_string()).or_insert(change);
                 }
                 specs.push(r.spec);
                 bases.push(r.base.to_string());

@@ -1,19 +1,19 @@
 //! Stage 1 — git: which commits are compared (range), what changed (diff), and the files of the
 //! tree being gated (snapshot). Reads go through git2; nothing shells out to git.
 
-pub mod checkout;
-pub mod diff;
-pub mod input;
-pub mod pathspec;
-pub mod range;
-pub mod snapshot;
+pub(crate) mod checkout;
+pub(crate) mod diff;
+pub(crate) mod input;
+pub(crate) mod pathspec;
+pub(crate) mod range;
+pub(crate) mod snapshot;
 
 use crate::error::{Error, Result};
 use std::path::{Path, PathBuf};
 
 /// Opens the repository that contains `dir`. One owned by another user is named as such,
 /// with git's own fix (`safe.directory`), not reported as no repository at all.
-pub fn open(dir: &Path) -> Result<git2::Repository> {
+pub(crate) fn open(dir: &Path) -> Result<git2::Repository> {
     git2::Repository::discover(dir).map_err(|e| {
         if e.code() == git2::ErrorCode::Owner {
             let at = git2::Repository::discover_path(dir, &[] as &[&std::ffi::OsStr])
@@ -35,7 +35,7 @@ pub fn open(dir: &Path) -> Result<git2::Repository> {
 }
 
 /// The repository's working directory; gate does not gate bare repositories.
-pub fn workdir(repo: &git2::Repository) -> Result<PathBuf> {
+pub(crate) fn workdir(repo: &git2::Repository) -> Result<PathBuf> {
     repo.workdir()
         .map(Path::to_path_buf)
         .ok_or_else(|| Error::Git {
@@ -48,6 +48,6 @@ pub fn workdir(repo: &git2::Repository) -> Result<PathBuf> {
 }
 
 /// Where gate keeps its cache and decisions: `.git/gate/` (shared by linked worktrees).
-pub fn state_dir(repo: &git2::Repository) -> PathBuf {
+pub(crate) fn state_dir(repo: &git2::Repository) -> PathBuf {
     repo.commondir().join("gate")
 }

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::path::{Component, Path, PathBuf};
 
 /// `raw` (as typed, in `cwd`) as a repository-relative, `/`-separated path (`""`: the root).
-pub fn resolve(repo: &git2::Repository, cwd: &Path, raw: &str) -> Result<String> {
+pub(crate) fn resolve(repo: &git2::Repository, cwd: &Path, raw: &str) -> Result<String> {
     let root = crate::repo::workdir(repo)?;
     let absolute =
         |p: &Path| std::path::absolute(p).map_err(|e| Error::io(p, "cannot resolve the path", e));
@@ -51,7 +51,7 @@ fn lexical(path: &Path) -> PathBuf {
 /// The files `paths` name: a file as itself, a folder as every file under it, in the working
 /// tree (`worktree`) or in HEAD (`head` lists the files at or under a path). A path that names
 /// nothing in either is an error.
-pub fn files(
+pub(crate) fn files(
     paths: &[String],
     worktree: &BTreeSet<String>,
     head: impl Fn(&str) -> Vec<String>,
@@ -85,7 +85,7 @@ pub fn files(
 }
 
 /// The files at or under `path` in `commit`'s tree.
-pub fn in_commit(repo: &git2::Repository, commit: git2::Oid, path: &str) -> Vec<String> {
+pub(crate) fn in_commit(repo: &git2::Repository, commit: git2::Oid, path: &str) -> Vec<String> {
     let Ok(tree) = repo.find_commit(commit).and_then(|c| c.tree()) else {
         return Vec::new();
     };
@@ -104,7 +104,7 @@ pub fn in_commit(repo: &git2::Repository, commit: git2::Oid, path: &str) -> Vec<
             if entry.kind() == Some(git2::ObjectType::Blob)
                 && let Ok(name) = entry.name()
             {
-                out.push(crate::graph::join(path, &format!("{dir}{name}")));
+                out.push(crate::path::join(path, &format!("{dir}{name}")));
             }
             git2::TreeWalkResult::Ok
         });

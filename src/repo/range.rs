@@ -25,7 +25,7 @@ pub enum RangeError {
 
 /// A range whose two ends are commits.
 #[derive(Debug, Clone)]
-pub struct Range {
+pub(crate) struct Range {
     /// What the user typed.
     pub spec: String,
     /// `merge-base` for `A...B`, `two-dot` for `A..B`.
@@ -39,7 +39,7 @@ pub struct Range {
 /// Either a range, or the fact that its base is not in this checkout — a refusal, not an error,
 /// because the fix is the user's to choose (fetch it, or record a decision).
 #[derive(Debug)]
-pub enum Resolution {
+pub(crate) enum Resolution {
     Range(Range),
     MissingBase {
         spec: String,
@@ -62,7 +62,7 @@ fn split(spec: &str) -> (&str, &str, bool) {
     }
 }
 
-pub fn resolve(repo: &Repository, spec: &str) -> Result<Resolution> {
+pub(crate) fn resolve(repo: &Repository, spec: &str) -> Result<Resolution> {
     if spec.trim().is_empty() {
         return Err(RangeError::Empty.into());
     }
@@ -102,7 +102,7 @@ pub fn resolve(repo: &Repository, spec: &str) -> Result<Resolution> {
 }
 
 /// Resolves a revision to a commit; an unknown revision is an error (exit 3).
-pub fn commit(repo: &Repository, rev: &str) -> Result<Oid> {
+pub(crate) fn commit(repo: &Repository, rev: &str) -> Result<Oid> {
     let object = repo
         .revparse_single(rev)
         .map_err(|source| RangeError::Unknown {

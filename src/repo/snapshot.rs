@@ -8,7 +8,7 @@ use git2::{ObjectType, Oid, Repository, StatusOptions};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
-pub struct Snapshot {
+pub(crate) struct Snapshot {
     /// Every file path, repository-relative with `/` separators (symlinks included).
     pub files: BTreeSet<String>,
     /// The symlinks among `files` → their link text.
@@ -27,7 +27,7 @@ enum Origin {
 
 /// Where a symlink points.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LinkTarget {
+pub(crate) enum LinkTarget {
     /// A path of the tree (a file, a folder, or nothing there): repository-relative.
     Inside(String),
     /// An absolute path, or one climbing above the repository root.
@@ -35,11 +35,11 @@ pub enum LinkTarget {
 }
 
 /// Resolves link text as the OS does, relative to the link's folder, without touching disk.
-pub fn link_target(link: &str, text: &str) -> LinkTarget {
+pub(crate) fn link_target(link: &str, text: &str) -> LinkTarget {
     if text.starts_with('/') || text.is_empty() {
         return LinkTarget::Outside;
     }
-    let path = crate::graph::normalize(&crate::graph::join(crate::graph::parent(link), text));
+    let path = crate::path::normalize(&crate::path::join(crate::path::parent(link), text));
     if path == ".." || path.starts_with("../") {
         LinkTarget::Outside
     } else {
@@ -51,7 +51,7 @@ pub fn link_target(link: &str, text: &str) -> LinkTarget {
 const MAX_HOPS: usize = 40;
 
 impl Snapshot {
-    pub fn of_commit(repo: &Repository, commit: Oid) -> Result<Self> {
+    pub(crate) fn of_commit(repo: &Repository, commit: Oid) -> Result<Self> {
         let tree = repo
             .find_commit(commit)
             .and_then(|c| c.tree())
@@ -75,7 +75,7 @@ impl Snapshot {
     }
 
     /// Tracked files still on disk plus untracked files git does not ignore.
-    pub fn of_workdir(repo: &Repository) -> Result<Self> {
+    pub(crate) fn of_workdir(repo: &Repository) -> Result<Self> {
         let root = crate::repo::workdir(repo)?;
         let mut opts = StatusOptions::new();
         opts.include_untracked(true)
@@ -116,12 +116,12 @@ impl Snapshot {
         })
     }
 
-    pub fn contains(&self, path: &str) -> bool {
+    pub(crate) fn contains(&self, path: &str) -> bool {
         self.files.contains(path)
     }
 
     /// Names the tree for reports: a commit id or `working tree`.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match &self.origin {
             Origin::Tree { commit, .. } => format!("commit {commit}"),
             Origin::Workdir(_) => "working tree".to_string(),
@@ -129,7 +129,7 @@ impl Snapshot {
     }
 
     /// The file's git blob id and content; a symlink's content is its link text.
-    pub fn read(&self, repo: &Repository, path: &str) -> Result<(Oid, Vec<u8>)> {
+    pub(crate) fn read(&self, repo: &Repository, path: &str) -> Result<(Oid, Vec<u8>)> {
         match &self.origin {
             Origin::Tree { blobs, .. } => {
                 let oid = blobs.get(path).copied().ok_or_else(|| Error::Git {
@@ -156,7 +156,7 @@ impl Snapshot {
 
     /// The file a path names once its symlinks are followed inside the tree: itself when it
     /// is no link, `None` when a link leaves the tree, dangles or names a folder.
-    pub fn followed(&self, path: &str) -> Option<String> {
+    pub(crate) fn followed(&self, path: &str) -> Option<String> {
         let mut at = path.to_string();
         for _ in 0..MAX_HOPS {
             match self.links.get(&at) {
@@ -171,7 +171,7 @@ impl Snapshot {
     }
 
     /// Every file in path order, with its blob id where the tree already knows it.
-    pub fn entries(&self) -> Box<dyn Iterator<Item = (&String, Option<Oid>)> + '_> {
+    pub(crate) fn entries(&self) -> Box<dyn Iterator<Item = (&String, Option<Oid>)> + '_> {
         match &self.origin {
             Origin::Tree { blobs, .. } => Box::new(blobs.iter().map(|(p, id)| (p, Some(*id)))),
             Origin::Workdir(_) => Box::new(self.files.iter().map(|p| (p, None))),
@@ -179,7 +179,7 @@ impl Snapshot {
     }
 
     /// The blob id without reading content, where the tree already knows it.
-    pub fn known_blob(&self, path: &str) -> Option<Oid> {
+    pub(crate) fn known_blob(&self, path: &str) -> Option<Oid> {
         match &self.origin {
             Origin::Tree { blobs, .. } => blobs.get(path).copied(),
             Origin::Workdir(_) => None,
@@ -286,13 +286,7 @@ mod tests {
             .run(
                 &(8..bytes.len(), any::<u8>(), 0..3u8),
                 |(at, value, how)| {
-                    let mut bad = bytes.clone();
-                    match how {
-                        0 if bad[at] != value => bad[at] = value,
-                        0 => bad[at] ^= 1,
-                        1 => bad.truncate(at),
-                        _ => bad.insert(at, value),
-                    }
+                    let bad = crate::cache::blocks::damaged(&bytes, at, value, how);
                     prop_assert!(crate::cache::tree::decode(&bad).is_none());
                     Ok(())
                 },

@@ -5,12 +5,12 @@
 use super::styles::Styles;
 use super::view::View;
 use crate::run::events::{Event, Sink};
-use crate::run::steps::{Outcome, StepResult};
+use crate::run::events::{StepOutcome, StepResult};
 use crate::verdict::{Row, RunVerdict, Verdict, status_word};
 use owo_colors::OwoColorize;
 use std::io::{self, Write};
 
-pub fn rows(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()> {
+pub(crate) fn rows(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()> {
     match view.range {
         Some(r) => writeln!(
             out,
@@ -155,7 +155,7 @@ fn commands(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()> 
 }
 
 /// `gate: 3 changed files → 2 resolved, 1 inert; 4 of 212 test files selected (bounded)`
-pub fn summary(view: &View<'_>) -> String {
+pub(crate) fn summary(view: &View<'_>) -> String {
     let rows = &view.decision.rows;
     let count = |v: Verdict| rows.iter().filter(|r| r.verdict == v).count();
     let parts: Vec<String> = [
@@ -196,7 +196,7 @@ pub fn summary(view: &View<'_>) -> String {
 
 /// The run as it goes, on stderr: each runner's notes, and (`steps`: for the hook and
 /// `verify`) each step's command and result.
-pub struct Live<'s> {
+pub(crate) struct Live<'s> {
     pub styles: &'s Styles,
     pub steps: bool,
 }
@@ -217,14 +217,14 @@ impl Sink for Live<'_> {
 
 fn step_line(result: &StepResult, s: &Styles) {
     let (word, style) = match result.outcome {
-        Outcome::Passed => ("passed", s.good),
-        Outcome::Failed => ("failed", s.bad),
-        Outcome::Broken => ("broken", s.bad),
-        Outcome::Skipped => ("skipped", s.dim),
+        StepOutcome::Passed => ("passed", s.good),
+        StepOutcome::Failed => ("failed", s.bad),
+        StepOutcome::Broken => ("broken", s.bad),
+        StepOutcome::Skipped => ("skipped", s.dim),
     };
     let detail = match (&result.reason, result.outcome) {
         (Some(r), _) => format!(" — {r}"),
-        (None, Outcome::Failed) => format!(
+        (None, StepOutcome::Failed) => format!(
             " (exit {}) in {:.1} s",
             result.exit_code.unwrap_or(-1),
             result.duration_ms as f64 / 1000.0
@@ -236,7 +236,7 @@ fn step_line(result: &StepResult, s: &Styles) {
 
 /// An argv as one line a POSIX shell reads back as the same words: anything but plain path
 /// characters is single-quoted, so a file name like `$(touch x).py` stays a name when pasted.
-pub fn shell_words(argv: &[String]) -> String {
+pub(crate) fn shell_words(argv: &[String]) -> String {
     argv.iter()
         .map(|w| {
             let plain = !w.is_empty()

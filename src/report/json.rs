@@ -3,9 +3,10 @@
 use super::view::View;
 use crate::decision::Record;
 use crate::repo::input::RangeInfo;
+use crate::run::events::StepResult;
 use crate::run::events::{Collected, TestOutcome, TestResult};
 use crate::run::gotest::GoCommand;
-use crate::run::steps::{RunResult, StepResult};
+use crate::run::steps::RunResult;
 use crate::verdict::{Row, RunVerdict};
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -13,12 +14,12 @@ use std::collections::BTreeMap;
 /// 2 added `steps`, `exit_code`, `duration_ms` and the run's `duration_ms` and `directory`;
 /// 3 added `go_commands`; 4 added `tests` (every test's result) and `test_summary` (per test
 /// file or Go package).
-pub const REPORT_VERSION: u32 = 4;
+pub(crate) const REPORT_VERSION: u32 = 4;
 
 /// The report of one gate, built once at its end from what was known before the run (`View`)
 /// and what the run's events said: output, never state.
 #[derive(Serialize)]
-pub struct Report<'a> {
+pub(crate) struct Report<'a> {
     pub version: u32,
     pub gate: &'static str,
     pub range: Option<&'a RangeInfo>,
@@ -53,13 +54,13 @@ pub struct Report<'a> {
 }
 
 #[derive(Serialize)]
-pub struct Selected<'a> {
+pub(crate) struct Selected<'a> {
     pub path: &'a str,
     pub reasons: &'a [String],
 }
 
 #[derive(Serialize, Default, Debug, PartialEq, Eq)]
-pub struct FileSummary {
+pub(crate) struct FileSummary {
     /// The test file or Go unit; `null` for results gate could not place in the tree.
     pub file: Option<String>,
     pub passed: usize,
@@ -71,7 +72,7 @@ pub struct FileSummary {
 
 /// The results counted per file (the last attempt of each test counts; earlier ones are kept
 /// in `tests`).
-pub fn summarize(tests: &[TestResult]) -> Vec<FileSummary> {
+pub(crate) fn summarize(tests: &[TestResult]) -> Vec<FileSummary> {
     let mut last: BTreeMap<&str, &TestResult> = BTreeMap::new();
     for t in tests {
         let kept = last.entry(&t.id).or_insert(t);
@@ -101,7 +102,7 @@ pub fn summarize(tests: &[TestResult]) -> Vec<FileSummary> {
 impl<'a> Report<'a> {
     /// The report of `view` after its run: the steps' results and tests from `collected`,
     /// `steps` when the caller reports them (the hook and `verify`).
-    pub fn new(
+    pub(crate) fn new(
         view: &'a View<'a>,
         collected: Collected,
         run: Option<RunResult>,
@@ -121,7 +122,7 @@ impl<'a> Report<'a> {
         notes.extend(collected.notes);
         Report {
             version: REPORT_VERSION,
-            gate: crate::plan::ANALYZER,
+            gate: crate::version::ANALYZER,
             range: view.range,
             tree: &view.tree,
             verdict: view.decision.verdict,
@@ -158,7 +159,7 @@ pub struct ErrorReport {
     pub hint: Option<String>,
 }
 
-pub const ERROR_VERSION: u32 = 1;
+pub(crate) const ERROR_VERSION: u32 = 1;
 
 impl ErrorReport {
     pub fn new(err: &crate::error::Error) -> ErrorReport {
@@ -171,7 +172,7 @@ impl ErrorReport {
         ErrorReport {
             version: ERROR_VERSION,
             kind: "error",
-            gate: crate::plan::ANALYZER,
+            gate: crate::version::ANALYZER,
             exit_code: err.exit_code(),
             error: err.to_string(),
             causes,

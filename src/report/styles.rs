@@ -5,7 +5,7 @@ use owo_colors::Style;
 use std::io::IsTerminal;
 
 #[derive(Clone, Copy, Default)]
-pub struct Styles {
+pub(crate) struct Styles {
     pub good: Style,
     pub warn: Style,
     pub bad: Style,
@@ -21,7 +21,7 @@ pub enum ColorChoice {
 }
 
 impl Styles {
-    pub fn new(choice: ColorChoice) -> Self {
+    pub(crate) fn new(choice: ColorChoice) -> Self {
         let on = match choice {
             ColorChoice::Always => true,
             ColorChoice::Never => false,

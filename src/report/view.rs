@@ -7,7 +7,7 @@ use crate::repo::input::RangeInfo;
 use crate::run::select::RunPlan;
 use crate::verdict::Decision;
 
-pub struct View<'a> {
+pub(crate) struct View<'a> {
     pub range: Option<&'a RangeInfo>,
     /// `commit <sha>` or `working tree`.
     pub tree: String,

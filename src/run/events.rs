@@ -3,13 +3,46 @@
 //! report; the history store next), the way cargo-nextest feeds its display and its JUnit
 //! writer; no reporter reads back what another wrote.
 
-use super::steps::StepResult;
 use serde::Serialize;
+
+/// How a step ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum StepOutcome {
+    Passed,
+    Failed,
+    /// Not run: its `on` globs matched no changed file, or an earlier step failed.
+    Skipped,
+    /// Could not start, or was killed by a signal.
+    Broken,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct StepResult {
+    pub name: String,
+    pub outcome: StepOutcome,
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl StepResult {
+    pub(crate) fn skipped(name: &str, reason: String) -> Self {
+        StepResult {
+            name: name.to_string(),
+            outcome: StepOutcome::Skipped,
+            exit_code: None,
+            duration_ms: 0,
+            reason: Some(reason),
+        }
+    }
+}
 
 /// How one attempt of one test ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum TestOutcome {
+pub(crate) enum TestOutcome {
     Passed,
     Failed,
     /// It could not run: a setup or collection error, a package that did not build.
@@ -19,7 +52,7 @@ pub enum TestOutcome {
 
 /// One attempt of one test, as the runner reported it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct TestResult {
+pub(crate) struct TestResult {
     /// `tests/test_money.py::TestCart::test_total[2-3]`, or `ws/shop/cart::TestTotal/sub` for
     /// Go (the package folder, then the test).
     pub id: String,
@@ -34,7 +67,7 @@ pub struct TestResult {
 }
 
 #[derive(Clone, Copy)]
-pub enum Event<'a> {
+pub(crate) enum Event<'a> {
     StepStarted {
         name: &'a str,
         argv: Option<&'a [String]>,
@@ -47,13 +80,13 @@ pub enum Event<'a> {
 }
 
 /// Where events go.
-pub trait Sink {
+pub(crate) trait Sink {
     fn event(&mut self, event: Event<'_>);
 }
 
 /// What a run produced, for the report at its end.
 #[derive(Default)]
-pub struct Collected {
+pub(crate) struct Collected {
     pub steps: Vec<StepResult>,
     pub tests: Vec<TestResult>,
     pub notes: Vec<String>,
@@ -71,7 +104,7 @@ impl Sink for Collected {
 }
 
 /// Every event to each of several sinks, in order.
-pub struct Tee<'s>(pub Vec<&'s mut dyn Sink>);
+pub(crate) struct Tee<'s>(pub Vec<&'s mut dyn Sink>);
 
 impl Sink for Tee<'_> {
     fn event(&mut self, event: Event<'_>) {

@@ -2,9 +2,9 @@
 //! packages (`./internal/cart`), so tests a change added run too. The whole suite by name is
 //! `./...`.
 
+use super::Outcome;
 use super::RunnerError;
 use super::events::{Event, Sink, TestOutcome, TestResult};
-use super::pytest::Outcome;
 use crate::analyze::gomod::GoLayout;
 use crate::error::Result;
 use crate::graph;
@@ -14,14 +14,14 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq)]
-pub struct GoCommand {
+pub(crate) struct GoCommand {
     /// The module folder the command runs in (`""`: the repository root).
     pub module: String,
     pub argv: Vec<String>,
 }
 
 /// The commands for the selected Go test units (`./dir`), or for every module's `./...`.
-pub fn commands(
+pub(crate) fn commands(
     layout: &GoLayout,
     units: &[&str],
     whole_suite: bool,
@@ -77,7 +77,7 @@ pub fn commands(
 /// known: the events are read as they come, each test's result goes to `sink`, and the output a
 /// plain `go test` prints (a failing test's lines, each package's `ok`/`FAIL` line) is printed as
 /// it would be. go exits 1 when a test or a build failed; anything else (2: bad flags) is broken.
-pub fn run(
+pub(crate) fn run(
     command: &GoCommand,
     layout: &GoLayout,
     env: &BTreeMap<String, String>,
@@ -136,7 +136,7 @@ impl<'l> Stream<'l> {
     fn new(layout: &'l GoLayout, module: &str, quiet_stdout: bool) -> Stream<'l> {
         Stream {
             layout,
-            from: graph::join(module, "go.mod"),
+            from: crate::path::join(module, "go.mod"),
             quiet_stdout,
             pending: BTreeMap::new(),
             failed: Default::default(),

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 /// One `<testcase>`, as written.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Case {
+pub(crate) struct Case {
     pub classname: String,
     pub name: String,
     /// xunit1's `file` attribute, when written.
@@ -22,7 +22,7 @@ pub struct Case {
 }
 
 #[derive(Debug, thiserror::Error)]
-pub enum Error {
+pub(crate) enum Error {
     #[error("not well-formed XML at byte {at}")]
     Xml {
         at: u64,
@@ -36,7 +36,7 @@ pub enum Error {
 }
 
 /// The test cases of a JUnit report.
-pub fn parse(bytes: &[u8]) -> Result<Vec<Case>, Error> {
+pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Case>, Error> {
     let mut reader = quick_xml::Reader::from_reader(bytes);
     let mut buf = Vec::new();
     let mut open: Vec<String> = Vec::new();
@@ -145,7 +145,7 @@ fn mark(case: &mut Case, element: &str) {
 /// The cases as results, each placed on a test file of the tree (`files`): by its `file`
 /// attribute when written, else by the longest file whose dotted path its `classname` starts
 /// with. Earlier failed attempts come first, each its own result.
-pub fn results(cases: &[Case], files: &BTreeSet<String>) -> Vec<TestResult> {
+pub(crate) fn results(cases: &[Case], files: &BTreeSet<String>) -> Vec<TestResult> {
     let dotted: Vec<(String, &String)> = files
         .iter()
         .filter_map(|f| Some((f.strip_suffix(".py")?.replace('/', "."), f)))

@@ -1,17 +1,25 @@
 //! Stage 5 — running: the project's own runner over the selection and the team's gate steps,
 //! their output streamed, in the directory that holds the gated tree.
 
-pub mod events;
-pub mod gotest;
-pub mod junit;
-pub mod pytest;
-pub mod select;
-pub mod steps;
+pub(crate) mod events;
+pub(crate) mod gotest;
+pub(crate) mod junit;
+pub(crate) mod pytest;
+pub(crate) mod select;
+pub(crate) mod steps;
 
 use crate::repo::checkout::Workspace;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
+
+/// How a runner's run ended.
+pub(crate) enum Outcome {
+    Passed,
+    Failed(i32),
+    /// pytest's own usage/internal errors, a run cut short, or a runner killed by a signal.
+    Broken(Option<i32>),
+}
 
 /// A runner or a tool gate drives that could not be started (exit 4).
 #[derive(Debug, thiserror::Error)]
@@ -44,7 +52,7 @@ const GIT_LOCATION_VARS: &[&str] = &[
 /// A command for `argv` in `workspace`. A relative program path (`./scripts/lint.sh`,
 /// `.venv/bin/python`) is looked up in the gated tree first, then in the repository's working
 /// tree, where untracked tools such as a virtualenv live.
-pub fn command(
+pub(crate) fn command(
     argv: &[String],
     env: &BTreeMap<String, String>,
     workspace: &Workspace,
@@ -77,7 +85,7 @@ pub fn command(
 /// Runs a runner's `argv` in `workspace` and gives its exit code (`None`: killed by a signal).
 /// With `quiet_stdout` its stdout goes to stderr, so gate's own stdout stays machine-readable
 /// (`--json`).
-pub fn exit_code(
+pub(crate) fn exit_code(
     argv: &[String],
     env: &BTreeMap<String, String>,
     workspace: &Workspace,
@@ -98,7 +106,7 @@ pub fn exit_code(
 
 /// After a stop signal (forwarded to the runner, which has ended), the run ends too: the error
 /// unwinds through the temporary checkout, which removes it.
-pub fn interrupted() -> crate::error::Result<()> {
+pub(crate) fn interrupted() -> crate::error::Result<()> {
     match crate::process::received() {
         Some(sig) => Err(crate::error::Error::Interrupted(sig)),
         None => Ok(()),

@@ -5,6 +5,7 @@
 //! even after `--`, and an `@…` name as a file of arguments). pytest's exit code is read with what the probe
 //! (`gate_probe.py`) saw, so "no tests collected" and a run cut short are never taken for a pass.
 
+use super::Outcome;
 use super::events::{Event, Sink};
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -15,7 +16,7 @@ use std::path::Path;
 /// The runner's argv before the test arguments: `runner` from `.gate.toml`, else
 /// `.venv/bin/python -m pytest` when the repository has that virtualenv, else `python3` (or
 /// `python` where no `python3` is on PATH) `-m pytest`.
-pub fn base_argv(config: &Config, root: &Path) -> Vec<String> {
+pub(crate) fn base_argv(config: &Config, root: &Path) -> Vec<String> {
     if let Some(argv) = &config.runner {
         return argv.clone();
     }
@@ -36,7 +37,7 @@ fn on_path(program: &str) -> bool {
 
 /// One pytest run: the runner, options gate adds, and the test arguments after `--`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Command {
+pub(crate) struct Command {
     pub base: Vec<String>,
     /// `--ignore=…` for the siblings of a test whose name pytest cannot take as an argument.
     pub options: Vec<String>,
@@ -57,7 +58,7 @@ impl Command {
     /// The command for `tests` (files, or `file::name` node ids) of a tree holding `files`.
     /// A file pytest cannot be given by name is collected through its folder instead, with
     /// every other entry of that folder ignored.
-    pub fn new(base: Vec<String>, tests: &[&str], files: &BTreeSet<String>) -> Command {
+    pub(crate) fn new(base: Vec<String>, tests: &[&str], files: &BTreeSet<String>) -> Command {
         let mut paths = Vec::new();
         let mut folders: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
         let mut selected = BTreeSet::new();
@@ -71,7 +72,7 @@ impl Command {
             if unpassable(file) {
                 // A node id of such a file runs the whole file, which holds the test.
                 folders
-                    .entry(crate::graph::parent(file))
+                    .entry(crate::path::parent(file))
                     .or_default()
                     .insert(file);
             } else {
@@ -95,7 +96,7 @@ impl Command {
                 entries.insert(&f[..prefix.len() + entry.len()]);
             }
             for entry in entries {
-                let name = crate::graph::file_name(entry);
+                let name = crate::path::file_name(entry);
                 let kept = keep.contains(entry)
                     || paths.iter().any(|p| {
                         let p = p.strip_prefix("./").unwrap_or(p);
@@ -124,7 +125,7 @@ impl Command {
     }
 
     /// The whole suite: the runner alone.
-    pub fn whole_suite(base: Vec<String>) -> Command {
+    pub(crate) fn whole_suite(base: Vec<String>) -> Command {
         Command {
             base,
             options: Vec::new(),
@@ -133,7 +134,7 @@ impl Command {
         }
     }
 
-    pub fn argv(&self) -> Vec<String> {
+    pub(crate) fn argv(&self) -> Vec<String> {
         self.argv_with(&[])
     }
 
@@ -150,15 +151,8 @@ impl Command {
     fn is_pytest(&self) -> bool {
         self.base
             .iter()
-            .any(|w| matches!(crate::graph::file_name(w), "pytest" | "py.test"))
+            .any(|w| matches!(crate::path::file_name(w), "pytest" | "py.test"))
     }
-}
-
-pub enum Outcome {
-    Passed,
-    Failed(i32),
-    /// pytest's own usage/internal errors, a run cut short, or a runner killed by a signal.
-    Broken(Option<i32>),
 }
 
 /// What a pytest run ended with, and what gate has to say about it (a selected file that held
@@ -189,7 +183,7 @@ const PROBE: &str = include_str!("gate_probe.py");
 /// Runs `command` in the workspace (see `run::exit_code`); its selected files are checked
 /// against what pytest collected, and each test's result (from pytest's JUnit report, placed
 /// on the test files `tests`) and every note go to `sink`.
-pub fn run(
+pub(crate) fn run(
     command: &Command,
     tests: &BTreeSet<String>,
     env: &BTreeMap<String, String>,

@@ -11,9 +11,9 @@ use crate::verdict::{Decision, RunVerdict};
 use std::collections::BTreeSet;
 use std::path::Path;
 
-pub struct RunPlan {
-    /// The whole suite, by name (`named_full = "full"` on a named_full verdict).
-    pub whole_suite: bool,
+/// What runs. The whole suite by name (`named_full = "full"` on a named_full verdict) is a
+/// pytest command without test paths and `go test ./...` per module.
+pub(crate) struct RunPlan {
     pub pytest: Option<pytest::Command>,
     pub go: Vec<GoCommand>,
     /// Why nothing runs, when nothing does.
@@ -22,7 +22,7 @@ pub struct RunPlan {
 
 impl RunPlan {
     /// Whether a runner runs at all.
-    pub fn runs(&self) -> bool {
+    pub(crate) fn runs(&self) -> bool {
         self.pytest.is_some() || !self.go.is_empty()
     }
 }
@@ -30,7 +30,7 @@ impl RunPlan {
 /// What `decision` runs in `project`'s tree (whose files are `files`, its root `root`):
 /// nothing when every change is inert or none is, or when a refusal stands (`cited` false);
 /// the bounded remainder after a cited refusal; the subset, or the whole suite by name.
-pub fn select(
+pub(crate) fn select(
     decision: &Decision,
     project: &Project,
     cited: bool,
@@ -77,10 +77,5 @@ pub fn select(
         }
         .to_string()
     });
-    RunPlan {
-        whole_suite,
-        pytest,
-        go,
-        idle,
-    }
+    RunPlan { pytest, go, idle }
 }

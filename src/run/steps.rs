@@ -2,7 +2,7 @@
 //! affected-tests step, which runs the run plan. The first failure blocks and is named; every
 //! step's start and result, and every test's, go to the event sink.
 
-use super::events::{Event, Sink};
+use super::events::{Event, Sink, StepOutcome, StepResult};
 use super::pytest;
 use super::select::RunPlan;
 use crate::config::{Step, When};
@@ -15,48 +15,15 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::Instant;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    Passed,
-    Failed,
-    /// Not run: its `on` globs matched no changed file, or an earlier step failed.
-    Skipped,
-    /// Could not start, or was killed by a signal.
-    Broken,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct StepResult {
-    pub name: String,
-    pub outcome: Outcome,
-    pub exit_code: Option<i32>,
-    pub duration_ms: u64,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-}
-
-impl StepResult {
-    pub fn skipped(name: &str, reason: String) -> Self {
-        StepResult {
-            name: name.to_string(),
-            outcome: Outcome::Skipped,
-            exit_code: None,
-            duration_ms: 0,
-            reason: Some(reason),
-        }
-    }
-}
-
 /// The steps of `when` (the hook or verify), in order.
-pub fn for_context(steps: &[Step], when: When) -> impl Iterator<Item = &Step> {
+pub(crate) fn for_context(steps: &[Step], when: When) -> impl Iterator<Item = &Step> {
     steps
         .iter()
         .filter(move |s| s.when == When::Always || s.when == when)
 }
 
 /// Why `step` does not apply to this change, if its `on` globs match no changed path.
-pub fn unmatched(step: &Step, changed: &[&str]) -> Option<String> {
+pub(crate) fn unmatched(step: &Step, changed: &[&str]) -> Option<String> {
     let on = step.on.as_ref()?;
     (!changed.iter().any(|p| on.is_match(p)))
         .then(|| format!("no changed file matches `on` ({})", on.text))
@@ -64,7 +31,7 @@ pub fn unmatched(step: &Step, changed: &[&str]) -> Option<String> {
 
 /// Runs a command step (`argv` from `Step::argv`); its output streams (to stderr when gate's
 /// stdout is JSON).
-pub fn run(
+pub(crate) fn run(
     name: &str,
     argv: &[String],
     env: &BTreeMap<String, String>,
@@ -84,12 +51,12 @@ pub fn run(
     };
     let duration_ms = started.elapsed().as_millis() as u64;
     let (outcome, exit_code, reason) = match status {
-        Ok(s) if s.success() => (Outcome::Passed, s.code(), None),
+        Ok(s) if s.success() => (StepOutcome::Passed, s.code(), None),
         Ok(s) => match s.code() {
-            Some(code) => (Outcome::Failed, Some(code), None),
-            None => (Outcome::Broken, None, Some("killed by a signal".into())),
+            Some(code) => (StepOutcome::Failed, Some(code), None),
+            None => (StepOutcome::Broken, None, Some("killed by a signal".into())),
         },
-        Err(why) => (Outcome::Broken, None, Some(why)),
+        Err(why) => (StepOutcome::Broken, None, Some(why)),
     };
     StepResult {
         name: name.to_string(),
@@ -102,7 +69,7 @@ pub fn run(
 
 /// What the affected tests' run did, for the report.
 #[derive(Serialize, Clone, Debug)]
-pub struct RunResult {
+pub(crate) struct RunResult {
     /// `passed`, `failed` or `broken`.
     pub outcome: &'static str,
     pub exit_code: Option<i32>,
@@ -112,7 +79,7 @@ pub struct RunResult {
 }
 
 /// The steps of one gate, in order, and what they run in.
-pub struct Steps<'a> {
+pub(crate) struct Steps<'a> {
     pub steps: Vec<&'a Step>,
     pub plan: &'a RunPlan,
     pub project: &'a Project,
@@ -128,7 +95,7 @@ pub struct Steps<'a> {
 }
 
 /// How the steps ended: gate's exit code, the step that blocked, the affected tests' run.
-pub struct Ran {
+pub(crate) struct Ran {
     pub code: u8,
     pub blocked_by: Option<String>,
     pub run: Option<RunResult>,
@@ -138,7 +105,7 @@ pub struct Ran {
 /// working tree when it holds exactly the gated commit, else a temporary checkout, made once.
 /// Stop signals are held for the whole run (`process::Guard`): they reach the runner, and the
 /// checkout is removed before gate stops.
-pub fn run_all(repo: &git2::Repository, s: &Steps<'_>, sink: &mut dyn Sink) -> Result<Ran> {
+pub(crate) fn run_all(repo: &git2::Repository, s: &Steps<'_>, sink: &mut dyn Sink) -> Result<Ran> {
     // Declared before the workspace, so a signal is still held while the checkout is removed.
     let _guard = crate::process::Guard::hold();
     let mut workspace: Option<Workspace> = None;
@@ -208,9 +175,9 @@ pub fn run_all(repo: &git2::Repository, s: &Steps<'_>, sink: &mut dyn Sink) -> R
         };
         if ran.blocked_by.is_none() {
             let failed = match (result.outcome, argv.is_none()) {
-                (Outcome::Failed, true) => Some(exit_codes::TESTS_FAILED),
-                (Outcome::Broken, true) => Some(exit_codes::RUNNER),
-                (Outcome::Failed | Outcome::Broken, false) => Some(exit_codes::STEP_FAILED),
+                (StepOutcome::Failed, true) => Some(exit_codes::TESTS_FAILED),
+                (StepOutcome::Broken, true) => Some(exit_codes::RUNNER),
+                (StepOutcome::Failed | StepOutcome::Broken, false) => Some(exit_codes::STEP_FAILED),
                 _ => None,
             };
             if let Some(code) = failed {
@@ -282,15 +249,15 @@ fn affected_tests(
     let worst = outcomes
         .into_iter()
         .max_by_key(|o| match o {
-            pytest::Outcome::Passed => 0,
-            pytest::Outcome::Failed(_) => 1,
-            pytest::Outcome::Broken(_) => 2,
+            super::Outcome::Passed => 0,
+            super::Outcome::Failed(_) => 1,
+            super::Outcome::Broken(_) => 2,
         })
-        .unwrap_or(pytest::Outcome::Passed);
+        .unwrap_or(super::Outcome::Passed);
     let (word, exit, outcome) = match worst {
-        pytest::Outcome::Passed => ("passed", Some(0), Outcome::Passed),
-        pytest::Outcome::Failed(n) => ("failed", Some(n), Outcome::Failed),
-        pytest::Outcome::Broken(n) => ("broken", n, Outcome::Broken),
+        super::Outcome::Passed => ("passed", Some(0), StepOutcome::Passed),
+        super::Outcome::Failed(n) => ("failed", Some(n), StepOutcome::Failed),
+        super::Outcome::Broken(n) => ("broken", n, StepOutcome::Broken),
     };
     let run = RunResult {
         outcome: word,

@@ -12,7 +12,7 @@ use std::process::Command;
 const MODULES: &[&str] = &["ws/shop", "ws/lib", "vend", "rep", "rep/helper"];
 
 /// go's caches live beside the build, not in each test's temporary HOME; no proxy is reachable.
-pub fn go_vars() -> Vec<(&'static str, std::ffi::OsString)> {
+pub(crate) fn go_vars() -> Vec<(&'static str, std::ffi::OsString)> {
     let tmp = Path::new(env!("CARGO_TARGET_TMPDIR"));
     vec![
         ("GOCACHE", tmp.join("gocache").into()),
@@ -23,7 +23,7 @@ pub fn go_vars() -> Vec<(&'static str, std::ffi::OsString)> {
     ]
 }
 
-pub fn gate(t: &TestRepo, args: &[&str]) -> std::process::Output {
+pub(crate) fn gate(t: &TestRepo, args: &[&str]) -> std::process::Output {
     t.gate(args).envs(go_vars()).output().unwrap()
 }
 

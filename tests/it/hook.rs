@@ -318,7 +318,7 @@ fn a_missing_gate_binary_fails_the_push_with_one_line() {
     );
 }
 
-pub fn make_executable(path: &std::path::Path) {
+pub(crate) fn make_executable(path: &std::path::Path) {
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }

@@ -17,6 +17,7 @@ mod references;
 mod results;
 mod runner_argv;
 mod selection;
+mod snapshots;
 mod steps;
 mod support;
 mod symlinks;

@@ -77,3 +77,20 @@ fn a_repository_owned_by_another_user_is_named_with_the_safe_directory_fix() {
     );
     assert!(!err.contains("not inside a git repository"), "{err}");
 }
+
+/// `-C DIR` goes before any subcommand, as with `git -C DIR log`.
+#[test]
+fn dash_c_goes_before_a_subcommand_as_in_git() {
+    let t = TestRepo::from_fixture("shop");
+    let elsewhere = t.root.parent().unwrap();
+    for args in [
+        vec!["-C", "repo", "plan"],
+        vec!["-C", "repo", "explain", "src/shop/money.py"],
+        vec!["explain", "-C", "repo", "src/shop/money.py"],
+    ] {
+        let out = t.gate(&args).current_dir(elsewhere).output().unwrap();
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
+    }
+    let out = t.gate(&["--list", "plan"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+}

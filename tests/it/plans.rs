@@ -28,7 +28,7 @@ impl jsonschema::Retrieve for PlansDir {
 }
 
 /// Validates `value` against `plans/<schema>`, with cross-file `$ref`s read from `plans/`.
-pub fn validate(schema: &str, value: &Value) {
+pub(crate) fn validate(schema: &str, value: &Value) {
     let text = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("plans")

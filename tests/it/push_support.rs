@@ -5,14 +5,14 @@ use crate::support::fixture;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-pub struct Remote {
+pub(crate) struct Remote {
     pub dir: tempfile::TempDir,
     pub bare: PathBuf,
     pub clone: PathBuf,
 }
 
 /// What a command printed (stdout and stderr together) and whether it succeeded.
-pub struct Ran {
+pub(crate) struct Ran {
     pub ok: bool,
     pub code: Option<i32>,
     pub text: String,
@@ -32,13 +32,13 @@ impl From<Output> for Ran {
     }
 }
 
-pub fn gate_bin() -> PathBuf {
+pub(crate) fn gate_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_gate"))
 }
 
 impl Remote {
     /// A bare remote whose `master` holds the fixture, cloned (so `origin/HEAD` exists).
-    pub fn with_fixture(name: &str) -> Remote {
+    pub(crate) fn with_fixture(name: &str) -> Remote {
         let dir = tempfile::tempdir().unwrap();
         let bare = dir.path().join("remote.git");
         let seed = dir.path().join("seed");
@@ -75,13 +75,13 @@ impl Remote {
     }
 
     /// Runs git in `dir`; panics with its output when it fails.
-    pub fn git_in(&self, dir: &Path, args: &[&str]) -> String {
+    pub(crate) fn git_in(&self, dir: &Path, args: &[&str]) -> String {
         let ran = self.try_git_in(dir, args, &[]);
         assert!(ran.ok, "git {args:?} failed: {}", ran.text);
         ran.text
     }
 
-    pub fn try_git_in(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Ran {
+    pub(crate) fn try_git_in(&self, dir: &Path, args: &[&str], env: &[(&str, &str)]) -> Ran {
         let mut cmd = Command::new("git");
         cmd.args(args).current_dir(dir);
         self.env(&mut cmd);
@@ -90,45 +90,45 @@ impl Remote {
     }
 
     /// git in the clone.
-    pub fn git(&self, args: &[&str]) -> String {
+    pub(crate) fn git(&self, args: &[&str]) -> String {
         self.git_in(&self.clone, args)
     }
 
     /// `git push <args>` from the clone, whatever the outcome.
-    pub fn push(&self, args: &[&str], env: &[(&str, &str)]) -> Ran {
+    pub(crate) fn push(&self, args: &[&str], env: &[(&str, &str)]) -> Ran {
         let mut all = vec!["push"];
         all.extend(args);
         self.try_git_in(&self.clone, &all, env)
     }
 
     /// The commit a ref of the bare remote points at, if it exists.
-    pub fn remote_ref(&self, name: &str) -> Option<String> {
+    pub(crate) fn remote_ref(&self, name: &str) -> Option<String> {
         let ran = self.try_git_in(&self.bare, &["rev-parse", "--verify", "-q", name], &[]);
         ran.ok.then(|| ran.text.trim().to_string())
     }
 
-    pub fn head(&self) -> String {
+    pub(crate) fn head(&self) -> String {
         self.git(&["rev-parse", "HEAD"]).trim().to_string()
     }
 
-    pub fn write(&self, path: &str, content: &str) {
+    pub(crate) fn write(&self, path: &str, content: &str) {
         let full = self.clone.join(path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
         std::fs::write(full, content).unwrap();
     }
 
-    pub fn append(&self, path: &str, content: &str) {
+    pub(crate) fn append(&self, path: &str, content: &str) {
         let old = std::fs::read_to_string(self.clone.join(path)).unwrap();
         self.write(path, &format!("{old}{content}"));
     }
 
-    pub fn commit(&self, message: &str) {
+    pub(crate) fn commit(&self, message: &str) {
         self.git(&["add", "-A"]);
         self.git(&["commit", "-q", "-m", message]);
     }
 
     /// `gate <args>` (the test build) in the clone.
-    pub fn gate(&self, args: &[&str]) -> Ran {
+    pub(crate) fn gate(&self, args: &[&str]) -> Ran {
         let mut cmd = Command::new(gate_bin());
         cmd.args(args).current_dir(&self.clone);
         self.env(&mut cmd);
@@ -136,13 +136,13 @@ impl Remote {
     }
 
     /// Installs the hook with `gate install-hook`, as a user would.
-    pub fn install_hook(&self) {
+    pub(crate) fn install_hook(&self) {
         let ran = self.gate(&["install-hook"]);
         assert!(ran.ok, "{}", ran.text);
     }
 }
 
 /// How many pytest sessions a run's output shows.
-pub fn sessions(text: &str) -> usize {
+pub(crate) fn sessions(text: &str) -> usize {
     text.matches("test session starts").count()
 }

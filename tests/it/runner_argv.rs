@@ -55,18 +55,12 @@ fn a_test_file_with_brackets_in_its_name_runs_and_does_not_block_the_others() {
         "from shop.money import to_cents\n\n\ndef test_cents():\n    assert to_cents(1) == 100\n",
     );
     t.commit("a bracketed test");
-    t.append("src/shop/money.py", BREAK_MONEY);
-    t.commit("break money");
-    let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
-    let all = text(&out);
-    assert_eq!(out.status.code(), Some(1), "{all}");
-    assert!(
-        all.contains("FAILED tests/test_[cents].py::test_cents"),
-        "{all}"
-    );
-    assert!(
-        all.contains("FAILED tests/test_money.py::test_to_cents"),
-        "{all}"
+    let all = crate::support::breaking_money_fails(
+        &t,
+        &[
+            "tests/test_[cents].py::test_cents",
+            "tests/test_money.py::test_to_cents",
+        ],
     );
     // The selected five ran, and the unselected tests of that folder stayed out.
     assert!(all.contains("5 failed in"), "{all}");

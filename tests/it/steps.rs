@@ -5,7 +5,7 @@ use crate::support::TestRepo;
 use serde_json::Value;
 
 /// Steps that append their name to `$STEP_LOG`, so the order they ran in can be read back.
-pub const STEPS: &str = r#"
+pub(crate) const STEPS: &str = r#"
 [[step]]
 name = "lint"
 run = "echo lint >> \"$STEP_LOG\""

@@ -4,18 +4,19 @@
 use assert_cmd::Command;
 use git2::{IndexAddOption, Repository, Signature, Time};
 use serde_json::Value;
+use std::cell::Cell;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI64, Ordering};
 
-pub struct TestRepo {
+pub(crate) struct TestRepo {
     _dir: tempfile::TempDir,
     pub root: PathBuf,
     pub repo: Repository,
+    /// This repository's own clock: its commit ids depend on its steps alone, not on the
+    /// order the tests run in.
+    clock: Cell<i64>,
 }
 
-static CLOCK: AtomicI64 = AtomicI64::new(1_700_000_000);
-
-pub fn fixture(name: &str) -> PathBuf {
+pub(crate) fn fixture(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures")
         .join(name)
@@ -23,7 +24,7 @@ pub fn fixture(name: &str) -> PathBuf {
 
 impl TestRepo {
     /// A repository whose first commit holds the fixture tree `name`.
-    pub fn from_fixture(name: &str) -> TestRepo {
+    pub(crate) fn from_fixture(name: &str) -> TestRepo {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("repo");
         copy_tree(&fixture(name), &root);
@@ -33,41 +34,44 @@ impl TestRepo {
             _dir: dir,
             root,
             repo,
+            clock: Cell::new(1_700_000_000),
         };
         t.commit("initial");
         t
     }
 
-    pub fn write(&self, path: &str, content: &str) -> &Self {
+    pub(crate) fn write(&self, path: &str, content: &str) -> &Self {
         let full = self.root.join(path);
         std::fs::create_dir_all(full.parent().unwrap()).unwrap();
         std::fs::write(full, content).unwrap();
         self
     }
 
-    pub fn append(&self, path: &str, content: &str) -> &Self {
+    pub(crate) fn append(&self, path: &str, content: &str) -> &Self {
         let old = std::fs::read_to_string(self.root.join(path)).unwrap();
         self.write(path, &format!("{old}{content}"))
     }
 
-    pub fn remove(&self, path: &str) -> &Self {
+    pub(crate) fn remove(&self, path: &str) -> &Self {
         std::fs::remove_file(self.root.join(path)).unwrap();
         self
     }
 
-    pub fn rename(&self, from: &str, to: &str) -> &Self {
+    pub(crate) fn rename(&self, from: &str, to: &str) -> &Self {
         std::fs::rename(self.root.join(from), self.root.join(to)).unwrap();
         self
     }
 
     /// Stages everything (additions, edits, deletions) and commits with a fixed, rising date.
-    pub fn commit(&self, message: &str) -> git2::Oid {
+    pub(crate) fn commit(&self, message: &str) -> git2::Oid {
         let mut index = self.repo.index().unwrap();
         index.add_all(["*"], IndexAddOption::DEFAULT, None).unwrap();
         index.update_all(["*"], None).unwrap();
         index.write().unwrap();
         let tree = self.repo.find_tree(index.write_tree().unwrap()).unwrap();
-        let when = Time::new(CLOCK.fetch_add(60, Ordering::SeqCst), 0);
+        let now = self.clock.get();
+        self.clock.set(now + 60);
+        let when = Time::new(now, 0);
         let sig = Signature::new("gate test", "test@example.com", &when).unwrap();
         let parents: Vec<git2::Commit<'_>> = self
             .repo
@@ -82,12 +86,12 @@ impl TestRepo {
             .unwrap()
     }
 
-    pub fn branch(&self, name: &str) {
+    pub(crate) fn branch(&self, name: &str) {
         let head = self.repo.head().unwrap().peel_to_commit().unwrap();
         self.repo.branch(name, &head, true).unwrap();
     }
 
-    pub fn checkout(&self, name: &str) {
+    pub(crate) fn checkout(&self, name: &str) {
         let refname = format!("refs/heads/{name}");
         let obj = self.repo.revparse_single(&refname).unwrap();
         self.repo
@@ -97,12 +101,12 @@ impl TestRepo {
     }
 
     /// The real binary, run in the repository with a clean, isolated environment.
-    pub fn gate(&self, args: &[&str]) -> Command {
+    pub(crate) fn gate(&self, args: &[&str]) -> Command {
         Command::from_std(self.gate_process(args))
     }
 
     /// As `gate`, as a plain process (to spawn it and hold its pipes).
-    pub fn gate_process(&self, args: &[&str]) -> std::process::Command {
+    pub(crate) fn gate_process(&self, args: &[&str]) -> std::process::Command {
         let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_gate"));
         cmd.args(args)
             .current_dir(&self.root)
@@ -116,7 +120,7 @@ impl TestRepo {
     }
 
     /// `gate <args> --json --list`: the report, whatever the exit code.
-    pub fn report(&self, args: &[&str]) -> Value {
+    pub(crate) fn report(&self, args: &[&str]) -> Value {
         let mut all: Vec<&str> = args.to_vec();
         all.extend(["--json", "--list"]);
         let out = self.gate(&all).output().unwrap();
@@ -131,7 +135,7 @@ impl TestRepo {
 }
 
 /// The selected test paths of a report.
-pub fn selected(report: &Value) -> Vec<String> {
+pub(crate) fn selected(report: &Value) -> Vec<String> {
     report["selected"]
         .as_array()
         .unwrap()
@@ -141,7 +145,7 @@ pub fn selected(report: &Value) -> Vec<String> {
 }
 
 /// The row of one changed file.
-pub fn row<'a>(report: &'a Value, path: &str) -> &'a Value {
+pub(crate) fn row<'a>(report: &'a Value, path: &str) -> &'a Value {
     report["files"]
         .as_array()
         .unwrap()
@@ -150,7 +154,7 @@ pub fn row<'a>(report: &'a Value, path: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no row for {path}: {report:#}"))
 }
 
-pub fn strings(v: &Value) -> Vec<String> {
+pub(crate) fn strings(v: &Value) -> Vec<String> {
     v.as_array()
         .unwrap()
         .iter()
@@ -158,7 +162,7 @@ pub fn strings(v: &Value) -> Vec<String> {
         .collect()
 }
 
-pub fn copy_tree(from: &Path, to: &Path) {
+pub(crate) fn copy_tree(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -172,7 +176,7 @@ pub fn copy_tree(from: &Path, to: &Path) {
 }
 
 /// What a finished command printed, stdout then stderr.
-pub fn text(out: &std::process::Output) -> String {
+pub(crate) fn text(out: &std::process::Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&out.stdout),
@@ -181,4 +185,18 @@ pub fn text(out: &std::process::Output) -> String {
 }
 
 /// Appended to the shop fixture's `src/shop/money.py`: every test that reaches it fails.
-pub const BREAK_MONEY: &str = "\n\ndef to_cents(amount):\n    return -1\n";
+pub(crate) const BREAK_MONEY: &str = "\n\ndef to_cents(amount):\n    return -1\n";
+
+/// Breaks `src/shop/money.py` in a new commit and gates it: the run fails (exit 1) and each of
+/// `failing` (pytest ids) is among the failures. What was printed, for more checks.
+pub(crate) fn breaking_money_fails(t: &TestRepo, failing: &[&str]) -> String {
+    t.append("src/shop/money.py", BREAK_MONEY);
+    t.commit("break money");
+    let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    for id in failing {
+        assert!(all.contains(&format!("FAILED {id}")), "{id}: {all}");
+    }
+    all
+}

@@ -1,0 +1,276 @@
+//! Python source → facts, in one tree-sitter pass: every import (module level, in functions,
+//! under `TYPE_CHECKING`, in both `try`/`except ImportError` branches), the string literals that
+//! may name a module or a file (with where they stood: an import call, a subprocess argv, a path
+//! argument, a pytest-bdd binding), path expressions built from `__file__`, package resources or
+//! joins, dynamic imports, and the lines that create a Flask app. Meaning (which file a name
+//! resolves to) is decided later, in `graph`, because it depends on the rest of the tree; facts
+//! depend on the text alone, so they are cached by blob id.
+
+use super::facts::{Facts, Import, PathRef, StringContext, cut_point};
+use super::paths::{self, PathValue};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use tree_sitter::{Node, Parser};
+
+/// The grammar gate was built with; recorded in plans so a grammar bump invalidates caches.
+pub(crate) const GRAMMAR: &str = "tree-sitter-python 0.25";
+
+thread_local! {
+    static PARSER: RefCell<Parser> = RefCell::new({
+        let mut parser = Parser::new();
+        parser
+            .set_language(&tree_sitter_python::LANGUAGE.into())
+            .expect("the bundled Python grammar matches the tree-sitter ABI");
+        parser
+    });
+}
+
+mod calls;
+mod strings;
+
+use calls::path_keyword;
+use strings::{from_import, one_line, text};
+
+/// Per-file state of the one pass: module-level names bound to path expressions, and the
+/// lines whose expressions were too deep to evaluate.
+pub(super) struct Pass<'s> {
+    pub(super) source: &'s [u8],
+    pub(super) facts: Facts,
+    pub(super) names: BTreeMap<String, PathValue>,
+    pub(super) too_deep: RefCell<Vec<u32>>,
+    /// The end of the last expression found too deep to evaluate.
+    pub(super) skip_until: std::cell::Cell<usize>,
+}
+
+pub(crate) fn analyze(source: &[u8]) -> Facts {
+    let Some(cut) = cut_point(source) else {
+        return analyze_whole(source);
+    };
+    let mut facts = analyze_whole(&source[..cut]);
+    let first = source[..cut].iter().filter(|&&b| b == b'\n').count() as u32 + 1;
+    facts.cut_at = Some(first);
+    facts.imports.extend(scan_imports(&source[cut..], first));
+    facts.imports.sort();
+    facts.imports.dedup();
+    facts
+}
+
+/// The import statements of text not parsed, line by line (a statement continued in
+/// parentheses or after `\\` is joined first), each parsed alone; `first` is its first line.
+fn scan_imports(rest: &[u8], first: u32) -> Vec<Import> {
+    let text = String::from_utf8_lossy(rest);
+    let mut out = Vec::new();
+    let mut lines = text.lines().zip(first..);
+    while let Some((line, number)) = lines.next() {
+        let trimmed = line.trim_start();
+        if !(trimmed.starts_with("import ") || trimmed.starts_with("from ")) {
+            continue;
+        }
+        let mut statement = trimmed.to_string();
+        let open = |s: &str| s.matches('(').count() > s.matches(')').count() || s.ends_with('\\');
+        while open(&statement) && statement.len() < 64 << 10 {
+            let Some((more, _)) = lines.next() else { break };
+            statement.push('\n');
+            statement.push_str(more);
+        }
+        for mut import in analyze_whole(statement.as_bytes()).imports {
+            import.line = number;
+            out.push(import);
+        }
+    }
+    out
+}
+
+fn analyze_whole(source: &[u8]) -> Facts {
+    let tree = PARSER.with(|p| p.borrow_mut().parse(source, None));
+    let Some(tree) = tree else {
+        // The parser gives up only on cancellation or timeouts, neither of which gate sets.
+        return Facts {
+            parse_errors: vec![1],
+            ..Facts::default()
+        };
+    };
+    let mut pass = Pass {
+        source,
+        facts: Facts::default(),
+        names: BTreeMap::new(),
+        too_deep: RefCell::new(Vec::new()),
+        skip_until: std::cell::Cell::new(0),
+    };
+    pass.walk(tree.root_node());
+    pass.finish()
+}
+impl<'s> Pass<'s> {
+    pub(super) fn text(&self, node: Node<'_>) -> String {
+        text(node, self.source)
+    }
+    /// Visits `root` in source order (an explicit stack: deeply nested files must not
+    /// overflow).
+    fn walk(&mut self, root: Node<'_>) {
+        let mut stack: Vec<(Node<'_>, StringContext)> = vec![(root, StringContext::Plain)];
+        while let Some((node, context)) = stack.pop() {
+            let line = node.start_position().row as u32 + 1;
+            if node.is_error() || node.is_missing() {
+                self.facts.parse_errors.push(line);
+            }
+            let mut child_context = context;
+            match node.kind() {
+                "import_statement" => {
+                    for name in node.children_by_field_name("name", &mut node.walk()) {
+                        let dotted = if name.kind() == "aliased_import" {
+                            name.child_by_field_name("name")
+                        } else {
+                            Some(name)
+                        };
+                        if let Some(dotted) = dotted {
+                            let module = self.text(dotted);
+                            self.facts.imports.push(Import {
+                                line,
+                                level: 0,
+                                module,
+                                names: Vec::new(),
+                            });
+                        }
+                    }
+                    continue;
+                }
+                "import_from_statement" => {
+                    self.facts
+                        .imports
+                        .push(from_import(node, self.source, line));
+                    continue;
+                }
+                "future_import_statement" => continue,
+                "call" => self.call(node, line),
+                "assignment" => {
+                    let left = node.child_by_field_name("left");
+                    if left.is_some_and(|l| self.text(l) == "pytest_plugins") {
+                        child_context = StringContext::PytestPlugins;
+                    }
+                    if let (Some(left), Some(right)) = (left, node.child_by_field_name("right"))
+                        && left.kind() == "identifier"
+                        && let Some(value) = self.eval(right)
+                    {
+                        self.names.insert(self.text(left), value);
+                    }
+                }
+                "keyword_argument"
+                    if node
+                        .child_by_field_name("name")
+                        .is_some_and(|n| path_keyword(&self.text(n))) =>
+                {
+                    child_context = StringContext::PathArg;
+                }
+                "string" | "concatenated_string" => {
+                    self.string(node, context, line);
+                    continue;
+                }
+                _ => {}
+            }
+            // Names are not recorded where used: their value was recorded where it was bound.
+            if matches!(
+                node.kind(),
+                "call" | "binary_operator" | "attribute" | "subscript"
+            ) {
+                self.path_expression(node, line);
+            }
+            let mut cursor = node.walk();
+            let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+            let context_of = |c: &Node<'_>| {
+                // Arguments of calls keep their own context (set in `call`); the callee's
+                // own strings are plain.
+                if c.kind() == "argument_list" {
+                    self.argument_context(node).unwrap_or(child_context)
+                } else {
+                    child_context
+                }
+            };
+            let pushed: Vec<(Node<'_>, StringContext)> =
+                children.iter().rev().map(|c| (*c, context_of(c))).collect();
+            stack.extend(pushed);
+        }
+    }
+    /// Records a path expression that is not a lone literal, where it is complete: its parent
+    /// does not build on it (`Path(__file__).parent` inside `… / "data.json"` is not recorded,
+    /// the whole join is).
+    fn path_expression(&mut self, node: Node<'_>, line: u32) {
+        let Some(value) = self.eval(node) else { return };
+        if matches!(&value, PathValue::Relative(p) if !p.contains('/')) {
+            return; // a lone word: the string itself was already recorded
+        }
+        if node.parent().is_some_and(|p| self.builds_on(p))
+            || value.is_anchor()
+            || !value.is_specific()
+        {
+            return;
+        }
+        let text = one_line(&self.text(node));
+        self.facts.paths.push(PathRef { line, value, text });
+    }
+
+    /// True when `parent` is itself a path expression or an argument list of one.
+    fn builds_on(&self, parent: Node<'_>) -> bool {
+        let node = if parent.kind() == "argument_list" {
+            match parent.parent() {
+                Some(call) => call,
+                None => return false,
+            }
+        } else {
+            parent
+        };
+        matches!(
+            node.kind(),
+            "call" | "binary_operator" | "attribute" | "subscript"
+        ) && self.eval(node).is_some()
+    }
+
+    /// The path `node` evaluates to. Once an expression proved too deep, nothing inside it is
+    /// evaluated again: each of its thousands of sub-expressions would be as deep (the walk
+    /// would cost the square of the file).
+    fn eval(&self, node: Node<'_>) -> Option<PathValue> {
+        if node.start_byte() < self.skip_until.get() {
+            return None;
+        }
+        let (value, too_deep) = paths::eval(node, self.source, &self.names);
+        if too_deep {
+            self.too_deep
+                .borrow_mut()
+                .push(node.start_position().row as u32 + 1);
+            self.skip_until.set(node.end_byte());
+        }
+        value
+    }
+    fn finish(mut self) -> Facts {
+        let facts = &mut self.facts;
+        facts.too_deep = std::mem::take(self.too_deep.get_mut());
+        facts.too_deep.sort_unstable();
+        facts.too_deep.dedup();
+        facts.imports.sort();
+        facts.imports.dedup();
+        // A string given to an import function was also met as a plain string; keep the
+        // strongest context per line and value.
+        facts.strings.sort_by(|a, b| {
+            (a.line, &a.value, std::cmp::Reverse(a.context)).cmp(&(
+                b.line,
+                &b.value,
+                std::cmp::Reverse(b.context),
+            ))
+        });
+        facts
+            .strings
+            .dedup_by(|later, first| later.line == first.line && later.value == first.value);
+        facts.strings.sort();
+        facts.paths.sort();
+        facts.paths.dedup();
+        facts.dynamic_imports.sort();
+        facts.dynamic_imports.dedup();
+        facts.apps.sort_unstable();
+        facts.apps.dedup();
+        facts.parse_errors.sort_unstable();
+        facts.parse_errors.dedup();
+        self.facts
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,287 @@
+//! The Python analyser against small sources, one form per test; random bytes and deep
+//! nestings in `fuzz`.
+
+use super::*;
+
+fn imports(src: &str) -> Vec<(u32, u32, String, Vec<String>)> {
+    analyze(src.as_bytes())
+        .imports
+        .into_iter()
+        .map(|i| (i.line, i.level, i.module, i.names))
+        .collect()
+}
+
+#[test]
+fn every_import_form() {
+    let src = "import a.b.c\nimport a.b as x, d\nfrom e.f import g, h as i\nfrom .. import j\nfrom .k import *\n\
+               def f():\n    import l\nif TYPE_CHECKING:\n    import m\ntry:\n    import n\nexcept ImportError:\n    import o\n\
+               from __future__ import annotations\n";
+    let s = |v: &[&str]| v.iter().map(|x| x.to_string()).collect::<Vec<_>>();
+    assert_eq!(
+        imports(src),
+        vec![
+            (1, 0, "a.b.c".into(), vec![]),
+            (2, 0, "a.b".into(), vec![]),
+            (2, 0, "d".into(), vec![]),
+            (3, 0, "e.f".into(), s(&["g", "h"])),
+            (4, 2, "".into(), s(&["j"])),
+            (5, 1, "k".into(), s(&["*"])),
+            (7, 0, "l".into(), vec![]),
+            (9, 0, "m".into(), vec![]),
+            (11, 0, "n".into(), vec![]),
+            (13, 0, "o".into(), vec![]),
+        ]
+    );
+}
+
+#[test]
+fn strings_that_may_name_modules_or_files() {
+    let src = "importlib.import_module('plugins')\n__import__(\"x.y\")\npytest_plugins = ['fix']\n\
+               patch('shop.cart.total')\nopen('data/prices.json')\n\"\"\"A docstring, with words.\"\"\"\nf'{a}.b'\nname = 'plain'\n";
+    let got: Vec<(u32, String, StringContext)> = analyze(src.as_bytes())
+        .strings
+        .into_iter()
+        .map(|s| (s.line, s.value, s.context))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, "plugins".into(), StringContext::ImportCall),
+            (2, "x.y".into(), StringContext::ImportCall),
+            (3, "fix".into(), StringContext::PytestPlugins),
+            (4, "shop.cart.total".into(), StringContext::Plain),
+            (5, "data/prices.json".into(), StringContext::PathArg),
+        ]
+    );
+}
+
+fn paths(src: &str) -> Vec<(u32, PathValue)> {
+    analyze(src.as_bytes())
+        .paths
+        .into_iter()
+        .map(|p| (p.line, p.value))
+        .collect()
+}
+
+#[test]
+fn path_expressions_from_file_joins_constants_and_resources() {
+    let src = "import os\nfrom pathlib import Path\nHERE = Path(__file__).parent\nROOT = HERE.parent\n\
+               DATA = ROOT / 'data' / 'prices.json'\nT = os.path.join(os.path.dirname(__file__), 'templates')\n\
+               R = importlib.resources.files('shop') / 'rates.json'\nB = pkgutil.get_data('shop', 'x/y.bin')\n\
+               J = os.path.join('tests', 'data', 'a.json')\nF = open(f'{HERE}/cases/{name}.txt')\n\
+               U = Path(__file__).parents[1] / 'conf'\nW = Path(__file__).with_name('sibling.json')\n";
+    let fd = |p: &str| PathValue::FileDir(p.into());
+    let pkg = |p: &str, q: &str| PathValue::Package {
+        package: p.into(),
+        path: q.into(),
+    };
+    assert_eq!(
+        paths(src),
+        vec![
+            (5, fd("../data/prices.json")),
+            (6, fd("templates")),
+            (7, pkg("shop", "rates.json")),
+            (8, pkg("shop", "x/y.bin")),
+            (9, PathValue::Relative("tests/data/a.json".into())),
+            (10, fd("/cases/*.txt")),
+            (11, fd("../conf")),
+            (12, fd("sibling.json")),
+        ],
+        "anchors (HERE, ROOT) are not references"
+    );
+}
+
+/// A join onto an absolute or home path leaves the repository: it names nothing, even
+/// where the tree holds a file of that name below the anchor.
+#[test]
+fn joins_onto_absolute_paths_name_nothing() {
+    let src = "from pathlib import Path\nA = Path(__file__).parent / '/etc/passwd'\nB = Path(__file__).parent / '~/x.json'\nC = Path(__file__).parent / 'x.json'\n";
+    assert_eq!(paths(src), vec![(4, PathValue::FileDir("x.json".into()))]);
+}
+
+/// A bare `system(...)` (`from os import system`) and a call through a module's own
+/// `subprocess` are processes too.
+#[test]
+fn bare_system_and_qualified_subprocess_calls_run_what_they_name() {
+    let src = "from os import system\nsystem('sh tools/gen.sh')\nlib.subprocess.run(['bash', 'scripts/y.sh'])\n";
+    let got = strings(src);
+    for want in [
+        ("tools/gen.sh", StringContext::Argv),
+        ("scripts/y.sh", StringContext::Argv),
+    ] {
+        assert!(
+            got.contains(&(want.0.to_string(), want.1)),
+            "{want:?} in {got:?}"
+        );
+    }
+}
+
+#[test]
+fn django_settings_paths() {
+    let src = "from pathlib import Path\nimport os\nBASE_DIR = Path(__file__).resolve().parent.parent\n\
+               TEMPLATES = [{'DIRS': [BASE_DIR / 'templates']}]\nSTATICFILES_DIRS = [os.path.join(BASE_DIR, 'static')]\n";
+    assert_eq!(
+        paths(src),
+        vec![
+            (4, PathValue::FileDir("../templates".into())),
+            (5, PathValue::FileDir("../static".into())),
+        ]
+    );
+}
+
+fn strings(src: &str) -> Vec<(String, StringContext)> {
+    analyze(src.as_bytes())
+        .strings
+        .into_iter()
+        .map(|s| (s.value, s.context))
+        .collect()
+}
+
+#[test]
+fn subprocess_argv_python_c_and_shell_strings() {
+    let src = "subprocess.run(['bash', 'scripts/x.sh'])\nsubprocess.run([sys.executable, '-m', 'cli'])\n\
+               subprocess.check_call([sys.executable, '-c', 'import shop.cli; shop.cli.main()'])\n\
+               subprocess.run(['mypy', 'src'])\nos.system('sh tools/gen.sh --fast')\n\
+               subprocess.run(['sh', '-c', 'python -m shop.tool && cat data/x.txt'])\n";
+    let f = analyze(src.as_bytes());
+    assert!(
+        f.imports
+            .iter()
+            .any(|i| i.module == "shop.cli" && i.line == 3),
+        "{:?}",
+        f.imports
+    );
+    let got = strings(src);
+    for want in [
+        ("scripts/x.sh", StringContext::Argv),
+        ("cli", StringContext::RunModule),
+        ("src", StringContext::Argv),
+        ("tools/gen.sh", StringContext::Argv),
+        ("shop.tool", StringContext::RunModule),
+        ("data/x.txt", StringContext::Argv),
+    ] {
+        assert!(
+            got.contains(&(want.0.to_string(), want.1)),
+            "{want:?} in {got:?}"
+        );
+    }
+}
+
+#[test]
+fn dynamic_imports_keep_their_constant_prefix_or_none() {
+    let src = "importlib.import_module(f'shop.plugins.{name}')\nimport_module('shop.ext.' + name)\n\
+               __import__(name)\nimport_module('shop.fmt_%s' % kind)\nimport_module('fixed.name')\n";
+    let got: Vec<(u32, String)> = analyze(src.as_bytes())
+        .dynamic_imports
+        .into_iter()
+        .map(|d| (d.line, d.prefix))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, "shop.plugins.".into()),
+            (2, "shop.ext.".into()),
+            (3, String::new()),
+            (4, "shop.fmt_".into())
+        ]
+    );
+}
+
+#[test]
+fn flask_apps_and_bdd_bindings() {
+    let src = "app = Flask(__name__)\nscenarios('features/cart.feature')\n@scenario('pay.feature', 'Pay')\ndef test_pay(): pass\n\
+               bp = Blueprint('x', __name__, template_folder='templates')\n";
+    let f = analyze(src.as_bytes());
+    assert_eq!(f.apps, vec![1]);
+    let got = strings(src);
+    assert!(
+        got.contains(&("features/cart.feature".into(), StringContext::Feature)),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&("pay.feature".into(), StringContext::Feature)),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&("templates".into(), StringContext::PathArg)),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn near_misses_make_no_reference() {
+    let src =
+        "# open('data/prices.json')\nx = 'just words here'\nrun(['bash', 'x.sh'])\nimport_module\n";
+    let f = analyze(src.as_bytes());
+    assert!(
+        f.strings.iter().all(|s| s.value != "data/prices.json"),
+        "{:?}",
+        f.strings
+    );
+    assert!(
+        f.strings.iter().all(|s| s.context != StringContext::Argv),
+        "an unqualified run() is not a subprocess: {:?}",
+        f.strings
+    );
+    assert!(f.dynamic_imports.is_empty() && f.paths.is_empty());
+}
+
+#[test]
+fn broken_file_keeps_what_was_recovered() {
+    let facts = analyze(b"import good\ndef broken(:\n    pass\nfrom also import kept\n");
+    assert!(!facts.parse_errors.is_empty());
+    let modules: Vec<&str> = facts.imports.iter().map(|i| i.module.as_str()).collect();
+    assert!(modules.contains(&"good"), "{modules:?}");
+}
+
+/// Random bytes, and random deep nestings of Python's bracketing forms, never panic or
+/// overflow the stack, and the same bytes give the same facts.
+mod fuzz {
+    use super::super::analyze;
+    use proptest::prelude::*;
+
+    fn nesting() -> impl Strategy<Value = String> {
+        let open = prop::sample::select(vec![
+            "(",
+            "[",
+            "{",
+            "f'{",
+            "not ",
+            "-",
+            "lambda: ",
+            "x[",
+            "os.path.join(",
+            "Path(",
+            "'a' + ",
+            "import_module(",
+        ]);
+        (prop::collection::vec(open, 1..64), 1usize..400).prop_map(|(parts, times)| {
+            let mut s = String::from("X = ");
+            for _ in 0..times {
+                for p in &parts {
+                    s.push_str(p);
+                }
+            }
+            s.push_str("__file__\n");
+            s
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        #[test]
+        fn random_bytes(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
+            prop_assert_eq!(analyze(&bytes), analyze(&bytes));
+        }
+
+        #[test]
+        fn deep_nesting(src in nesting()) {
+            let _ = analyze(src.as_bytes());
+        }
+
+        #[test]
+        fn python_shaped_noise(src in "[a-z_().\\[\\]{}'\"+/,:= \n#fimport]{0,3000}") {
+            let _ = analyze(src.as_bytes());
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! What wrote a plan or a cache: its format version and this gate. A reader of another format
+//! or gate rebuilds what it would otherwise trust.
+
+/// Version of every plan and cache file gate writes; the schemas in `plans/` carry it.
+/// 2: reference facts (paths, dynamic imports, apps, argv and shell contexts), shell scripts.
+/// 3: symlinks (the AST plan lists them; `symlink` edges), checksummed caches.
+pub(crate) const FORMAT: u32 = 3;
+pub(crate) const ANALYZER: &str = concat!("gate ", env!("CARGO_PKG_VERSION"));
