@@ -1,6 +1,7 @@
 """gate's pytest probe, loaded with `-p gate_probe` from a folder gate puts first on PYTHONPATH.
 
-It changes nothing about the run. At the end of the session it writes, to $GATE_PROBE_OUT, what
+It changes nothing about what runs (it only hides the line pytest prints for the JUnit report
+gate asks for, so the output stays as the project knows it). At the end of the session it writes, to $GATE_PROBE_OUT, what
 the exit code alone cannot say: for each file pytest collected (paths relative to the directory
 gate ran pytest in), whether collecting it failed, how many tests it held, how many of those the
 project's own options deselected (`-m`, `-k`, `--deselect` in addopts), and how many test
