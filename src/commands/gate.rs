@@ -144,32 +144,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     }
     crate::timings::mark("rows printed");
     let mut collected = Collected::default();
-    let ran = if decided.verdict == RunVerdict::Refused && record.is_none() {
-        refuse(&view, opts);
-        None
-    } else if opts.list {
-        None
-    } else {
-        let steps = Steps {
-            steps: steps_of(opts.caller, &project),
-            plan: &plan,
-            project: &project,
-            root: &root,
-            head: input.head,
-            changed: &input.changed(),
-            tree: &view.tree,
-            quiet_stdout: opts.json,
-        };
-        let mut live = human::Live {
-            styles: opts.styles,
-            steps: opts.caller != Caller::Command && !opts.json,
-        };
-        let ran = steps::run_all(repo, &steps, &mut Tee(vec![&mut live, &mut collected]))?;
-        if let (Some(name), true) = (&ran.blocked_by, live.steps) {
-            eprintln!("error: step `{name}` failed — {}", blocked(opts.caller));
-        }
-        Some(ran)
-    };
+    let ran = execute(repo, &input, &project, &view, opts, &mut collected)?;
     let code = match &ran {
         Some(r) => r.code,
         None if decided.verdict == RunVerdict::Refused && record.is_none() => exit_codes::REFUSED,
@@ -190,6 +165,45 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     drop(view);
     super::leave(Box::new((project, input)));
     Ok(Gated { code, json })
+}
+
+/// The run: nothing for a refusal that stands (it is named, with how to cite a decision) or
+/// for `--list`; otherwise the caller's steps, each step and test reported as it goes.
+fn execute(
+    repo: &git2::Repository,
+    input: &Input,
+    project: &Project,
+    view: &View<'_>,
+    opts: &Options<'_>,
+    collected: &mut Collected,
+) -> Result<Option<steps::Ran>> {
+    if view.decision.verdict == RunVerdict::Refused && view.record.is_none() {
+        refuse(view, opts);
+        return Ok(None);
+    }
+    if opts.list {
+        return Ok(None);
+    }
+    let root = repo::workdir(repo)?;
+    let steps = Steps {
+        steps: steps_of(opts.caller, project),
+        plan: view.plan,
+        project,
+        root: &root,
+        head: input.head,
+        changed: &input.changed(),
+        tree: &view.tree,
+        quiet_stdout: opts.json,
+    };
+    let mut live = human::Live {
+        styles: opts.styles,
+        steps: opts.caller != Caller::Command && !opts.json,
+    };
+    let ran = steps::run_all(repo, &steps, &mut Tee(vec![&mut live, collected]))?;
+    if let (Some(name), true) = (&ran.blocked_by, live.steps) {
+        eprintln!("error: step `{name}` failed — {}", blocked(opts.caller));
+    }
+    Ok(Some(ran))
 }
 
 /// The steps a caller runs: the affected tests alone for `gate --affected`, the configured
