@@ -283,6 +283,49 @@ mod tests {
         }
     }
 
+    /// A Python file's relative path is read from where pytest runs (the root) first, then
+    /// from the file's folder; a Go file's from its package folder (where `go test` runs).
+    #[test]
+    fn relative_paths_start_where_the_runner_runs() {
+        use std::collections::{BTreeMap, BTreeSet};
+        let files: BTreeSet<String> = [
+            "config.json",
+            "app/config.json",
+            "app/x.py",
+            "pkg/p.go",
+            "pkg/config.json",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        let sources = [
+            ("app/x.py", "open('config.json')\n"),
+            (
+                "pkg/p.go",
+                "package p\n\nimport \"os\"\n\nvar _, _ = os.ReadFile(\"config.json\")\n",
+            ),
+        ];
+        let facts: BTreeMap<String, crate::analyze::facts::Facts> = sources
+            .iter()
+            .map(|(p, s)| (p.to_string(), crate::analyze::facts_of(p, s.as_bytes())))
+            .collect();
+        let roots = vec![String::new()];
+        let links = BTreeMap::new();
+        let is_test = |_: &str| false;
+        let go = Default::default();
+        let tree = Tree::new(&files, &links, &roots, &is_test, None, &go);
+        let graph = Graph::build(&tree, &facts, &[], &[]);
+        let to = |from: &str| -> Vec<String> {
+            graph
+                .edges()
+                .filter(|e| e.from == from && e.kind == EdgeKind::PathLiteral)
+                .map(|e| e.to)
+                .collect()
+        };
+        assert_eq!(to("app/x.py"), ["config.json"]);
+        assert_eq!(to("pkg/p.go"), ["pkg/config.json"]);
+    }
+
     /// Only a package with `_test.go` files, outside `vendor/`, has a test unit with edges.
     #[test]
     fn only_tested_packages_get_test_edges() {
