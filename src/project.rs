@@ -54,32 +54,7 @@ impl Project {
         warn: &mut dyn FnMut(String),
     ) -> Result<Project> {
         let config = Self::own_config(repo, snapshot)?;
-        Self::load_with(repo, snapshot, deleted, warn, config, Keep::Reuse(false))
-    }
-
-    /// As `load`, for selecting only, under `config` (the tree's own, or the base's when the
-    /// change touches `.gate.toml`): the graph of the last gated tree is reused when this tree
-    /// has the same files and configuration, with the changed files' edges recomputed; the
-    /// facts of unchanged files are then not loaded (`analysis` holds the changed ones).
-    pub(crate) fn load_for_selection(
-        repo: &git2::Repository,
-        snapshot: &Snapshot,
-        deleted: &[String],
-        config: Config,
-        warn: &mut dyn FnMut(String),
-    ) -> Result<Project> {
-        Self::load_with(repo, snapshot, deleted, warn, config, Keep::Reuse(true))
-    }
-
-    /// As `load` under another `config`, for a comparison: the kept graph is left as it is.
-    pub(crate) fn load_aside(
-        repo: &git2::Repository,
-        snapshot: &Snapshot,
-        deleted: &[String],
-        config: Config,
-        warn: &mut dyn FnMut(String),
-    ) -> Result<Project> {
-        Self::load_with(repo, snapshot, deleted, warn, config, Keep::Aside)
+        Self::load_under(repo, snapshot, deleted, config, Keep::Rebuild, warn)
     }
 
     /// The tree's own `.gate.toml` (read through symlinks inside the tree), or the defaults.
@@ -93,13 +68,15 @@ impl Project {
         }
     }
 
-    fn load_with(
+    /// As `load`, under `config` (the tree's own, or the base's when the change touches
+    /// `.gate.toml`), with `keep` saying what becomes of the last gated tree's graph.
+    pub(crate) fn load_under(
         repo: &git2::Repository,
         snapshot: &Snapshot,
         deleted: &[String],
-        warn: &mut dyn FnMut(String),
         config: Config,
         keep: Keep,
+        warn: &mut dyn FnMut(String),
     ) -> Result<Project> {
         // Configuration files are read through symlinks inside the tree, never out of it.
         // A file that is there but cannot be read is an error, never "no such file": the first
@@ -147,7 +124,7 @@ impl Project {
             .then(|| graph_key(repo, snapshot, &nodes, &config))
             .transpose()?;
         crate::timings::mark("configuration and tree index");
-        let reused = match key.filter(|_| keep == Keep::Reuse(true)) {
+        let reused = match key.filter(|_| keep == Keep::Reuse) {
             Some(key) => reuse_graph(repo, snapshot, &state, key, &tree, &config, warn)?,
             None => None,
         };
@@ -323,10 +300,15 @@ fn link_facts(snapshot: &Snapshot) -> BTreeMap<String, String> {
 
 /// What a load does with the graph kept from the last gated tree.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Keep {
-    /// Keep this one for the next run; with `true`, start from the kept one when it fits.
-    Reuse(bool),
-    /// Neither read nor replace it (a second load of the same tree, for a comparison).
+pub(crate) enum Keep {
+    /// For selecting: start from the kept graph when this tree has the same files and
+    /// configuration (only the changed files' edges recomputed, only their facts loaded), and
+    /// keep the result for the next run.
+    Reuse,
+    /// Build afresh from the facts, and keep it (`gate plan` keeps its graph for the selections
+    /// that follow).
+    Rebuild,
+    /// Neither read nor replace it: a second load of the same tree, for a comparison.
     Aside,
 }
 

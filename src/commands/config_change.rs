@@ -6,7 +6,7 @@
 
 use crate::config::{self, Config};
 use crate::error::Result;
-use crate::project::Project;
+use crate::project::{Keep, Project};
 use crate::repo::input::Input;
 use crate::repo::snapshot::Snapshot;
 use crate::run::pytest;
@@ -113,7 +113,14 @@ impl Change {
                 steps(&project.config).join(", ")
             ));
         }
-        let aside = Project::load_aside(repo, &input.snapshot, deleted, self.new, &mut |_| {})?;
+        let aside = Project::load_under(
+            repo,
+            &input.snapshot,
+            deleted,
+            self.new,
+            Keep::Aside,
+            &mut |_| {},
+        )?;
         let theirs = verdict::decide(&input.changes, &aside.context(), false);
         let dropped: Vec<&String> = decided
             .selected

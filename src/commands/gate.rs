@@ -7,7 +7,7 @@ use crate::config::{Step, When};
 use crate::decision;
 use crate::error::{Error, Result};
 use crate::exit_codes;
-use crate::project::Project;
+use crate::project::{Keep, Project};
 use crate::repo::input::{self, Input};
 use crate::repo::{self, range};
 use crate::report::json::Report;
@@ -100,11 +100,12 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     crate::timings::mark("changes and tree read");
     let governing = super::config_change::governing(repo, &input.snapshot, &input.bases)?;
     let deleted = input.deleted();
-    let mut project = Project::load_for_selection(
+    let mut project = Project::load_under(
         repo,
         &input.snapshot,
         &deleted,
         governing.config,
+        Keep::Reuse,
         &mut super::warn,
     )?;
     flag_go_syntax_errors(repo, &input, &mut project);
