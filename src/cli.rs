@@ -37,6 +37,9 @@ pub struct GateArgs {
     /// Print the report as JSON (plans/report.schema.json) on stdout.
     #[arg(long)]
     pub json: bool,
+    /// Print every selected test and every chain (a big selection is cut to a count).
+    #[arg(long, short = 'v')]
+    pub verbose: bool,
     /// Record a human decision (a citation) that lets a refused run go on with its bounded remainder.
     #[arg(long, value_name = "CITATION")]
     pub affected_decision: Option<String>,
@@ -134,10 +137,11 @@ impl Cli {
             || !g.files.is_empty()
             || g.list
             || g.json
+            || g.verbose
             || g.affected_decision.is_some();
         match (&self.command, gate_flags) {
             (Some(_), true) => Err(
-                "--affected, --since, --files, --list, --json and --affected-decision go without a subcommand (`gate --affected RANGE`); a subcommand takes its own".into(),
+                "--affected, --since, --files, --list, --json, --verbose and --affected-decision go without a subcommand (`gate --affected RANGE`); a subcommand takes its own".into(),
             ),
             _ => Ok(()),
         }

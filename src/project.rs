@@ -54,7 +54,12 @@ impl Project {
         warn: &mut dyn FnMut(String),
     ) -> Result<Project> {
         let config = Self::own_config(repo, snapshot)?;
-        Self::load_under(repo, snapshot, deleted, config, Keep::Rebuild, warn)
+        let project = Self::load_under(repo, snapshot, deleted, config, Keep::Rebuild, warn)?;
+        // The gate refuses on it; the other commands answer under pytest's defaults, saying so.
+        if let Some(broken) = &project.discovery.broken {
+            warn(format!("{broken} (pytest's defaults assumed here)"));
+        }
+        Ok(project)
     }
 
     /// The tree's own `.gate.toml` (read through symlinks inside the tree), or the defaults.
@@ -92,10 +97,11 @@ impl Project {
                 }
             }
         };
-        let discovery = TestDiscovery::load(read)?;
+        let discovery = TestDiscovery::load(read);
         let roots = config.python_roots.clone().unwrap_or_else(|| {
             let mut roots = roots::detect(&snapshot.files, read);
             roots.extend(discovery.pythonpath.iter().cloned());
+            roots.extend(sys_path_roots(snapshot, read));
             roots.sort();
             roots.dedup();
             roots
@@ -106,11 +112,11 @@ impl Project {
         if let Some(e) = unreadable.borrow_mut().take() {
             return Err(e);
         }
-        let tests = tests_of(&discovery, snapshot, &go);
+        let tests = tests_of(&discovery, snapshot, &go, read);
         check_roots(&config, &snapshot.files)?;
         let stale_depends = stale_depends(&config, &tests, deleted)?;
         let is_test = |p: &str| tests.contains(p);
-        let tree = Tree::new(
+        let mut tree = Tree::new(
             &nodes,
             &snapshot.links,
             &roots,
@@ -118,10 +124,11 @@ impl Project {
             discovery.bdd_features_base_dir.as_deref(),
             &go,
         );
+        tree.plugins = &discovery.plugins;
         // `[[reference]]` edges depend on contents the patch would not revisit: no reuse then.
         // A full load (`gate plan`) keeps its graph for the selections that follow.
         let key = (config.references.is_empty() && keep != Keep::Aside)
-            .then(|| graph_key(repo, snapshot, &nodes, &config))
+            .then(|| graph_key(repo, snapshot, &nodes, &config, &roots))
             .transpose()?;
         crate::timings::mark("configuration and tree index");
         let reused = match key.filter(|_| keep == Keep::Reuse) {
@@ -174,6 +181,43 @@ impl Project {
     }
 }
 
+/// Folders a conftest puts on `sys.path` (`sys.path.insert(0, str(HERE / "apps"))`): import
+/// roots for the tests below it, so `import alpha.app` and `"beta.app:create_app"` resolve
+/// there — never a data dependency on every file under the folder. Conftests are few, so they
+/// are read here, before the tree's resolution is built.
+fn sys_path_roots(snapshot: &Snapshot, read: impl Fn(&str) -> Option<Vec<u8>>) -> Vec<String> {
+    use crate::analyze::paths::PathValue;
+    let mut roots = Vec::new();
+    let conftests = snapshot
+        .files
+        .iter()
+        .filter(|f| crate::path::file_name(f) == "conftest.py");
+    for conftest in conftests {
+        let Some(bytes) = read(conftest) else {
+            continue;
+        };
+        for p in crate::analyze::python::analyze(&bytes).sys_paths {
+            let folder = match &p.value {
+                PathValue::FileDir(dir) => {
+                    crate::path::normalize(&crate::path::join(crate::path::parent(conftest), dir))
+                }
+                PathValue::Relative(dir) => crate::path::normalize(dir),
+                PathValue::File | PathValue::Package { .. } => continue,
+            };
+            let prefix = format!("{folder}/");
+            let is_folder = snapshot
+                .files
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|f| f.starts_with(&prefix));
+            if is_folder {
+                roots.push(folder);
+            }
+        }
+    }
+    roots
+}
+
 /// The graph's files: the tree's own, and the deleted sources imports may still name (the
 /// tree's set itself when none are: no copy of a large set).
 fn node_set<'s>(
@@ -194,12 +238,44 @@ fn node_set<'s>(
 }
 
 /// The test files pytest collects, and each Go package with tests as one unit (`./dir`).
-fn tests_of(discovery: &TestDiscovery, snapshot: &Snapshot, go: &GoLayout) -> BTreeSet<String> {
+/// pytest-mypy-plugins' case files (`test*.yml` holding `- case:` entries) where pytest
+/// collects, too, when the project names the plugin among its dependencies: they type-check
+/// the tree's code and stubs. (Without the plugin pytest rejects such a path, and the run.)
+fn tests_of(
+    discovery: &TestDiscovery,
+    snapshot: &Snapshot,
+    go: &GoLayout,
+    read: impl Fn(&str) -> Option<Vec<u8>>,
+) -> BTreeSet<String> {
     let mut tests: BTreeSet<String> = discovery
         .tests(&snapshot.files)
         .into_iter()
         .cloned()
         .collect();
+    let declares_plugin = snapshot
+        .files
+        .iter()
+        .filter(|f| {
+            !f.contains('/')
+                && (matches!(
+                    f.as_str(),
+                    "pyproject.toml" | "setup.cfg" | "setup.py" | "tox.ini" | "noxfile.py"
+                ) || (f.starts_with("requirements") && f.ends_with(".txt")))
+        })
+        .filter_map(|f| read(f))
+        .any(|b| {
+            let text = String::from_utf8_lossy(&b);
+            text.contains("pytest-mypy-plugins") || text.contains("pytest_mypy_plugins")
+        });
+    tests.extend(
+        snapshot
+            .files
+            .iter()
+            .filter(|_| declares_plugin)
+            .filter(|f| crate::analyze::is_case_file_name(f) && discovery.collects(f))
+            .filter(|f| read(f).is_some_and(|b| crate::analyze::is_case_file(&b)))
+            .cloned(),
+    );
     tests.extend(
         snapshot
             .files
@@ -324,10 +400,13 @@ fn graph_key(
     snapshot: &Snapshot,
     nodes: &BTreeSet<String>,
     config: &Config,
+    roots: &[String],
 ) -> Result<u64> {
     let mut key = graph_cache::Key::new(&crate::cache::facts::grammars());
     // The configuration governing this tree, which may be another commit's.
     key.add(config.digest);
+    // The import roots, some of them read from conftests (`sys.path.insert`).
+    key.add(roots);
     for node in nodes {
         key.add(node);
     }

@@ -166,9 +166,9 @@ pub(crate) fn decide(changes: &[Change], ctx: &Context<'_>, range_refused: bool)
     }
 }
 
-/// Tests (node ids) that depend on each file holding an unbounded dynamic import: walked once
-/// per decision, kept in the call (deciding shares no state).
-type Memo = BTreeMap<String, Vec<u32>>;
+/// The walk towards tests from each file holding an unbounded dynamic import: walked once per
+/// decision, kept in the call (deciding shares no state).
+type Memo = BTreeMap<String, graph::Walk>;
 
 fn row(
     change: &Change,
@@ -196,29 +196,53 @@ fn row(
     if let Some(fact) = ctx.links.get(path.as_str()) {
         row.reasons.push(fact.clone());
     }
-    if let Some(reason) = ctx.config.whole_suite_reason(path) {
+    if let Some(reason) = ctx
+        .config
+        .whole_suite_reason(path)
+        .filter(|_| !unbuilt_go(path))
+    {
         row.verdict = Verdict::NamedFull;
         row.reasons.push(reason.to_string());
         return row;
     }
-    let cut_any = graph_edges(path, ctx, &mut row, cut);
+    let reach = graph_edges(path, ctx, &mut row, cut);
     let ruled = depends_edges(path, ctx, &mut row);
     row.edges.sort_by(|a, b| a.test.cmp(&b.test));
     row.tests = row.edges.iter().map(|e| e.test.clone()).collect();
     if let Some(flags) = ctx.flagged.get(path.as_str()) {
         row.reasons.extend(flags.reasons());
     }
-    conclude(change, ctx, row, ruled, cut_any, memo)
+    conclude(change, ctx, row, ruled, reach, memo)
+}
+
+/// What the walk from a changed file found besides tests.
+struct Reach {
+    /// `max_depth` cut tests this change reaches.
+    cut_any: bool,
+    /// The module a run-time-named import would have to load for this change to matter — the
+    /// file itself, or the first module that depends on it (a data file a module reads) — with
+    /// the edges from that module down to the file.
+    loadable: Option<(String, Vec<Edge>)>,
+}
+
+/// A module an import by name can load: Python source, not a stub, a test or a conftest
+/// (those are collected, never imported by name).
+fn loadable(ctx: &Context<'_>, path: &str) -> bool {
+    crate::path::is_python(path)
+        && !is_stub(path)
+        && !ctx.tests.contains(path)
+        && !is_test_name(path)
+        && crate::path::file_name(path) != "conftest.py"
 }
 
 /// The tests the graph reaches from `path` (itself, when it is one), each with its chain; the
-/// ones `max_depth` cut are named on the row and in `cut`. Whether the cap cut any.
+/// ones `max_depth` cut are named on the row and in `cut`.
 fn graph_edges(
     path: &str,
     ctx: &Context<'_>,
     row: &mut Row,
     cut: &mut BTreeMap<String, Vec<String>>,
-) -> bool {
+) -> Reach {
     if ctx.tests.contains(path) {
         row.edges.push(TestEdge {
             test: path.to_string(),
@@ -238,12 +262,22 @@ fn graph_edges(
             rule: None,
         });
     }
+    let loadable = if loadable(ctx, path) {
+        Some((path.to_string(), Vec::new()))
+    } else {
+        walk.nodes(ctx.graph)
+            .find(|m| loadable(ctx, m))
+            .map(|m| (m.to_string(), walk.chain(ctx.graph, m)))
+    };
     let cut_tests: Vec<&str> = walk
         .cut(ctx.graph)
         .filter(|n| ctx.tests.contains(*n))
         .collect();
     let Some(depth) = ctx.config.max_depth.filter(|_| !cut_tests.is_empty()) else {
-        return false;
+        return Reach {
+            cut_any: false,
+            loadable,
+        };
     };
     row.reasons.push(format!(
         "max_depth = {depth} cut {} test file(s) this change reaches: {}",
@@ -253,7 +287,10 @@ fn graph_edges(
     for t in cut_tests {
         cut.entry(t.to_string()).or_default().push(path.to_string());
     }
-    true
+    Reach {
+        cut_any: true,
+        loadable,
+    }
 }
 
 /// The tests `[[depends]]` rules select for `path`; whether a rule (one still naming tests)
@@ -293,12 +330,21 @@ fn conclude(
     ctx: &Context<'_>,
     mut row: Row,
     ruled: bool,
-    cut_any: bool,
+    reach: Reach,
     memo: &mut Memo,
 ) -> Row {
+    let cut_any = reach.cut_any;
     let path = &change.path;
     let is_test = ctx.tests.contains(path.as_str()) || is_test_name(path);
     let has_edges = ctx.graph.has_dependents(path) || ruled;
+    if row.tests.is_empty() && !has_edges && is_type_information(path) {
+        row.verdict = Verdict::Inert;
+        row.reasons.push(
+            "type information only (a stub or py.typed): a type checker reads it, never a test run, and no test that runs a type checker reaches it — inert"
+                .to_string(),
+        );
+        return row;
+    }
     if row.tests.is_empty() && !is_test && !has_edges {
         let inert_doc = !crate::path::is_python(path) && ctx.config.inert.is_match(path);
         if !inert_doc && let Some(weak) = weak_edges(path, ctx) {
@@ -310,11 +356,15 @@ fn conclude(
             row.tests = row.edges.iter().map(|e| e.test.clone()).collect();
         }
     }
-    if crate::path::is_python(path) && !is_test && crate::path::file_name(path) != "conftest.py" {
-        unbounded_loads(path, ctx, &mut row, memo);
-        if row.verdict == Verdict::Refused {
-            return row;
-        }
+    if let Some((module, tail)) = &reach.loadable {
+        may_load(module, tail, ctx, &mut row, memo);
+    }
+    if row.tests.is_empty() && !has_edges && unbuilt_go(path) {
+        row.reasons.push(
+            "no test reaches it: the go tool builds no package from folders named testdata or starting with `_` or `.`, so no `go test` compiles it"
+                .to_string(),
+        );
+        return row;
     }
     let reached = crate::path::is_python(path) || has_edges || !row.tests.is_empty();
     if reached {
@@ -419,51 +469,89 @@ fn weak_edges(path: &str, ctx: &Context<'_>) -> Option<(Vec<TestEdge>, String)> 
     None
 }
 
-/// A dynamic import with no literal part (`import_module(name)`) may load any module. A changed
-/// module is refused when the tests of such a file are not all selected already — naming the
-/// file and line, so the fix (a constant prefix, or a `[[depends]]` rule) is clear.
-fn unbounded_loads(path: &str, ctx: &Context<'_>, row: &mut Row, memo: &mut Memo) {
-    if ctx.graph.unbounded.is_empty() {
-        return;
-    }
-    let selected: std::collections::HashSet<u32> =
-        row.tests.iter().filter_map(|t| ctx.graph.id(t)).collect();
-    let mut reasons = Vec::new();
+/// A dynamic import with no literal part (`import_module(name)`) may load any module, but only
+/// where its file runs: the tests that reach the importing file bound a changed module, or a
+/// file such a module reads (`module` with the edges `tail` from it down to the change): a
+/// `may_load` edge naming the file and line, after the chain to that file. When those are
+/// every test, the row is `named_full` by name; `[[loads]]` narrows it to what it loads.
+fn may_load(module: &str, tail: &[Edge], ctx: &Context<'_>, row: &mut Row, memo: &mut Memo) {
+    let path = module;
+    let mut every_test = None;
     for (file, line, text) in &ctx.graph.unbounded {
         if file == path {
             continue;
         }
-        let tests = memo.entry(file.clone()).or_insert_with(|| {
-            let walk = ctx.graph.walk(file, Direction::Dependents, None);
-            let mut tests: Vec<u32> = walk
-                .ids()
-                .iter()
-                .copied()
-                .chain(ctx.graph.id(file))
-                .filter(|&i| ctx.is_test[i as usize])
-                .collect();
-            // Id order is name order: the message lists the first names alphabetically.
-            tests.sort_unstable();
-            tests
-        });
-        let exposed: Vec<&str> = tests
-            .iter()
-            .filter(|t| !selected.contains(t))
-            .map(|&t| ctx.graph.name(t))
+        let walk = memo
+            .entry(file.clone())
+            .or_insert_with(|| ctx.graph.walk(file, Direction::Dependents, None));
+        let load = Edge {
+            from: file.clone(),
+            to: path.to_string(),
+            kind: EdgeKind::MayLoad,
+            line: *line,
+            detail: text.clone(),
+        };
+        let reaching: Vec<&str> = ctx
+            .graph
+            .id(file)
+            .into_iter()
+            .chain(walk.ids().iter().copied())
+            .filter(|&i| ctx.is_test[i as usize])
+            .map(|i| ctx.graph.name(i))
             .collect();
-        if !exposed.is_empty() {
-            reasons.push(format!(
-                "{file} line {line} imports a module named at run time (`{text}`), which may be {path}: {} test file(s) that depend on it ({}) cannot be bounded — give the name a constant prefix, or declare what it loads: [[loads]] file = \"{file}\", modules = [\"<globs>\"]",
-                exposed.len(),
-                exposed[..exposed.len().min(3)].join(", ")
-                    + if exposed.len() > 3 { ", …" } else { "" }
-            ));
+        let mut added = 0;
+        for test in &reaching {
+            if row.edges.iter().any(|e| e.test == *test) {
+                continue;
+            }
+            let mut chain = walk.chain(ctx.graph, test);
+            chain.push(load.clone());
+            chain.extend(tail.iter().cloned());
+            row.edges.push(TestEdge {
+                test: test.to_string(),
+                chain,
+                rule: None,
+            });
+            added += 1;
+        }
+        let python_tests = *every_test
+            .get_or_insert_with(|| ctx.tests.iter().filter(|t| !graph::is_go_unit(t)).count());
+        let whole = !reaching.is_empty() && reaching.len() >= python_tests;
+        row.reasons.push(format!(
+            "{file} line {line} imports a module named at run time (`{text}`), which may be {path}{}: {} — [[loads]] file = \"{file}\", modules = [\"<globs>\"] narrows it to what it loads",
+            if tail.is_empty() { String::new() } else { format!(" (which needs {})", row.path) },
+            match (reaching.len(), whole) {
+                (0, _) => format!("no test reaches {file}, so no test runs that import"),
+                (n, true) => format!("every test ({n}) reaches {file}: the whole suite, by name"),
+                (n, false) => format!("the {n} test file(s) that reach {file} run it ({added} selected by this edge alone)"),
+            }
+        ));
+        if whole && added > 0 {
+            row.verdict = Verdict::NamedFull;
         }
     }
-    if !reasons.is_empty() {
-        row.verdict = Verdict::Refused;
-        row.reasons.extend(reasons);
-    }
+    row.edges.sort_by(|a, b| a.test.cmp(&b.test));
+    row.tests = row.edges.iter().map(|e| e.test.clone()).collect();
+}
+
+/// Go code (or a module file) in a folder the go tool never builds from (`_tools/`,
+/// `testdata/`, `.x/`): no package of the tree's modules compiles it.
+fn unbuilt_go(path: &str) -> bool {
+    use crate::analyze::gomod;
+    let name = crate::path::file_name(path);
+    // Not cgo's C files: a Python extension's sources may live in `_ext/` too.
+    (gomod::is_go(path) || matches!(name, "go.mod" | "go.sum" | "go.work" | "go.work.sum"))
+        && gomod::ignored_dir(path)
+}
+
+/// A type stub: what a type checker reads in place of the module, never what a run imports.
+fn is_stub(path: &str) -> bool {
+    path.ends_with(".pyi")
+}
+
+/// Stubs and PEP 561's `py.typed` marker matter only to type checkers.
+fn is_type_information(path: &str) -> bool {
+    is_stub(path) || crate::path::file_name(path) == "py.typed"
 }
 
 /// A deleted path is no longer a test of the tree, so its name alone tells.

@@ -4,5 +4,6 @@
 /// Version of every plan and cache file gate writes; the schemas in `plans/` carry it.
 /// 2: reference facts (paths, dynamic imports, apps, argv and shell contexts), shell scripts.
 /// 3: symlinks (the AST plan lists them; `symlink` edges), checksummed caches.
-pub(crate) const FORMAT: u32 = 3;
+/// 4: `plugin` edges, no import edge to a stub (`.pyi`), `may_load` in reports.
+pub(crate) const FORMAT: u32 = 4;
 pub(crate) const ANALYZER: &str = concat!("gate ", env!("CARGO_PKG_VERSION"));

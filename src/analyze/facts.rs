@@ -18,6 +18,10 @@ pub(crate) struct Facts {
     /// `import_module(f"pkg.{name}")`, `__import__(name)`: the constant prefix, or none.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub dynamic_imports: Vec<DynamicImport>,
+    /// Folders put on `sys.path` (`sys.path.insert(0, str(HERE / "apps"))`,
+    /// `monkeypatch.syspath_prepend(…)`, `site.addsitedir(…)`): import roots, not data.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sys_paths: Vec<PathRef>,
     /// Lines that create a Flask app (`Flask(__name__)`): it reads `templates/` and `static/`
     /// beside the file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -32,6 +36,10 @@ pub(crate) struct Facts {
     /// import statements are found (by a line scan), and the file is flagged.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cut_at: Option<u32>,
+    /// A pytest-mypy-plugins case file: mypy type-checks its snippets, so it reads every stub
+    /// (`.pyi`, `py.typed`) of the tree besides what the snippets import.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub type_check: bool,
     /// Go: the package clause (`cart` or `cart_test`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
@@ -128,6 +136,8 @@ pub(crate) enum StringContext {
     Feature,
     /// A Go `//go:embed` pattern, relative to the package folder.
     Embed,
+    /// A folder put on `sys.path`: an import root, recorded in `sys_paths`, never a file edge.
+    SysPath,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

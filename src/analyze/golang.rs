@@ -48,7 +48,16 @@ const NEEDS_FULL_PARSE: &[&str] = &[
     "DirFS",
     "ReadFile",
     "LoadFile",
+    "runtime.Caller",
+    "path.",
+    "Join(",
+    // Test code (and its helpers) names fixtures in any call: `testutil.CaseFile(t, "x.txt")`.
+    "\"testing\"",
 ];
+
+/// Stands for the file itself in a joined path (`runtime.Caller(0)`'s file name, Go's
+/// `__file__`): `Join(file, "..", "x")` normalises to the file's folder's `x`.
+const THIS_FILE: &str = "__this_file__";
 
 /// The part of a Go file that holds its package clause and imports: Go puts every import
 /// before the first top-level declaration, so a file that names no path call can stop there
@@ -95,6 +104,10 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
         facts.parse_errors.push(1);
         return facts;
     };
+    let mut anchors = Anchors::default();
+    // In test code a fixture path may be handed to any helper: every literal that looks like
+    // a relative file path is kept (only one naming a file of the tree becomes an edge).
+    let test_code = source.windows(9).any(|w| w == b"\"testing\"");
     let mut stack: Vec<(Node<'_>, StringContext)> = vec![(tree.root_node(), StringContext::Plain)];
     while let Some((node, context)) = stack.pop() {
         let line = node.start_position().row as u32 + 1;
@@ -135,6 +148,9 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
                 }
                 continue;
             }
+            "short_var_declaration" | "assignment_statement" | "var_spec" => {
+                anchors.bind(node, source);
+            }
             "call_expression" => {
                 let function = node
                     .child_by_field_name("function")
@@ -142,21 +158,12 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
                     .unwrap_or_default();
                 let last = function.rsplit('.').next().unwrap_or(&function);
                 if last == "Join" {
-                    // `filepath.Join("..", "configs", name)` → `../configs/*`
-                    let args = node.child_by_field_name("arguments");
-                    let mut parts = Vec::new();
-                    if let Some(args) = args {
-                        let mut cursor = args.walk();
-                        for a in args.named_children(&mut cursor) {
-                            parts.push(match a.kind() {
-                                "interpreted_string_literal" | "raw_string_literal" => {
-                                    literal(a, source)
-                                }
-                                _ => "*".to_string(),
-                            });
-                        }
-                    }
-                    push(&mut facts, line, parts.join("/"), StringContext::PathArg);
+                    push(
+                        &mut facts,
+                        line,
+                        anchors.join(node, source),
+                        StringContext::PathArg,
+                    );
                     continue;
                 }
                 if EXEC_CALLS.contains(&last) && function.contains("exec.") {
@@ -166,8 +173,11 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
                 }
             }
             "interpreted_string_literal" | "raw_string_literal" => {
+                let value = literal(node, source);
                 if context != StringContext::Plain {
-                    push(&mut facts, line, literal(node, source), context);
+                    push(&mut facts, line, value, context);
+                } else if test_code && looks_like_file(&value) {
+                    push(&mut facts, line, value, StringContext::PathArg);
                 }
                 continue;
             }
@@ -218,13 +228,119 @@ pub(crate) fn parse_errors(source: &[u8]) -> Vec<u32> {
     }
 }
 
+/// The names a file binds to its own path: `_, file, _, _ := runtime.Caller(0)` (Go's
+/// `__file__`) and `dir := filepath.Dir(file)`. Bindings are read in source order, before the
+/// joins that use them.
+#[derive(Default)]
+struct Anchors {
+    files: Vec<String>,
+    dirs: Vec<String>,
+}
+
+impl Anchors {
+    /// `a, file, _, _ := runtime.Caller(0)` or `dir := filepath.Dir(file)`.
+    fn bind(&mut self, node: Node<'_>, source: &[u8]) {
+        let (Some(left), Some(right)) = (
+            node.child_by_field_name("left")
+                .or_else(|| node.child_by_field_name("name")),
+            node.child_by_field_name("right")
+                .or_else(|| node.child_by_field_name("value")),
+        ) else {
+            return;
+        };
+        let mut cursor = left.walk();
+        let names: Vec<String> = if left.kind() == "identifier" {
+            vec![text(left, source)]
+        } else {
+            left.named_children(&mut cursor)
+                .map(|n| text(n, source))
+                .collect()
+        };
+        let mut cursor = right.walk();
+        let Some(value) = (if right.kind() == "expression_list" {
+            right.named_children(&mut cursor).next()
+        } else {
+            Some(right)
+        }) else {
+            return;
+        };
+        let call = text(value, source);
+        if call.starts_with("runtime.Caller(") {
+            self.files.extend(names.get(1).cloned());
+        } else if self.part(value, source) == "." {
+            self.dirs.extend(names.first().cloned());
+        }
+    }
+
+    /// `filepath.Join("..", "configs", name)` → `../configs/*`;
+    /// `path.Join(path.Dir(file), "../testdata")` → `./../testdata`.
+    fn join(&self, call: Node<'_>, source: &[u8]) -> String {
+        let mut parts = Vec::new();
+        if let Some(args) = call.child_by_field_name("arguments") {
+            let mut cursor = args.walk();
+            for a in args.named_children(&mut cursor) {
+                parts.push(self.part(a, source));
+            }
+        }
+        parts.join("/")
+    }
+
+    /// One argument of a join: its literal, `.` for the file's folder, the file itself, or
+    /// `*` for what is unknown.
+    fn part(&self, node: Node<'_>, source: &[u8]) -> String {
+        match node.kind() {
+            "interpreted_string_literal" | "raw_string_literal" => literal(node, source),
+            "identifier" => {
+                let name = text(node, source);
+                if self.files.contains(&name) {
+                    THIS_FILE.to_string()
+                } else if self.dirs.contains(&name) {
+                    ".".to_string()
+                } else {
+                    "*".to_string()
+                }
+            }
+            "call_expression" => {
+                let function = node
+                    .child_by_field_name("function")
+                    .map(|f| text(f, source))
+                    .unwrap_or_default();
+                let arg = node.child_by_field_name("arguments").and_then(|a| {
+                    let mut cursor = a.walk();
+                    a.named_children(&mut cursor).next()
+                });
+                let of_file = arg.is_some_and(|a| self.part(a, source) == THIS_FILE);
+                if matches!(function.as_str(), "path.Dir" | "filepath.Dir") && of_file {
+                    ".".to_string()
+                } else {
+                    "*".to_string()
+                }
+            }
+            _ => "*".to_string(),
+        }
+    }
+}
+
 /// Keeps a string that may name a file: not an option, not only dots and slashes (`".."` alone
-/// would name the parent folder), not only wildcards, and not a join onto an unknown base
-/// (`filepath.Join(t.TempDir(), "x")` → `*/x`: a temporary or computed folder; a package's
-/// own `testdata/` is its tests' edge already).
+/// would name the parent folder), not only wildcards. A join onto an unknown base
+/// (`filepath.Join(dir, "x.golden")` → `*/x.golden`) is kept as `**/x.golden` when it ends in a
+/// file name — any folder may hold it — and dropped when it names a folder (`Join(t.TempDir(),
+/// "src")` would otherwise name every `src/` of the tree).
 fn push(facts: &mut Facts, line: u32, value: String, context: StringContext) {
+    let value = normalize_anchored(&value);
+    let value = match value.strip_prefix("*/") {
+        Some(rest)
+            if rest
+                .rsplit('/')
+                .next()
+                .is_some_and(|f| f.contains('.') && !f.starts_with('*') && !f.ends_with('.')) =>
+        {
+            format!("**/{}", rest.trim_start_matches("*/"))
+        }
+        _ => value,
+    };
     let keep = !value.is_empty()
-        && !value.starts_with('*')
+        && (!value.starts_with('*') || value.starts_with("**/"))
         && value.len() <= 256
         && !value.starts_with('-')
         && value
@@ -238,6 +354,37 @@ fn push(facts: &mut Facts, line: u32, value: String, context: StringContext) {
             context,
         });
     }
+}
+
+/// `_cases/table.txt`, `testdata/in.json`: a relative path with a folder or an extension, no
+/// spaces, no scheme.
+fn looks_like_file(value: &str) -> bool {
+    let name = value.rsplit('/').next().unwrap_or(value);
+    let extension = name
+        .rsplit_once('.')
+        .is_some_and(|(stem, ext)| !stem.is_empty() && (1..=8).contains(&ext.len()));
+    !value.contains(' ') && !value.contains("://") && (value.contains('/') || extension)
+}
+
+/// A join anchored on the file (`__this_file__/../testdata`, `./../x`) as a path from the
+/// package folder; other values unchanged.
+fn normalize_anchored(value: &str) -> String {
+    if !value.starts_with(THIS_FILE) && !value.starts_with("./..") {
+        return value.to_string();
+    }
+    let mut parts: Vec<&str> = Vec::new();
+    let mut ups = 0;
+    for part in value.split('/') {
+        match part {
+            "" | "." => {}
+            ".." if parts.pop().is_none() => ups += 1,
+            ".." => {}
+            p => parts.push(p),
+        }
+    }
+    let mut out: Vec<&str> = std::iter::repeat_n("..", ups).collect();
+    out.extend(parts);
+    out.join("/")
 }
 
 /// `//go:embed a.txt "b c.txt" static/*` → the patterns (`all:` prefixes dropped: every file
@@ -294,6 +441,28 @@ fn text(node: Node<'_>, source: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_anchored_on_the_file_and_joins_onto_unknown_bases() {
+        let src = "package x\n\nimport (\n\t\"path\"\n\t\"path/filepath\"\n\t\"runtime\"\n)\n\nfunc f(dir string) {\n\t_, file, _, _ := runtime.Caller(0)\n\tbase := filepath.Dir(file)\n\t_ = path.Join(path.Dir(file), \"../testdata\")\n\t_ = filepath.Join(base, \"golden\", \"a.txt\")\n\t_ = filepath.Join(file, \"..\", \"up.json\")\n\t_ = filepath.Join(dir, \"x.golden\")\n\t_ = filepath.Join(dir, \"src\")\n}\n";
+        let f = analyze(src.as_bytes());
+        let values: Vec<&str> = f.strings.iter().map(|s| s.value.as_str()).collect();
+        for want in ["../testdata", "./golden/a.txt", "up.json", "**/x.golden"] {
+            assert!(values.contains(&want), "{want}: {values:?}");
+        }
+        // A folder joined onto an unknown base would name every such folder: not kept.
+        assert!(!values.iter().any(|v| v.ends_with("src")), "{values:?}");
+        // Test code keeps fixture paths handed to any helper; other code does not.
+        let test = "package x\n\nimport \"testing\"\n\nfunc TestT(t *testing.T) { load(t, \"_cases/table.txt\", \"a b\", \"name\") }\n";
+        let values: Vec<String> = analyze(test.as_bytes())
+            .strings
+            .into_iter()
+            .map(|s| s.value)
+            .collect();
+        assert_eq!(values, ["_cases/table.txt"]);
+        let plain = test.replace("\"testing\"", "\"fmt\"");
+        assert!(analyze(plain.as_bytes()).strings.is_empty());
+    }
 
     #[test]
     fn package_imports_embeds_and_references() {

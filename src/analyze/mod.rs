@@ -14,7 +14,9 @@ pub(crate) mod shell;
 /// The facts of one file's contents, by its kind: Python sources and stubs, Go sources, shell
 /// scripts (the bytes mean different things to each).
 pub(crate) fn facts_of(path: &str, bytes: &[u8]) -> facts::Facts {
-    if crate::path::is_python(path) {
+    if is_case_file_name(path) {
+        type_cases(bytes)
+    } else if crate::path::is_python(path) {
         python::analyze(bytes)
     } else if gomod::is_go(path) {
         golang::analyze(bytes)
@@ -23,9 +25,60 @@ pub(crate) fn facts_of(path: &str, bytes: &[u8]) -> facts::Facts {
     }
 }
 
-/// Python and Go sources, and shell scripts (followed for what they run).
+/// Python and Go sources, shell scripts (followed for what they run) and the YAML files
+/// pytest-mypy-plugins may collect.
 pub(crate) fn analysed(path: &str) -> bool {
-    crate::path::is_python(path) || gomod::is_go(path) || is_shell(path)
+    crate::path::is_python(path) || gomod::is_go(path) || is_shell(path) || is_case_file_name(path)
+}
+
+/// The names pytest-mypy-plugins collects: `test*.yml`, `test*.yaml`.
+pub(crate) fn is_case_file_name(path: &str) -> bool {
+    let name = crate::path::file_name(path);
+    name.starts_with("test") && (name.ends_with(".yml") || name.ends_with(".yaml"))
+}
+
+/// Whether a YAML file is a pytest-mypy-plugins case file: a list of `- case:` entries.
+pub(crate) fn is_case_file(bytes: &[u8]) -> bool {
+    String::from_utf8_lossy(bytes)
+        .lines()
+        .any(|l| l.trim_end().starts_with("- case:"))
+}
+
+/// A pytest-mypy-plugins case file's facts: the imports of its `main: |` snippets (read as one
+/// Python source, each snippet's lines where the YAML has them), and that it type-checks.
+/// Any other YAML file has none.
+fn type_cases(bytes: &[u8]) -> facts::Facts {
+    if !is_case_file(bytes) {
+        return facts::Facts::default();
+    }
+    let text = String::from_utf8_lossy(bytes);
+    let mut code = String::new();
+    let mut block: Option<usize> = None;
+    for line in text.lines() {
+        let indent = line.len() - line.trim_start().len();
+        match block {
+            Some(at) if line.trim().is_empty() || indent > at => {
+                code.push_str(line.get(at + 2..).unwrap_or_default().trim_end());
+                code.push('\n');
+                continue;
+            }
+            _ => block = None,
+        }
+        let key = line.trim_start().trim_start_matches("- ");
+        if key.starts_with("main: |") || key.starts_with("main: >") {
+            block = Some(indent);
+        }
+        code.push('\n');
+    }
+    let mut facts = python::analyze(code.as_bytes());
+    // Only the snippets' imports: their strings are mypy's input, not paths the test opens.
+    facts.strings.clear();
+    facts.paths.clear();
+    facts.dynamic_imports.clear();
+    facts.sys_paths.clear();
+    facts.apps.clear();
+    facts.type_check = true;
+    facts
 }
 
 pub(crate) fn is_shell(path: &str) -> bool {

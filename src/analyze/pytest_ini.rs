@@ -18,6 +18,12 @@ pub(crate) struct TestDiscovery {
     pub pythonpath: Vec<String>,
     /// pytest-bdd's `bdd_features_base_dir`: where feature paths are relative to.
     pub bdd_features_base_dir: Option<String>,
+    /// Plugins the project registers itself (`-p NAME` in `addopts`, `pytest11` entry points):
+    /// module name → where it is registered. Each applies to every test, as a root conftest does.
+    pub plugins: Vec<(String, String)>,
+    /// A configuration file pytest cannot read (file, line, the parser's message): discovery
+    /// fell back to pytest's defaults, which pytest itself would not do — a refusal of the run.
+    pub broken: Option<String>,
 }
 
 /// pytest's default `python_files`.
@@ -38,7 +44,21 @@ const NORECURSE: &[&str] = &[
 
 impl TestDiscovery {
     /// `read` gives a root file's content from the gated tree.
-    pub(crate) fn load(read: impl Fn(&str) -> Option<Vec<u8>>) -> Result<Self> {
+    pub(crate) fn load(read: impl Fn(&str) -> Option<Vec<u8>>) -> Self {
+        match Self::read(&read) {
+            Ok(discovery) => discovery,
+            Err(e) => {
+                let mut defaults =
+                    Self::read(&|_: &str| None).expect("pytest's defaults are valid");
+                defaults.broken = Some(format!(
+                    "{e} — pytest cannot read its configuration, so which files are tests and how they run is unknown; fix the file"
+                ));
+                defaults
+            }
+        }
+    }
+
+    fn read(read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Result<Self> {
         let mut found: Option<(String, Vec<(String, String)>)> = None;
         for (file, section) in [
             ("pytest.ini", "pytest"),
@@ -72,6 +92,18 @@ impl TestDiscovery {
         let bdd_features_base_dir = get("bdd_features_base_dir")
             .map(|d| crate::path::normalize(d.trim()))
             .filter(|d| !d.is_empty());
+        let mut plugins: Vec<(String, String)> = get("addopts")
+            .map(|opts| addopts_plugins(&opts))
+            .unwrap_or_default()
+            .into_iter()
+            .map(|m| {
+                let file = found.as_ref().map_or("", |(f, _)| f.as_str());
+                (m.clone(), format!("{file} addopts `-p {m}`"))
+            })
+            .collect();
+        plugins.extend(entry_point_plugins(read));
+        plugins.sort();
+        plugins.dedup_by(|a, b| a.0 == b.0);
         let source = found.map(|(file, _)| file);
         let origin = source.clone().unwrap_or_else(|| "pytest defaults".into());
         let build = |patterns: &str, under: bool| -> Result<GlobSet> {
@@ -107,6 +139,8 @@ impl TestDiscovery {
             testpaths: testpaths.map(|t| build(&t, true)).transpose()?,
             pythonpath,
             bdd_features_base_dir,
+            plugins,
+            broken: None,
             source,
         })
     }
@@ -141,6 +175,12 @@ impl TestDiscovery {
         out
     }
 
+    /// Whether pytest walks into `path`'s folder and `testpaths` holds it (whatever its name).
+    pub(crate) fn collects(&self, path: &str) -> bool {
+        let (dirs, _) = path.rsplit_once('/').unwrap_or(("", path));
+        self.collects_dir(dirs) && self.in_testpaths(path)
+    }
+
     fn is_test_name(&self, path: &str) -> bool {
         let name = crate::path::file_name(path);
         if !name.ends_with(".py") || name == "conftest.py" {
@@ -163,6 +203,78 @@ impl TestDiscovery {
     fn in_testpaths(&self, path: &str) -> bool {
         self.testpaths.as_ref().is_none_or(|t| t.is_match(path))
     }
+}
+
+/// The modules `-p NAME` / `-pNAME` load (`-p no:NAME` disables one: not a module).
+fn addopts_plugins(addopts: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut words = addopts.split_whitespace();
+    while let Some(word) = words.next() {
+        let name = match word.strip_prefix("-p") {
+            Some("") => words.next(),
+            Some(rest) => Some(rest),
+            None => None,
+        };
+        if let Some(name) = name.filter(|n| !n.starts_with("no:") && !n.is_empty()) {
+            out.push(name.to_string());
+        }
+    }
+    out
+}
+
+/// `pytest11` entry points of pyproject.toml (`[project.entry-points.pytest11]`, poetry's
+/// `[tool.poetry.plugins.pytest11]`) and setup.cfg (`[options.entry_points]`): installed in
+/// development mode, pytest loads each for every test.
+fn entry_point_plugins(read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Vec<(String, String)> {
+    let module = |value: &str| {
+        value
+            .split(':')
+            .next()
+            .unwrap_or_default()
+            .trim()
+            .to_string()
+    };
+    let mut out = Vec::new();
+    if let Some(bytes) = read("pyproject.toml") {
+        let text = String::from_utf8_lossy(&bytes);
+        // A malformed one is refused where pytest reads it (`pyproject_keys`); where pytest.ini
+        // wins, its entry points are simply not there.
+        let doc: toml::Table = toml::from_str(&text).unwrap_or_default();
+        let tables = [
+            doc.get("project")
+                .and_then(|p| p.get("entry-points"))
+                .and_then(|e| e.get("pytest11")),
+            doc.get("tool")
+                .and_then(|t| t.get("poetry"))
+                .and_then(|p| p.get("plugins"))
+                .and_then(|e| e.get("pytest11")),
+        ];
+        for table in tables.into_iter().flatten().filter_map(|t| t.as_table()) {
+            for (name, value) in table {
+                if let Some(v) = value.as_str() {
+                    out.push((
+                        module(v),
+                        format!("pyproject.toml entry point pytest11 `{name}`"),
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(bytes) = read("setup.cfg") {
+        let text = String::from_utf8_lossy(&bytes);
+        let keys = ini_section(&text, "options.entry_points").unwrap_or_default();
+        for (_, value) in keys.iter().filter(|(k, _)| k == "pytest11") {
+            // Continuation lines were joined with spaces: `name = module:attr name2 = …`.
+            let words: Vec<&str> = value.split_whitespace().collect();
+            for pair in words.windows(3).filter(|w| w[1] == "=") {
+                out.push((
+                    module(pair[2]),
+                    format!("setup.cfg entry point pytest11 `{}`", pair[0]),
+                ));
+            }
+        }
+    }
+    out
 }
 
 /// `[tool.pytest.ini_options]` keys, lists joined by spaces as pytest reads them.
@@ -247,7 +359,49 @@ mod tests {
                 .find(|(n, _)| *n == name)
                 .map(|(_, c)| c.as_bytes().to_vec())
         })
-        .unwrap()
+    }
+
+    #[test]
+    fn plugins_the_project_registers() {
+        let d = discovery(&[(
+            "pyproject.toml",
+            "[tool.pytest.ini_options]\naddopts = [\"-p\", \"tests.fixtures_plugin\", \"-pno:cacheprovider\", \"-p\", \"no:warnings\", \"-pxdist.plugin\"]\n\
+             [project.entry-points.pytest11]\nmine = \"myproj.pytest_plugin:entry\"\n",
+        )]);
+        let modules: Vec<&str> = d.plugins.iter().map(|(m, _)| m.as_str()).collect();
+        assert_eq!(
+            modules,
+            [
+                "myproj.pytest_plugin",
+                "tests.fixtures_plugin",
+                "xdist.plugin"
+            ]
+        );
+        assert!(
+            d.plugins[0].1.contains("pytest11 `mine`"),
+            "{:?}",
+            d.plugins
+        );
+        let cfg = discovery(&[(
+            "setup.cfg",
+            "[options.entry_points]\npytest11 =\n    one = pkg.one\n    two = pkg.two:hook\nconsole_scripts =\n    x = pkg.cli:main\n",
+        )]);
+        let modules: Vec<&str> = cfg.plugins.iter().map(|(m, _)| m.as_str()).collect();
+        assert_eq!(modules, ["pkg.one", "pkg.two"]);
+        assert!(cfg.broken.is_none());
+    }
+
+    #[test]
+    fn a_pyproject_pytest_cannot_read_is_named_not_fatal() {
+        let d = discovery(&[("pyproject.toml", "[tool.pytest.ini_options]\naddopts = [\n")]);
+        let broken = d
+            .broken
+            .as_deref()
+            .expect("a malformed pyproject.toml is named");
+        assert!(broken.starts_with("pyproject.toml: "), "{broken}");
+        assert!(broken.contains("line"), "{broken}");
+        // pytest's defaults stand in, so the rows can still be decided.
+        assert!(d.tests(&["tests/test_a.py".to_string()]).len() == 1);
     }
 
     /// The folder-reusing listing picks exactly the files `is_test` accepts, with pytest's

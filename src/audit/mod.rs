@@ -52,7 +52,8 @@ pub(crate) struct Audit {
     pub completeness: f64,
     /// Per file whose change would not select a test that opened it.
     pub misses: Vec<Finding>,
-    /// Per file opened by tests whose change runs the whole suite or is refused.
+    /// Per file opened by tests whose change is refused, or is bounded only by the tests that
+    /// reach a run-time-named import (`may_load`): `[[loads]]` would bound or narrow it.
     pub unbounded: Vec<Finding>,
     /// Static (test, file) pairs no trace confirmed: static selection over-approximates.
     pub over_selection: OverSelection,
@@ -379,6 +380,11 @@ fn tally(project: &Project, results: &BTreeMap<String, (Observed, bool)>) -> Tal
                     .2
                     .push(test.clone());
             };
+            // Selected through a run-time-named import (`may_load`): safe, and `[[loads]]`
+            // would narrow it — suggested with the unbounded files.
+            if v != Verdict::Refused && reason.contains(" imports a module named at run time (") {
+                entry(&mut t.unbounded, reason.clone());
+            }
             if v == Verdict::NamedFull {
                 t.named_full += 1;
             } else if v == Verdict::Refused {

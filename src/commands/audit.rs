@@ -189,7 +189,7 @@ fn findings(out: &mut dyn Write, a: &Audit) -> std::io::Result<()> {
     if !a.unbounded.is_empty() {
         writeln!(
             out,
-            "unbounded (safe, but a change to the file is refused until a rule bounds it):"
+            "bounded only by a run-time-named import, or refused (safe; a [[loads]] rule narrows it):"
         )?;
         for u in &a.unbounded {
             writeln!(out, "  {} — read by {}", u.file, u.tests.join(", "))?;

@@ -38,6 +38,8 @@ pub(super) struct Options<'a> {
     pub citation: Option<&'a str>,
     pub list: bool,
     pub json: bool,
+    /// Every selected test and chain in the human rows, not a cut.
+    pub verbose: bool,
     pub styles: &'a Styles,
     /// The same gate with a decision, shown when it refuses.
     pub retry: String,
@@ -86,6 +88,7 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
         citation: args.affected_decision.as_deref(),
         list: args.list,
         json: args.json,
+        verbose: args.verbose,
         styles,
         retry,
         keep_json: false,
@@ -113,7 +116,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     let mut decided = verdict::decide(
         &input.changes,
         &project.context(),
-        input.range_refusal.is_some(),
+        input.range_refusal.is_some() || project.discovery.broken.is_some(),
     );
     if let Some(change) = governing.change {
         change.explain(repo, &input, &deleted, &project, &mut decided)?;
@@ -126,15 +129,17 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         &input.snapshot.files,
         &root,
     );
-    let record = cite(repo, opts.citation, &input, &decided)?;
+    let record = cite(repo, opts.citation, &input, &project, &decided)?;
     let view = View {
         range: input.range.as_ref(),
         tree: input.snapshot.describe(),
         decision: &decided,
         plan: &plan,
         range_refusal: input.range_refusal.as_deref(),
+        tree_refusal: project.discovery.broken.as_deref(),
         test_files: project.tests.len(),
         record: record.as_ref(),
+        verbose: opts.verbose,
     };
     if !opts.json {
         super::ignore_broken_pipe(human::rows(
@@ -231,6 +236,7 @@ fn cite(
     repo: &git2::Repository,
     citation: Option<&str>,
     input: &Input,
+    project: &Project,
     decided: &Decision,
 ) -> Result<Option<decision::Record>> {
     let Some(citation) = citation else {
@@ -241,12 +247,19 @@ fn cite(
         .as_ref()
         .map_or_else(|| input.snapshot.describe(), |r| r.spec.clone());
     let selected: Vec<String> = decided.selected.keys().cloned().collect();
+    let refusals: Vec<&str> = input
+        .range_refusal
+        .iter()
+        .chain(&project.discovery.broken)
+        .map(String::as_str)
+        .collect();
+    let refused = (!refusals.is_empty()).then(|| refusals.join("; "));
     let record = decision::record(
         repo,
         citation,
         &spec,
         &decided.rows,
-        input.range_refusal.as_deref(),
+        refused.as_deref(),
         &selected,
     )?;
     decision::append(&repo::state_dir(repo), &record)?;
@@ -258,7 +271,11 @@ fn refuse(view: &View<'_>, opts: &Options<'_>) {
     if opts.json {
         return;
     }
-    let mut facts: Vec<&str> = view.range_refusal.into_iter().collect();
+    let mut facts: Vec<&str> = view
+        .range_refusal
+        .into_iter()
+        .chain(view.tree_refusal)
+        .collect();
     facts.extend(
         view.decision
             .rows

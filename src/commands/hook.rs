@@ -46,6 +46,7 @@ pub(super) fn pre_push(dir: &Path, remote: &str, styles: &Styles) -> Result<u8> 
         caller: Caller::PrePush,
         citation: citation.as_deref(),
         list: false,
+        verbose: false,
         json: false,
         styles,
         keep_json: false,

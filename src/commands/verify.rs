@@ -21,6 +21,7 @@ pub(super) fn run(
         caller: Caller::Verify,
         citation: citation.as_deref(),
         list: false,
+        verbose: false,
         json,
         styles: &styles,
         keep_json: receipt.is_some(),

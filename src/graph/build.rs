@@ -101,6 +101,7 @@ impl Graph {
                 }
             }
         }
+        plugins(tree, &python, &mut edges);
         let (table, details, links) = edges.finish();
         Graph::from_parts(table.unwrap_or(nodes), details, links, unbounded)
     }
@@ -161,6 +162,24 @@ impl Parts {
             }
         }
         Some(Graph::from_parts(nodes, details, links, unbounded))
+    }
+}
+
+/// A pytest plugin the project registers applies to every test, as a root conftest does: an
+/// edge from each test to the plugin's module (and so to everything it imports).
+fn plugins(tree: &Tree<'_>, python: &[&String], edges: &mut EdgeSet<'_>) {
+    for (module, registered) in tree.plugins {
+        let parts: Vec<&str> = module.split('.').collect();
+        let files: Vec<String> = super::resolve::resolve_absolute(tree, "", &parts)
+            .into_iter()
+            .filter(|(_, m)| m == module)
+            .map(|(f, _)| f)
+            .collect();
+        for test in python.iter().filter(|f| (tree.is_test)(f)) {
+            for file in &files {
+                edges.add(test, file.clone(), EdgeKind::Plugin, 0, registered.clone());
+            }
+        }
     }
 }
 

@@ -42,6 +42,12 @@ pub(crate) enum EdgeKind {
     Proximity,
     /// A symlink needs the file it points at.
     Symlink,
+    /// A pytest plugin the project registers (`-p` in addopts, a `pytest11` entry point) is
+    /// loaded for every test.
+    Plugin,
+    /// `import_module(name)` with nothing literal may load any module, but only where its file
+    /// runs: the tests that reach the importing file (verdict time, never stored).
+    MayLoad,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -58,7 +64,7 @@ pub(crate) struct Edge {
 impl EdgeKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (the graph cache stores kinds
     /// as that index).
-    pub(crate) const ALL: [EdgeKind; 17] = [
+    pub(crate) const ALL: [EdgeKind; 19] = [
         EdgeKind::Import,
         EdgeKind::StringModule,
         EdgeKind::PathLiteral,
@@ -76,6 +82,8 @@ impl EdgeKind {
         EdgeKind::NameMatch,
         EdgeKind::Proximity,
         EdgeKind::Symlink,
+        EdgeKind::Plugin,
+        EdgeKind::MayLoad,
     ];
 
     /// Edges of these kinds come from one file's facts; the others from which files exist.
@@ -90,6 +98,8 @@ impl EdgeKind {
                 | EdgeKind::NameMatch
                 | EdgeKind::Proximity
                 | EdgeKind::Symlink
+                | EdgeKind::Plugin
+                | EdgeKind::MayLoad
         )
     }
 }
@@ -120,6 +130,7 @@ impl Edge {
                 format!("{from} builds the path {to} at line {line} (`{detail}`)")
             }
             EdgeKind::Subprocess if detail == to => format!("{from} runs {to} at line {line}"),
+            EdgeKind::Subprocess if *line == 0 => format!("{from} runs {detail}, which reads {to}"),
             EdgeKind::Subprocess => {
                 format!("{from} runs `{detail}` at line {line}, which covers {to}")
             }
@@ -139,6 +150,10 @@ impl Edge {
             EdgeKind::Feature => format!("{from} binds the feature {to} at line {line}"),
             EdgeKind::UserReference => format!("{from} references {to} at line {line} ({detail})"),
             EdgeKind::Symlink => format!("{from} is a symlink to {to}"),
+            EdgeKind::Plugin => format!("{from} loads the pytest plugin {to} ({detail})"),
+            EdgeKind::MayLoad => format!(
+                "{from} imports a module named at run time at line {line} (`{detail}`), which may be {to}"
+            ),
         }
     }
 }

@@ -45,6 +45,21 @@ pub(super) fn file_edges(
     for d in &f.dynamic_imports {
         dynamic_edges(tree, path, d, loads, edges, unbounded);
     }
+    if f.type_check {
+        let stubs = tree
+            .files
+            .iter()
+            .filter(|t| t.ends_with(".pyi") || crate::path::file_name(t) == "py.typed");
+        for stub in stubs {
+            edges.add(
+                path,
+                stub.clone(),
+                EdgeKind::Subprocess,
+                0,
+                "mypy (a pytest-mypy-plugins case file)".to_string(),
+            );
+        }
+    }
     for &line in &f.apps {
         for folder in ["templates", "static"] {
             for to in under(tree, &join(parent(path), folder)) {
@@ -100,6 +115,7 @@ fn string_edges(tree: &Tree<'_>, path: &str, s: &StringRef, go: bool, edges: &mu
             (None, Some(EdgeKind::StringModule))
         }
         StringContext::RunModule => (None, Some(EdgeKind::Subprocess)),
+        StringContext::SysPath => return,
     };
     let mut bases = match s.context {
         StringContext::Embed => vec![parent(path).to_string()],
@@ -111,6 +127,24 @@ fn string_edges(tree: &Tree<'_>, path: &str, s: &StringRef, go: bool, edges: &mu
         && let Some(base) = tree.feature_base
     {
         bases.push(base.to_string());
+    }
+    // `make` reads the Makefile of the folder it runs in: the root, or the file's own.
+    if s.context == StringContext::Argv && matches!(s.value.as_str(), "make" | "gmake") {
+        for base in &bases {
+            for name in ["GNUmakefile", "makefile", "Makefile"] {
+                let makefile = crate::path::join(base, name);
+                if tree.files.contains(&makefile) {
+                    edges.add(
+                        path,
+                        makefile,
+                        EdgeKind::Subprocess,
+                        s.line,
+                        s.value.clone(),
+                    );
+                }
+            }
+        }
+        return;
     }
     let found = path_kind
         .map(|kind| {

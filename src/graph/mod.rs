@@ -16,7 +16,7 @@ pub(crate) use edge::{Edge, EdgeKind, UserRef, explain_chain};
 pub(crate) use node::Node;
 pub(crate) use table::{FastMap, Strings};
 pub(crate) use tree::Tree;
-pub(crate) use walk::Direction;
+pub(crate) use walk::{Direction, Walk};
 
 /// One edge as held: ids into the graph's node and detail tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -111,8 +111,18 @@ fn module_files(tree: &Tree<'_>, dir: &str, parts: &[&str]) -> Vec<String> {
 /// to it (`shopalias/cart` with `shopalias -> shop`): then the link is one of them, so a
 /// change to the link selects what imports through it.
 fn module(tree: &Tree<'_>, stem: &str) -> Option<Vec<String>> {
+    // A stub (`x.pyi`) is what a type checker reads, never what a run imports: no import edge
+    // leads to one, so a stub's own imports reach only the tests that run a type checker over
+    // it (through their subprocess or path edges).
+    let run_time = |f: &&&str| !f.ends_with(".pyi");
     if let Some(m) = tree.modules.get(stem) {
-        return Some(m.files().iter().map(|f| f.to_string()).collect());
+        let files: Vec<String> = m
+            .files()
+            .iter()
+            .filter(run_time)
+            .map(|f| f.to_string())
+            .collect();
+        return (!files.is_empty()).then_some(files);
     }
     let Some((real, link)) = tree.through_links(stem) else {
         // Through a link that points at no folder of the tree (repointed, dangling, out of the
@@ -122,7 +132,13 @@ fn module(tree: &Tree<'_>, stem: &str) -> Option<Vec<String>> {
     let mut files: Vec<String> = tree
         .modules
         .get(real.as_str())
-        .map(|m| m.files().iter().map(|f| f.to_string()).collect())
+        .map(|m| {
+            m.files()
+                .iter()
+                .filter(run_time)
+                .map(|f| f.to_string())
+                .collect()
+        })
         .unwrap_or_default();
     files.push(link.to_string());
     Some(files)
@@ -306,7 +322,7 @@ pub(super) fn modules_under_prefix(tree: &Tree<'_>, prefix: &str) -> Vec<String>
             tree.files
                 .range(start.clone()..)
                 .take_while(move |f| f.starts_with(&start))
-                .filter(|f| is_python(f))
+                .filter(|f| is_python(f) && !f.ends_with(".pyi"))
                 .cloned()
                 .collect::<Vec<_>>()
         })

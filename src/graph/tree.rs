@@ -29,6 +29,8 @@ pub(crate) struct Tree<'a> {
     pub dir_links: BTreeMap<&'a str, String>,
     /// Every symlink, wherever it points.
     pub link_paths: BTreeSet<&'a str>,
+    /// pytest plugins the project registers (module → where): every test depends on each.
+    pub plugins: &'a [(String, String)],
 }
 
 /// The files of one module, in name order: at most `x.py`, `x.pyi`, `x/__init__.py` and
@@ -101,6 +103,7 @@ impl<'a> Tree<'a> {
             links,
             dir_links,
             link_paths,
+            plugins: &[],
         }
     }
 

@@ -22,18 +22,64 @@ pub(crate) fn rows(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Resu
         )?,
         None => writeln!(out, "{} {}", "gate:".style(s.bold), view.tree)?,
     }
-    if let Some(fact) = view.range_refusal {
+    for fact in view.range_refusal.iter().chain(&view.tree_refusal) {
         writeln!(out, "  {:<10} {}", "refused".style(s.bad), fact)?;
     }
+    let cut = Cut::of(view);
     for row in &view.decision.rows {
-        verdict_row(out, row, s)?;
+        verdict_row(out, row, s, cut)?;
     }
     selection(out, view, s)?;
     commands(out, view, s)
 }
 
+/// How much of a big selection the rows print: all of it with `--verbose`; else a few chains
+/// per row and the first tests of the list, each cut said with its count (`--json` has all).
+#[derive(Clone, Copy)]
+struct Cut {
+    chains: usize,
+    reasons: usize,
+    tests: usize,
+}
+
+impl Cut {
+    fn of(view: &View<'_>) -> Cut {
+        if view.verbose {
+            Cut {
+                chains: usize::MAX,
+                reasons: usize::MAX,
+                tests: usize::MAX,
+            }
+        } else {
+            Cut {
+                chains: 5,
+                reasons: 8,
+                tests: 20,
+            }
+        }
+    }
+}
+
+/// `… and 583 more; --verbose or --json for all`, when `shown` of `total` were printed.
+fn more(
+    out: &mut dyn Write,
+    indent: &str,
+    total: usize,
+    shown: usize,
+    what: &str,
+) -> io::Result<()> {
+    if total > shown {
+        writeln!(
+            out,
+            "{indent}… and {} more {what}; --verbose or --json for all",
+            total - shown
+        )?;
+    }
+    Ok(())
+}
+
 /// One changed file: its verdict, its reasons, and the chain that selected each test.
-fn verdict_row(out: &mut dyn Write, row: &Row, s: &Styles) -> io::Result<()> {
+fn verdict_row(out: &mut dyn Write, row: &Row, s: &Styles, cut: Cut) -> io::Result<()> {
     let (word, style) = match row.verdict {
         Verdict::Resolved => ("resolved", s.good),
         Verdict::Inert => ("inert", s.dim),
@@ -59,10 +105,17 @@ fn verdict_row(out: &mut dyn Write, row: &Row, s: &Styles) -> io::Result<()> {
         status_word(row.status),
         row.path.style(s.bold)
     )?;
-    for reason in &row.reasons {
+    for reason in row.reasons.iter().take(cut.reasons) {
         writeln!(out, "             {}", reason.style(s.dim))?;
     }
-    for e in &row.edges {
+    more(
+        out,
+        "             ",
+        row.reasons.len(),
+        cut.reasons,
+        "reason(s)",
+    )?;
+    for e in row.edges.iter().take(cut.chains) {
         let why = match (&e.rule, e.chain.is_empty()) {
             (Some(rule), _) => rule.clone(),
             (None, true) => "changed".to_string(),
@@ -70,7 +123,13 @@ fn verdict_row(out: &mut dyn Write, row: &Row, s: &Styles) -> io::Result<()> {
         };
         writeln!(out, "             → {}: {}", e.test, why)?;
     }
-    Ok(())
+    more(
+        out,
+        "             ",
+        row.edges.len(),
+        cut.chains,
+        "test file(s) this change selects",
+    )
 }
 
 /// The configuration notes, what `max_depth` cut, the selected tests and the decision cited.
@@ -92,9 +151,11 @@ fn selection(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()>
     }
     if !d.selected.is_empty() {
         writeln!(out, "selected ({}):", d.selected.len())?;
-        for test in d.selected.keys() {
+        let shown = Cut::of(view).tests;
+        for test in d.selected.keys().take(shown) {
             writeln!(out, "  {test}")?;
         }
+        more(out, "  ", d.selected.len(), shown, "selected")?;
     }
     if let Some(r) = view.record {
         writeln!(
@@ -110,7 +171,17 @@ fn selection(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()>
 fn commands(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()> {
     let plan = view.plan;
     if let Some(cmd) = &plan.pytest {
-        writeln!(out, "command: {}", shell_words(&cmd.argv()))?;
+        let shown = Cut::of(view).tests;
+        let argv = cmd.argv();
+        let cut = cmd.paths.len().saturating_sub(shown);
+        writeln!(out, "command: {}", shell_words(&argv[..argv.len() - cut]))?;
+        more(
+            out,
+            "         ",
+            cmd.paths.len(),
+            shown,
+            "path(s) in the command",
+        )?;
     }
     for go in &plan.go {
         let place = if go.module.is_empty() {

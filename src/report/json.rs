@@ -32,6 +32,9 @@ pub(crate) struct Report<'a> {
     pub cut: Vec<Selected<'a>>,
     /// Set when the range itself cannot be bounded (its base is missing): the fact and the fix.
     pub range_refusal: Option<&'a str>,
+    /// Set when a file the run depends on cannot be read (a malformed pyproject.toml): the
+    /// file, the line and the parser's message.
+    pub tree_refusal: Option<&'a str>,
     pub notes: Vec<String>,
     pub test_files: usize,
     /// The ready-to-run pytest command, or null when no Python test runs.
@@ -130,6 +133,7 @@ impl<'a> Report<'a> {
             selected: listing(&view.decision.selected),
             cut: listing(&view.decision.cut),
             range_refusal: view.range_refusal,
+            tree_refusal: view.tree_refusal,
             notes,
             test_files: view.test_files,
             command: view.plan.pytest.as_ref().map(|c| c.argv()),

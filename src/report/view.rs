@@ -15,7 +15,12 @@ pub(crate) struct View<'a> {
     pub plan: &'a RunPlan,
     /// Set when the range itself cannot be bounded (its base is missing).
     pub range_refusal: Option<&'a str>,
+    /// Set when the tree says something gate cannot read that the run depends on (a
+    /// pyproject.toml pytest cannot parse): the file, the line and the parser's message.
+    pub tree_refusal: Option<&'a str>,
     /// Test files (and Go test units) of the tree.
     pub test_files: usize,
     pub record: Option<&'a Record>,
+    /// Every selected test and chain in the human rows (`--verbose`); else a big list is cut.
+    pub verbose: bool,
 }

@@ -37,6 +37,13 @@ pub enum RunnerError {
         tool: &'static str,
         why: &'static str,
     },
+    #[error(
+        "`{interpreter}` has no module `{module}`: install it into that interpreter (`{interpreter} -m pip install {module}`), or point `runner` in .gate.toml at an environment that has it"
+    )]
+    NoModule {
+        interpreter: String,
+        module: &'static str,
+    },
 }
 
 /// git's variables that point a child at the repository the hook runs in; a temporary checkout

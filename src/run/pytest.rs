@@ -208,6 +208,7 @@ pub(crate) fn run(
         };
         return Ok(ran.emit(sink));
     }
+    preflight(command, env, workspace, root)?;
     let scratch = crate::process::temp_dir("gate-probe")
         .map_err(|e| Error::io(std::env::temp_dir(), "cannot create the probe folder", e))?;
     let probe_py = scratch.path().join("gate_probe.py");
@@ -251,6 +252,44 @@ pub(crate) fn run(
         }
     }
     Ok(judge(code, probe.as_ref(), command).emit(sink))
+}
+
+/// `<interpreter> -m pytest` with an interpreter that lacks pytest would exit 1 — "tests
+/// failed" — with no test run: asked first (a module lookup, no import), it is a runner that
+/// cannot start (exit 4), named with its fix.
+fn preflight(
+    command: &Command,
+    env: &BTreeMap<String, String>,
+    workspace: &Workspace,
+    root: &Path,
+) -> Result<()> {
+    let Some(at) = command
+        .base
+        .windows(2)
+        .position(|w| w[0] == "-m" && w[1] == "pytest")
+    else {
+        return Ok(());
+    };
+    let mut argv = command.base[..at].to_vec();
+    argv.extend([
+        "-c".to_string(),
+        "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('pytest') else 3)"
+            .to_string(),
+    ]);
+    let Some(mut cmd) = super::command(&argv, env, workspace, root) else {
+        return Ok(());
+    };
+    cmd.stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // An interpreter that does not start is reported by the run itself, with its error.
+    match cmd.status() {
+        Ok(status) if status.code() == Some(3) => Err(super::RunnerError::NoModule {
+            interpreter: command.base[..at].join(" "),
+            module: "pytest",
+        }
+        .into()),
+        _ => Ok(()),
+    }
 }
 
 impl Ran {

@@ -298,3 +298,43 @@ fn python_and_go_in_one_repository_run_in_one_gate() {
     );
     assert!(stdout.contains("ok  \texample.com/rep/app"), "{stdout}");
 }
+
+/// A test that anchors a path on its own file — `runtime.Caller(0)`, Go's `__file__` — and
+/// reads the module's root `testdata/` is selected when that file changes, and `go test` fails
+/// there; a fixture path handed to a helper of another package (`testutil.CaseFile`) keeps
+/// selecting its package.
+#[test]
+fn a_path_anchored_on_runtime_caller_selects_its_test() {
+    let t = TestRepo::from_fixture("goshop");
+    t.write("rep/testdata/greeting.txt", "hello world\n");
+    t.write(
+        "rep/app/caller_test.go",
+        "package app\n\nimport (\n\t\"os\"\n\t\"path\"\n\t\"runtime\"\n\t\"strings\"\n\t\"testing\"\n)\n\nfunc TestGreetingFile(t *testing.T) {\n\t_, filename, _, _ := runtime.Caller(0)\n\tdir := path.Join(path.Dir(filename), \"../testdata\")\n\tb, err := os.ReadFile(path.Join(dir, \"greeting.txt\"))\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n\tif strings.TrimSpace(string(b)) != Greet() {\n\t\tt.Fatal(\"greeting.txt is not the greeting\")\n\t}\n}\n",
+    );
+    t.write(
+        "rep/testutil/testutil.go",
+        "package testutil\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\n// CaseFile reads a fixture relative to the calling test's package folder.\nfunc CaseFile(t *testing.T, name string) string {\n\tb, err := os.ReadFile(name)\n\tif err != nil {\n\t\tt.Fatal(err)\n\t}\n\treturn string(b)\n}\n",
+    );
+    t.write("rep/app/_cases/table.txt", "hello world\n");
+    t.write(
+        "rep/app/table_test.go",
+        "package app\n\nimport (\n\t\"strings\"\n\t\"testing\"\n\n\t\"example.com/rep/testutil\"\n)\n\nfunc TestTable(t *testing.T) {\n\tif strings.TrimSpace(testutil.CaseFile(t, \"_cases/table.txt\")) != Greet() {\n\t\tt.Fatal(\"table\")\n\t}\n}\n",
+    );
+    t.commit("tests reading fixtures");
+    for file in ["rep/testdata/greeting.txt", "rep/app/_cases/table.txt"] {
+        let r = report(&t, &["--files", file]);
+        assert_eq!(row(&r, file)["verdict"], "resolved", "{file}: {r:#}");
+        assert_eq!(selected(&r), ["./rep/app"], "{file}: {r:#}");
+    }
+    let r = report(&t, &["--files", "rep/testdata/greeting.txt"]);
+    assert!(
+        r["selected"].to_string().contains("rep/app/caller_test.go"),
+        "{r:#}"
+    );
+    t.write("rep/testdata/greeting.txt", "goodbye\n");
+    t.commit("break the root fixture");
+    let out = gate(&t, &["--affected", "HEAD~1...HEAD"]);
+    let all = crate::support::text(&out);
+    assert_eq!(out.status.code(), Some(1), "{all}");
+    assert!(all.contains("TestGreetingFile"), "{all}");
+}

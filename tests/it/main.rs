@@ -14,6 +14,7 @@ mod paths;
 mod plans;
 mod push_support;
 mod references;
+mod refusals;
 mod results;
 mod runner_argv;
 mod selection;

@@ -161,52 +161,102 @@ fn near_misses_make_no_edge() {
     }
 }
 
+/// A run-time-named import (`__import__(name)`) may load any module, but only where its file
+/// runs: a module nothing imports, loaded by name, selects the tests that reach the importing
+/// file (a `may_load` edge naming file and line) — and real pytest fails exactly there.
 #[test]
-fn an_unbounded_dynamic_import_refuses_naming_the_line_until_its_loads_are_declared() {
+fn a_run_time_named_import_selects_the_tests_that_reach_its_file() {
     let t = TestRepo::from_fixture("refs");
     t.write(
         "src/app/registry.py",
-        "def get(name):\n    return __import__(name)\n",
+        "def get(name):\n    return __import__(name, fromlist=['VALUE'])\n",
     );
+    t.write("src/app/extra.py", "VALUE = 1\n");
     t.write(
         "tests/test_registry.py",
-        "from app.registry import get\n\ndef test_get():\n    assert get('json')\n",
+        "from app.registry import get\n\nNAME = '.'.join(['app', 'extra'])\n\ndef test_get():\n    assert get(NAME).VALUE == 1\n",
     );
     t.commit("registry");
-    let r = t.report(&["--files", "src/app/cli.py"]);
-    let cli = row(&r, "src/app/cli.py");
-    assert_eq!(cli["verdict"], "refused", "{r:#}");
-    let reasons = cli["reasons"].to_string();
+    t.write("src/app/extra.py", "VALUE = 2\n");
+    t.commit("break the module loaded by name");
+    let r = t.report(&["--affected", "HEAD~1...HEAD"]);
+    let extra = row(&r, "src/app/extra.py");
+    assert_eq!(extra["verdict"], "resolved", "{r:#}");
+    assert_eq!(selected(&r), ["tests/test_registry.py"], "{r:#}");
+    let chain = extra["edges"][0]["chain"].as_array().unwrap();
+    let last = chain.last().unwrap();
+    assert_eq!(last["kind"], "may_load", "{r:#}");
+    assert_eq!(last["from"], "src/app/registry.py");
+    assert_eq!(last["line"], 2);
+    let reasons = extra["reasons"].to_string();
     assert!(
         reasons.contains("src/app/registry.py line 2 imports a module named at run time"),
         "{reasons}"
     );
-    assert!(reasons.contains("tests/test_registry.py"), "{reasons}");
     assert!(
         reasons.contains("[[loads]] file = \\\"src/app/registry.py\\\""),
         "{reasons}"
     );
-    // The team declares what the call can load: it is bounded, and only those files reach it.
+    let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", crate::support::text(&out));
+    assert!(
+        crate::support::text(&out).contains("test_registry.py"),
+        "{}",
+        crate::support::text(&out)
+    );
+    // A module the import may load changes nothing for the tests that never reach the
+    // importing file: the rest of the suite is not selected for it.
+    let r = t.report(&["--files", "src/app/mini.py"]);
+    assert_eq!(
+        selected(&r),
+        ["tests/test_registry.py", "tests/test_web.py"],
+        "{r:#}"
+    );
+    // The team declares what the call can load: only those modules reach it.
     t.write(
         ".gate.toml",
         &format!(
-            "{}\n[[loads]]\nfile = \"src/app/registry.py\"\nmodules = [\"src/app/cli.py\"]\n",
+            "{}\n[[loads]]\nfile = \"src/app/registry.py\"\nmodules = [\"src/app/extra.py\"]\n",
             std::fs::read_to_string(t.root.join(".gate.toml")).unwrap()
         ),
     );
     t.commit("bound it");
-    let r = t.report(&["--files", "src/app/cli.py"]);
-    assert_eq!(row(&r, "src/app/cli.py")["verdict"], "resolved", "{r:#}");
-    assert!(
-        selected(&r).contains(&"tests/test_registry.py".to_string()),
-        "{r:#}"
-    );
+    let r = t.report(&["--files", "src/app/extra.py"]);
+    assert_eq!(row(&r, "src/app/extra.py")["verdict"], "resolved", "{r:#}");
+    assert_eq!(selected(&r), ["tests/test_registry.py"], "{r:#}");
     assert!(
         r["selected"].to_string().contains("[[loads]] rule 1"),
         "{r:#}"
     );
     let r = t.report(&["--files", "src/app/mini.py"]);
     assert_eq!(selected(&r), ["tests/test_web.py"], "{r:#}");
+}
+
+/// When every test reaches the importing file (a conftest loads plugins by name), a module it
+/// may load is the whole suite, by name — `named_full`, never a refusal that blocks the push.
+#[test]
+fn a_run_time_named_import_every_test_reaches_is_named_full() {
+    let t = TestRepo::from_fixture("refs");
+    t.write(
+        "tests/conftest.py",
+        "import os\nimport importlib\n\nfor name in os.environ.get('EXTRA_PLUGINS', '').split():\n    importlib.import_module(name)\n",
+    );
+    t.write("src/app/orphan.py", "VALUE = 1\n");
+    t.commit("conftest loads plugins by name");
+    let r = t.report(&["--files", "src/app/orphan.py"]);
+    let orphan = row(&r, "src/app/orphan.py");
+    assert_eq!(orphan["verdict"], "named_full", "{r:#}");
+    assert_eq!(r["verdict"], "named_full", "{r:#}");
+    let reasons = orphan["reasons"].to_string();
+    assert!(
+        reasons.contains("tests/conftest.py line 5") && reasons.contains("every test"),
+        "{reasons}"
+    );
+    assert_eq!(
+        selected(&r).len(),
+        r["test_files"].as_u64().unwrap() as usize,
+        "{r:#}"
+    );
 }
 
 #[test]

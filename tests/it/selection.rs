@@ -144,7 +144,13 @@ fn every_import_form_is_an_edge() {
     }
     expect("src/shop/f_except.py", "tests/forms/test_f_try.py");
     expect("src/nsroot/nsmod.py", "tests/forms/test_namespace.py");
-    expect("src/shop/f_import.pyi", "tests/forms/test_f_import.py");
+    // a stub is read by type checkers, never run: `refusals::a_stub_counts_only_for_…`
+    let r = t.report(&["--files", "src/shop/f_import.pyi"]);
+    assert_eq!(
+        row(&r, "src/shop/f_import.pyi")["verdict"],
+        "inert",
+        "{r:#}"
+    );
     // relative imports of every level, through the package `shop.pkg`
     expect("src/shop/pkg/sibling.py", "tests/forms/test_f_relative.py");
     expect("src/shop/deep/leaf.py", "tests/forms/test_f_relative.py");

@@ -9,6 +9,19 @@ use tree_sitter::Node;
 
 const IMPORT_FUNCTIONS: &[&str] = &["importlib.import_module", "import_module", "__import__"];
 
+/// Calls that put a folder on `sys.path`: its argument is an import root, not a data path.
+const SYS_PATH_CALLS: &[&str] = &[
+    "sys.path.insert",
+    "sys.path.append",
+    "syspath_prepend",
+    "site.addsitedir",
+];
+
+/// Whether `function` (a call's callee text) puts a folder on `sys.path`.
+pub(super) fn is_sys_path_call(function: &str) -> bool {
+    SYS_PATH_CALLS.contains(&function) || function.ends_with(".syspath_prepend")
+}
+
 /// Calls that start a process: an argv list, or a command line for a shell.
 const PROCESS_CALLS: &[&str] = &[
     "run",
@@ -89,6 +102,9 @@ impl Pass<'_> {
     pub(super) fn argument_context(&self, call: Node<'_>) -> Option<StringContext> {
         let function = self.text(call.child_by_field_name("function")?);
         let last = function.rsplit('.').next().unwrap_or(&function);
+        if is_sys_path_call(&function) {
+            return Some(StringContext::SysPath);
+        }
         if PATH_CALLS.contains(&function.as_str()) || PATH_CALLS.contains(&last) {
             return Some(StringContext::PathArg);
         }
@@ -130,6 +146,16 @@ impl Pass<'_> {
                     text: one_line(&self.text(node)),
                 });
             }
+        }
+        if is_sys_path_call(&function)
+            && let Some(folder) = args.iter().rev().find(|a| a.kind() != "keyword_argument")
+            && let Some(value) = self.eval(*folder)
+        {
+            self.facts.sys_paths.push(crate::analyze::facts::PathRef {
+                line,
+                value,
+                text: one_line(&self.text(*folder)),
+            });
         }
         if (function == "Flask" || function == "flask.Flask")
             && args.first().is_some_and(|a| self.text(*a) == "__name__")

@@ -198,7 +198,9 @@ impl<'s> Pass<'s> {
         if matches!(&value, PathValue::Relative(p) if !p.contains('/')) {
             return; // a lone word: the string itself was already recorded
         }
-        if node.parent().is_some_and(|p| self.builds_on(p))
+        if node
+            .parent()
+            .is_some_and(|p| self.builds_on(p) || self.puts_on_sys_path(p))
             || value.is_anchor()
             || !value.is_specific()
         {
@@ -206,6 +208,16 @@ impl<'s> Pass<'s> {
         }
         let text = one_line(&self.text(node));
         self.facts.paths.push(PathRef { line, value, text });
+    }
+
+    /// True when `parent` is the argument list of a call that puts a folder on `sys.path`:
+    /// the folder is recorded as an import root (`sys_paths`), not as data.
+    fn puts_on_sys_path(&self, parent: Node<'_>) -> bool {
+        parent.kind() == "argument_list"
+            && parent
+                .parent()
+                .and_then(|call| call.child_by_field_name("function"))
+                .is_some_and(|f| calls::is_sys_path_call(&self.text(f)))
     }
 
     /// True when `parent` is itself a path expression or an argument list of one.

@@ -285,3 +285,38 @@ mod fuzz {
         }
     }
 }
+
+#[test]
+fn folders_put_on_sys_path_are_roots_not_paths() {
+    let src = "import sys, os, site\nfrom pathlib import Path\nHERE = Path(__file__).parent\n\
+               sys.path.insert(0, str(HERE / 'apps'))\n\
+               sys.path.append(os.path.join(os.path.dirname(__file__), 'more'))\n\
+               site.addsitedir('vendor')\n\
+               def test_x(monkeypatch):\n    monkeypatch.syspath_prepend(HERE / 'late')\n\
+               DATA = HERE / 'data' / 'x.json'\n";
+    let f = analyze(src.as_bytes());
+    let roots: Vec<(u32, PathValue)> = f
+        .sys_paths
+        .iter()
+        .map(|p| (p.line, p.value.clone()))
+        .collect();
+    assert_eq!(
+        roots,
+        [
+            (4, PathValue::FileDir("apps".into())),
+            (5, PathValue::FileDir("more".into())),
+            (6, PathValue::Relative("vendor".into())),
+            (8, PathValue::FileDir("late".into())),
+        ]
+    );
+    // Only the data path is a path reference; the folders on sys.path are not.
+    let paths: Vec<&PathValue> = f.paths.iter().map(|p| &p.value).collect();
+    assert_eq!(paths, [&PathValue::FileDir("data/x.json".into())]);
+    assert!(
+        f.strings
+            .iter()
+            .all(|s| s.value != "vendor" || s.context == StringContext::SysPath),
+        "{:?}",
+        f.strings
+    );
+}
