@@ -3,6 +3,7 @@
 
 use crate::analyze::analysis::{self, Analysis};
 use crate::analyze::facts::Flags;
+use crate::analyze::framework::{self, Framework, Kind};
 use crate::analyze::gomod::{self, GoLayout};
 use crate::analyze::pytest_ini::TestDiscovery;
 use crate::analyze::roots;
@@ -17,6 +18,8 @@ use std::collections::{BTreeMap, BTreeSet};
 pub(crate) struct Project {
     pub config: Config,
     pub discovery: TestDiscovery,
+    /// What runs the Python tests (pytest, unittest, Django) and why.
+    pub framework: Framework,
     pub roots: Vec<String>,
     pub analysis: Analysis,
     pub graph: Graph,
@@ -112,7 +115,9 @@ impl Project {
         if let Some(e) = unreadable.borrow_mut().take() {
             return Err(e);
         }
-        let tests = tests_of(&discovery, snapshot, &go, read);
+        let framework =
+            framework::detect(config.python_framework, &discovery, &snapshot.files, &read);
+        let tests = tests_of(&discovery, &framework, snapshot, &go, read);
         check_roots(&config, &snapshot.files)?;
         let stale_depends = stale_depends(&config, &tests, deleted)?;
         let is_test = |p: &str| tests.contains(p);
@@ -169,6 +174,7 @@ impl Project {
         Ok(Project {
             config,
             discovery,
+            framework,
             roots,
             analysis,
             graph,
@@ -243,30 +249,32 @@ fn node_set<'s>(
 /// the tree's code and stubs. (Without the plugin pytest rejects such a path, and the run.)
 fn tests_of(
     discovery: &TestDiscovery,
+    framework: &Framework,
     snapshot: &Snapshot,
     go: &GoLayout,
     read: impl Fn(&str) -> Option<Vec<u8>>,
 ) -> BTreeSet<String> {
-    let mut tests: BTreeSet<String> = discovery
-        .tests(&snapshot.files)
-        .into_iter()
-        .cloned()
-        .collect();
-    let declares_plugin = snapshot
-        .files
-        .iter()
-        .filter(|f| {
-            !f.contains('/')
-                && (matches!(
-                    f.as_str(),
-                    "pyproject.toml" | "setup.cfg" | "setup.py" | "tox.ini" | "noxfile.py"
-                ) || (f.starts_with("requirements") && f.ends_with(".txt")))
-        })
-        .filter_map(|f| read(f))
-        .any(|b| {
-            let text = String::from_utf8_lossy(&b);
-            text.contains("pytest-mypy-plugins") || text.contains("pytest_mypy_plugins")
-        });
+    let python = match framework.kind {
+        Kind::Pytest => discovery.tests(&snapshot.files),
+        Kind::Unittest | Kind::Django => framework.tests(&snapshot.files),
+    };
+    let mut tests: BTreeSet<String> = python.into_iter().cloned().collect();
+    let declares_plugin = framework.kind == Kind::Pytest
+        && snapshot
+            .files
+            .iter()
+            .filter(|f| {
+                !f.contains('/')
+                    && (matches!(
+                        f.as_str(),
+                        "pyproject.toml" | "setup.cfg" | "setup.py" | "tox.ini" | "noxfile.py"
+                    ) || (f.starts_with("requirements") && f.ends_with(".txt")))
+            })
+            .filter_map(|f| read(f))
+            .any(|b| {
+                let text = String::from_utf8_lossy(&b);
+                text.contains("pytest-mypy-plugins") || text.contains("pytest_mypy_plugins")
+            });
     tests.extend(
         snapshot
             .files

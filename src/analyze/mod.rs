@@ -3,6 +3,7 @@
 
 pub(crate) mod analysis;
 pub(crate) mod facts;
+pub(crate) mod framework;
 pub(crate) mod golang;
 pub(crate) mod gomod;
 pub(crate) mod paths;

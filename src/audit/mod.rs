@@ -156,7 +156,7 @@ pub(crate) fn audit(
     std::fs::create_dir_all(&opts.state)
         .map_err(|e| Error::io(&opts.state, "cannot create the audit directory", e))?;
     let known = opts.files;
-    let base = crate::run::pytest::base_argv(&project.config, root);
+    let base = crate::run::pytest::base_argv(&project.config, &project.framework, root);
     let mut results: BTreeMap<String, (Observed, bool)> = BTreeMap::new();
     let mut todo = Vec::new();
     for test in &tests {

@@ -50,7 +50,7 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
             &repo,
             &format!(
                 "{:?} {:?}",
-                crate::run::pytest::base_argv(&project.config, &root),
+                crate::run::pytest::base_argv(&project.config, &project.framework, &root),
                 project.config.env
             ),
         )?),

@@ -82,8 +82,19 @@ impl Change {
             "gated under the configuration of the base {base}: a change to {} takes effect once it has landed",
             config::FILE
         )];
-        let old_runner = pytest::base_argv(&project.config, &root);
-        let new_runner = pytest::base_argv(&self.new, &root);
+        let old_runner = pytest::base_argv(&project.config, &project.framework, &root);
+        let new_runner = pytest::base_argv(&self.new, &project.framework, &root);
+        if let Some(kind) = self
+            .new
+            .python_framework
+            .filter(|k| *k != project.framework.kind)
+        {
+            reasons.push(format!(
+                "the new configuration runs the tests with another framework: {} instead of {}",
+                kind.name(),
+                project.framework.kind.name()
+            ));
+        }
         if old_runner != new_runner {
             reasons.push(format!(
                 "the new configuration runs another runner: `{}` instead of `{}`",

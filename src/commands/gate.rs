@@ -138,6 +138,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         range_refusal: input.range_refusal.as_deref(),
         tree_refusal: project.discovery.broken.as_deref(),
         test_files: project.tests.len(),
+        framework: &project.framework,
         record: record.as_ref(),
         verbose: opts.verbose,
     };

@@ -47,6 +47,7 @@ pub(super) fn parse(file: Option<&str>, text: &str) -> Result<Config> {
         env: raw.env,
         python_roots_line: roots_line,
         python_roots: raw.python.roots.map(|r| p.roots(r)).transpose()?,
+        python_framework: raw.python.framework,
         go_flags: raw.go.flags,
         base_branch: raw.base_branch,
         steps: p.steps(raw.step)?,

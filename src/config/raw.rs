@@ -120,6 +120,8 @@ pub(super) struct RawGo {
 pub(super) struct RawPython {
     /// Import roots (directories holding top-level packages); detected when absent.
     pub(super) roots: Option<Spanned<Vec<String>>>,
+    /// `pytest`, `unittest` or `django`; detected when absent.
+    pub(super) framework: Option<crate::analyze::framework::Kind>,
 }
 
 #[derive(Deserialize)]

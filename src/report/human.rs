@@ -22,6 +22,18 @@ pub(crate) fn rows(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Resu
         )?,
         None => writeln!(out, "{} {}", "gate:".style(s.bold), view.tree)?,
     }
+    if view.framework.kind != crate::analyze::framework::Kind::Pytest {
+        writeln!(
+            out,
+            "  {}",
+            format!(
+                "python tests: {} — {}",
+                view.framework.kind.name(),
+                view.framework.why
+            )
+            .style(s.dim)
+        )?;
+    }
     for fact in view.range_refusal.iter().chain(&view.tree_refusal) {
         writeln!(out, "  {:<10} {}", "refused".style(s.bad), fact)?;
     }

@@ -37,6 +37,8 @@ pub(crate) struct Report<'a> {
     pub tree_refusal: Option<&'a str>,
     pub notes: Vec<String>,
     pub test_files: usize,
+    /// What runs the Python tests (`pytest`, `unittest`, `django`) and why.
+    pub framework: &'a crate::analyze::framework::Framework,
     /// The ready-to-run pytest command, or null when no Python test runs.
     pub command: Option<Vec<String>>,
     /// The `go test` commands, one per module (run from the module's folder).
@@ -136,6 +138,7 @@ impl<'a> Report<'a> {
             tree_refusal: view.tree_refusal,
             notes,
             test_files: view.test_files,
+            framework: view.framework,
             command: view.plan.pytest.as_ref().map(|c| c.argv()),
             go_commands: &view.plan.go,
             decision: view.record,

@@ -20,6 +20,8 @@ pub(crate) struct View<'a> {
     pub tree_refusal: Option<&'a str>,
     /// Test files (and Go test units) of the tree.
     pub test_files: usize,
+    /// What runs the Python tests, and why.
+    pub framework: &'a crate::analyze::framework::Framework,
     pub record: Option<&'a Record>,
     /// Every selected test and chain in the human rows (`--verbose`); else a big list is cut.
     pub verbose: bool,

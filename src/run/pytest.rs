@@ -7,6 +7,7 @@
 
 use super::Outcome;
 use super::events::{Event, Sink};
+use crate::analyze::framework::Framework;
 use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::repo::checkout::Workspace;
@@ -16,7 +17,7 @@ use std::path::Path;
 /// The runner's argv before the test arguments: `runner` from `.gate.toml`, else
 /// `.venv/bin/python -m pytest` when the repository has that virtualenv, else `python3` (or
 /// `python` where no `python3` is on PATH) `-m pytest`.
-pub(crate) fn base_argv(config: &Config, root: &Path) -> Vec<String> {
+pub(crate) fn base_argv(config: &Config, framework: &Framework, root: &Path) -> Vec<String> {
     if let Some(argv) = &config.runner {
         return argv.clone();
     }
@@ -27,7 +28,7 @@ pub(crate) fn base_argv(config: &Config, root: &Path) -> Vec<String> {
     } else {
         "python".to_string()
     };
-    vec![python, "-m".into(), "pytest".into()]
+    framework.default_argv(python)
 }
 
 fn on_path(program: &str) -> bool {
@@ -124,6 +125,23 @@ impl Command {
         }
     }
 
+    /// unittest's or Django's command for `tests`: each a dotted label (`tests.test_cart`,
+    /// `app.tests.TestX.test_y`), which can never be read as an option.
+    pub(crate) fn labels(base: Vec<String>, tests: &[&str], framework: &Framework) -> Command {
+        let mut paths: Vec<String> = tests.iter().map(|t| framework.label(t)).collect();
+        paths.sort();
+        paths.dedup();
+        Command {
+            base,
+            options: Vec::new(),
+            paths,
+            files: tests
+                .iter()
+                .map(|t| t.split_once("::").map_or(*t, |(f, _)| f).to_string())
+                .collect(),
+        }
+    }
+
     /// The whole suite: the runner alone.
     pub(crate) fn whole_suite(base: Vec<String>) -> Command {
         Command {
@@ -200,7 +218,7 @@ pub(crate) fn run(
             Some(5) => broken(
                 Some(5),
                 format!(
-                    "pytest collected no test from the selected files, and with the runner `{}` gate cannot ask it why (set `runner` to a pytest command line)",
+                    "`{}` ran no test of the selected files (exit 5); gate asks why only when the runner is pytest itself",
                     command.base.join(" ")
                 ),
             ),

@@ -4,6 +4,7 @@
 
 use super::gotest::{self, GoCommand};
 use super::pytest;
+use crate::analyze::framework::Kind;
 use crate::config::NamedFullMode;
 use crate::graph;
 use crate::project::Project;
@@ -51,12 +52,16 @@ pub(crate) fn select(
         .partition(|s| graph::is_go_unit(s));
     let has_python_tests = project.tests.iter().any(|t| !graph::is_go_unit(t));
     let has_go_tests = project.tests.iter().any(|t| graph::is_go_unit(t));
-    let base = pytest::base_argv(&project.config, root);
+    let base = pytest::base_argv(&project.config, &project.framework, root);
+    let subset = |base, tests: &[&str]| match project.framework.kind {
+        Kind::Pytest => pytest::Command::new(base, tests, files),
+        Kind::Unittest | Kind::Django => pytest::Command::labels(base, tests, &project.framework),
+    };
     let pytest = match (runs, whole_suite) {
         (false, _) => None,
         (true, true) => has_python_tests.then(|| pytest::Command::whole_suite(base)),
         (true, false) if python_tests.is_empty() => None,
-        (true, false) => Some(pytest::Command::new(base, &python_tests, files)),
+        (true, false) => Some(subset(base, &python_tests)),
     };
     let go = if !runs || (whole_suite && !has_go_tests) {
         Vec::new()

@@ -5,6 +5,7 @@ mod caches;
 mod checkouts;
 mod config_guard;
 mod errors;
+mod frameworks;
 mod golang;
 mod hook;
 mod install;
