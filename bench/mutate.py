@@ -93,15 +93,19 @@ def main():
         now, code = failing(repo, args.suite, args.kind)
         new = now - base_fail
         missed = sorted(new - chosen)
+        # pytest stopped before any test (a conftest that cannot be imported): every test is hit.
+        broken = args.kind == "pytest" and code not in (0, 1)
+        if broken and len(chosen) < r["test_files"] and verdict not in ("refused", "named_full"):
+            missed = [f"the session broke (exit {code}); {len(chosen)} of {r['test_files']} selected"]
         if verdict in ("refused", "named_full"):
             full += 1
             status = f"{verdict} (runs everything)"
         elif missed:
             misses += 1
             status = f"MISSED {missed}"
-        elif new:
+        elif new or broken:
             caught += 1
-            status = f"caught {len(new)} failing, {len(chosen)} selected"
+            status = f"caught {'every test (session broke)' if broken else len(new)} failing, {len(chosen)} selected"
         else:
             quiet += 1
             status = f"no test failed ({len(chosen)} selected)"

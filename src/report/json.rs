@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 /// 2 added `steps`, `exit_code`, `duration_ms` and the run's `duration_ms` and `directory`;
 /// 3 added `go_commands`; 4 added `tests` (every test's result) and `test_summary` (per test
 /// file or Go package).
-pub(crate) const REPORT_VERSION: u32 = 4;
+pub(crate) const REPORT_VERSION: u32 = 5;
 
 /// The report of one gate, built once at its end from what was known before the run (`View`)
 /// and what the run's events said: output, never state.
