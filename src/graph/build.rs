@@ -87,7 +87,12 @@ impl Graph {
             .copied()
             .filter(|f| file_name(f) == "conftest.py")
             .collect();
-        for test in python.iter().filter(|f| (tree.is_test)(f)) {
+        // Every collected test, a pytest-mypy-plugins case file too: a conftest that does not
+        // import breaks the whole session.
+        let collected = tree.files.iter().filter(|f| {
+            (is_python(f) || crate::analyze::is_case_file_name(f)) && (tree.is_test)(f)
+        });
+        for test in collected {
             for conftest in &conftests {
                 let dir = parent(conftest);
                 if dir.is_empty() || test.starts_with(&format!("{dir}/")) {
@@ -175,7 +180,12 @@ fn plugins(tree: &Tree<'_>, python: &[&String], edges: &mut EdgeSet<'_>) {
             .filter(|(_, m)| m == module)
             .map(|(f, _)| f)
             .collect();
-        for test in python.iter().filter(|f| (tree.is_test)(f)) {
+        let collected = python.iter().copied().chain(
+            tree.files
+                .iter()
+                .filter(|f| crate::analyze::is_case_file_name(f)),
+        );
+        for test in collected.filter(|f| (tree.is_test)(f)) {
             for file in &files {
                 edges.add(test, file.clone(), EdgeKind::Plugin, 0, registered.clone());
             }

@@ -85,6 +85,12 @@ fn a_stub_counts_only_for_tests_that_run_a_type_checker() {
         !selected(&r).contains(&"tests/test_settings.yml".to_string()),
         "{r:#}"
     );
+    // A conftest that cannot be imported breaks the whole session, the case file's too.
+    let r = t.report(&["--files", "tests/conftest.py"]);
+    assert!(
+        selected(&r).contains(&"tests/test_typing.yml".to_string()),
+        "{r:#}"
+    );
     // Without the plugin (not installed here) pytest would reject the case file: it goes.
     t.remove("tests/test_typing.yml");
     t.commit("no case file");
