@@ -86,20 +86,13 @@ impl Project {
         keep: Keep,
         warn: &mut dyn FnMut(String),
     ) -> Result<Project> {
-        // Configuration files are read through symlinks inside the tree, never out of it.
-        // A file that is there but cannot be read is an error, never "no such file": the first
-        // one is kept and returned once the readers are done.
-        let unreadable: std::cell::RefCell<Option<crate::error::Error>> = Default::default();
-        let read = |path: &str| {
-            let file = snapshot.followed(path)?;
-            match snapshot.read(repo, &file) {
-                Ok((_, bytes)) => Some(bytes),
-                Err(e) => {
-                    unreadable.borrow_mut().get_or_insert(e);
-                    None
-                }
-            }
+        let reader = Reader {
+            repo,
+            snapshot,
+            unreadable: Default::default(),
+            root_files: Default::default(),
         };
+        let read = |path: &str| reader.read(path);
         let discovery = TestDiscovery::load(read);
         let roots = config.python_roots.clone().unwrap_or_else(|| {
             let mut roots = roots::detect(&snapshot.files, read);
@@ -112,7 +105,7 @@ impl Project {
         let state = crate::repo::state_dir(repo);
         let nodes = node_set(snapshot, deleted);
         let go = GoLayout::detect(&nodes, &read);
-        if let Some(e) = unreadable.borrow_mut().take() {
+        if let Some(e) = reader.unreadable.borrow_mut().take() {
             return Err(e);
         }
         let framework =
@@ -153,7 +146,7 @@ impl Project {
                 let analysis = analysis::analyze(repo, snapshot, &state, warn)?;
                 crate::timings::mark("facts ready");
                 let user = user_references(&config, snapshot, &read);
-                if let Some(e) = unreadable.borrow_mut().take() {
+                if let Some(e) = reader.unreadable.borrow_mut().take() {
                     return Err(e);
                 }
                 let graph = Graph::build(&tree, &analysis.facts, &user, &config.loads);
@@ -187,6 +180,45 @@ impl Project {
     }
 }
 
+/// Reads configuration files through symlinks inside the tree, never out of it. A file that
+/// is there but cannot be read is an error, never "no such file": the first one is kept and
+/// returned once the readers are done. Root files (pyproject.toml, setup.cfg, tox.ini,
+/// requirements…) are asked for by several readers (pytest's configuration, roots, the
+/// framework, the test set): each is read from the tree once.
+struct Reader<'r> {
+    repo: &'r git2::Repository,
+    snapshot: &'r Snapshot,
+    unreadable: std::cell::RefCell<Option<crate::error::Error>>,
+    root_files: std::cell::RefCell<BTreeMap<String, Option<Vec<u8>>>>,
+}
+
+impl Reader<'_> {
+    fn read(&self, path: &str) -> Option<Vec<u8>> {
+        if path.contains('/') {
+            return self.read_file(path);
+        }
+        if let Some(known) = self.root_files.borrow().get(path) {
+            return known.clone();
+        }
+        let bytes = self.read_file(path);
+        self.root_files
+            .borrow_mut()
+            .insert(path.to_string(), bytes.clone());
+        bytes
+    }
+
+    fn read_file(&self, path: &str) -> Option<Vec<u8>> {
+        let file = self.snapshot.followed(path)?;
+        match self.snapshot.read(self.repo, &file) {
+            Ok((_, bytes)) => Some(bytes),
+            Err(e) => {
+                self.unreadable.borrow_mut().get_or_insert(e);
+                None
+            }
+        }
+    }
+}
+
 /// Folders a conftest puts on `sys.path` (`sys.path.insert(0, str(HERE / "apps"))`): import
 /// roots for the tests below it, so `import alpha.app` and `"beta.app:create_app"` resolve
 /// there — never a data dependency on every file under the folder. Conftests are few, so they
@@ -199,7 +231,12 @@ fn sys_path_roots(snapshot: &Snapshot, read: impl Fn(&str) -> Option<Vec<u8>>) -
         .iter()
         .filter(|f| crate::path::file_name(f) == "conftest.py");
     for conftest in conftests {
-        let Some(bytes) = read(conftest) else {
+        // Most conftests touch no search path: those are not parsed here.
+        let Some(bytes) = read(conftest).filter(|b| {
+            ["sys.path", "syspath_prepend", "addsitedir"]
+                .iter()
+                .any(|k| b.windows(k.len()).any(|w| w == k.as_bytes()))
+        }) else {
             continue;
         };
         for p in crate::analyze::python::analyze(&bytes).sys_paths {
@@ -208,7 +245,10 @@ fn sys_path_roots(snapshot: &Snapshot, read: impl Fn(&str) -> Option<Vec<u8>>) -
                     crate::path::normalize(&crate::path::join(crate::path::parent(conftest), dir))
                 }
                 PathValue::Relative(dir) => crate::path::normalize(dir),
-                PathValue::File | PathValue::Package { .. } => continue,
+                PathValue::File
+                | PathValue::Package { .. }
+                | PathValue::ModuleFile(_)
+                | PathValue::ModuleDir { .. } => continue,
             };
             let prefix = format!("{folder}/");
             let is_folder = snapshot

@@ -5,5 +5,6 @@
 /// 2: reference facts (paths, dynamic imports, apps, argv and shell contexts), shell scripts.
 /// 3: symlinks (the AST plan lists them; `symlink` edges), checksummed caches.
 /// 4: `plugin` edges, no import edge to a stub (`.pyi`), `may_load` in reports.
-pub(crate) const FORMAT: u32 = 4;
+/// 5: paths built on another module's file (`module_dir`: `Path(pkg.__file__).parent / "x"`).
+pub(crate) const FORMAT: u32 = 5;
 pub(crate) const ANALYZER: &str = concat!("gate ", env!("CARGO_PKG_VERSION"));

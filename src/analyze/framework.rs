@@ -39,7 +39,7 @@ impl Kind {
 
 /// How many test-named files the unittest check reads at most: enough to tell, cheap on a
 /// large tree.
-const SAMPLE: usize = 200;
+const SAMPLE: usize = 50;
 
 /// The framework of a tree holding `files` (`read` gives a file's bytes).
 pub(crate) fn detect(
@@ -92,24 +92,25 @@ pub(crate) fn detect(
             format!("{script} runs Django's test runner, and nothing names pytest"),
         );
     }
-    let sample: Vec<String> = files
+    // Read lazily: the first file that does not settle it for unittest ends the check.
+    let unittest = |t: &str| {
+        (t.contains("import unittest") || t.contains("from unittest")) && !t.contains("pytest")
+    };
+    let mut read_files = 0;
+    let all_unittest = files
         .iter()
         .filter(|f| is_test_name(f))
         .take(SAMPLE)
         .filter_map(|f| text(f))
-        .collect();
-    let unittest = |t: &String| t.contains("import unittest") || t.contains("from unittest");
-    if !sample.is_empty()
-        && sample.iter().all(unittest)
-        && !sample.iter().any(|t| t.contains("pytest"))
-    {
+        .all(|t| {
+            read_files += 1;
+            unittest(&t)
+        });
+    if read_files > 0 && all_unittest {
         return framework(
             Kind::Unittest,
             None,
-            format!(
-                "all {} test*.py file(s) read import unittest and none names pytest",
-                sample.len()
-            ),
+            format!("all {read_files} test*.py file(s) read import unittest and none names pytest"),
         );
     }
     framework(

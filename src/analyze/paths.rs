@@ -18,6 +18,11 @@ pub(crate) enum PathValue {
     File,
     /// Inside a package's folder: `importlib.resources.files("pkg") / "x.json"`.
     Package { package: String, path: String },
+    /// Another module's file (`jsonschema.__file__`, the module imported by that name).
+    ModuleFile(String),
+    /// Relative to the folder that holds another module's file (`Path(jsonschema.__file__)
+    /// .parent.parent / "json"`): a package's own folder, or the folder a plain module is in.
+    ModuleDir { module: String, path: String },
 }
 
 impl PathValue {
@@ -25,8 +30,10 @@ impl PathValue {
     /// paths are built from, not a reference to everything below it.
     pub(crate) fn is_anchor(&self) -> bool {
         match self {
-            PathValue::File => true,
-            PathValue::FileDir(p) => p.split('/').all(|s| s.is_empty() || s == ".."),
+            PathValue::File | PathValue::ModuleFile(_) => true,
+            PathValue::FileDir(p) | PathValue::ModuleDir { path: p, .. } => {
+                p.split('/').all(|s| s.is_empty() || s == "..")
+            }
             PathValue::Package { path, .. } => path.is_empty(),
             PathValue::Relative(p) => p.is_empty() || p == "." || p.split('/').all(|s| s == ".."),
         }
@@ -50,6 +57,14 @@ impl PathValue {
                 package,
                 path: up(&path),
             },
+            PathValue::ModuleFile(module) => PathValue::ModuleDir {
+                module,
+                path: String::new(),
+            },
+            PathValue::ModuleDir { module, path } => PathValue::ModuleDir {
+                module,
+                path: up(&path),
+            },
         })
     }
 
@@ -65,11 +80,15 @@ impl PathValue {
             }
         };
         Some(match self {
-            PathValue::File => return None,
+            PathValue::File | PathValue::ModuleFile(_) => return None,
             PathValue::FileDir(p) => PathValue::FileDir(glue(&p)),
             PathValue::Relative(p) => PathValue::Relative(glue(&p)),
             PathValue::Package { package, path } => PathValue::Package {
                 package,
+                path: glue(&path),
+            },
+            PathValue::ModuleDir { module, path } => PathValue::ModuleDir {
+                module,
                 path: glue(&path),
             },
         })
@@ -78,11 +97,15 @@ impl PathValue {
     /// String concatenation: `HERE + "/data.json"`.
     fn concat(self, rest: &str) -> Option<PathValue> {
         Some(match self {
-            PathValue::File => return None,
+            PathValue::File | PathValue::ModuleFile(_) => return None,
             PathValue::FileDir(p) => PathValue::FileDir(format!("{p}{rest}")),
             PathValue::Relative(p) => PathValue::Relative(format!("{p}{rest}")),
             PathValue::Package { package, path } => PathValue::Package {
                 package,
+                path: format!("{path}{rest}"),
+            },
+            PathValue::ModuleDir { module, path } => PathValue::ModuleDir {
+                module,
                 path: format!("{path}{rest}"),
             },
         })
@@ -222,6 +245,8 @@ impl Eval<'_> {
                 let object = node.child_by_field_name("object")?;
                 match text(node.child_by_field_name("attribute")?) {
                     "parent" => self.eval(object)?.parent(),
+                    // `mod.__file__`: bound where `mod` was imported.
+                    "__file__" => names.get(text(node)).cloned(),
                     _ => None,
                 }
             }

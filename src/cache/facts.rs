@@ -47,7 +47,7 @@ pub(crate) fn grammars() -> String {
     )
 }
 
-const FACTS_REVISION: u32 = 6;
+const FACTS_REVISION: u32 = 7;
 
 fn empty() -> Cache {
     Cache {

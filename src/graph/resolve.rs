@@ -307,6 +307,20 @@ pub(super) fn value_targets(tree: &Tree<'_>, from: &str, value: &PathValue) -> V
             dirs.dedup();
             path_targets(tree, from, &dirs, path, false)
         }
+        PathValue::ModuleFile(_) => Vec::new(),
+        PathValue::ModuleDir { module, path } => {
+            // The folder of each file the import resolves to; a module not in the tree is
+            // installed, and its folder is outside the repository.
+            let parts: Vec<&str> = module.split('.').collect();
+            let mut dirs: Vec<String> = resolve_absolute(tree, from, &parts)
+                .into_iter()
+                .filter(|(_, m)| m == module)
+                .map(|(f, _)| parent(&f).to_string())
+                .collect();
+            dirs.sort();
+            dirs.dedup();
+            path_targets(tree, from, &dirs, path, false)
+        }
     }
 }
 

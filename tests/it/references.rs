@@ -408,3 +408,53 @@ fn a_folder_named_as_a_path_selects_its_reader_for_any_file_in_it() {
         String::from_utf8_lossy(&out.stdout)
     );
 }
+
+/// A path built on another module's file (`Path(app.__file__).parent.parent.parent / "suite"`,
+/// as jsonschema finds its shared JSON suite) names what is under that folder: a case file
+/// changed there selects the test that reads it, and real pytest fails there. An aliased
+/// import of a plain module anchors on the folder that module is in.
+#[test]
+fn a_path_built_on_an_imported_modules_file_selects_its_reader() {
+    let t = TestRepo::from_fixture("refs");
+    t.write("suite/cases/one.json", "[1, 2]\n");
+    t.write("src/app/data/extra.json", "3\n");
+    t.write(
+        "tests/_suite.py",
+        "import json\nfrom pathlib import Path\n\nimport app\nimport app.cli as cli\n\n\
+         def cases():\n    root = Path(app.__file__).parent.parent.parent / 'suite'\n    \
+         return [json.loads(p.read_text()) for p in sorted(root.rglob('*.json'))]\n\n\
+         def extra():\n    return json.loads((Path(cli.__file__).parent / 'data' / 'extra.json').read_text())\n",
+    );
+    t.write(
+        "tests/test_suite.py",
+        "from _suite import cases, extra\n\ndef test_cases():\n    assert cases() == [[1, 2]]\n\n\
+         def test_extra():\n    assert extra() == 3\n",
+    );
+    t.commit("a shared suite");
+    for (file, broken) in [
+        ("suite/cases/one.json", "[1]\n"),
+        ("src/app/data/extra.json", "4\n"),
+    ] {
+        t.write(file, broken);
+        t.commit("break a case");
+        let r = t.report(&["--affected", "HEAD~1...HEAD"]);
+        assert_eq!(row(&r, file)["verdict"], "resolved", "{r:#}");
+        assert!(
+            selected(&r).iter().any(|t| t == "tests/test_suite.py"),
+            "{file}: {r:#}"
+        );
+        assert!(
+            r["selected"]
+                .to_string()
+                .contains("tests/_suite.py builds the path"),
+            "{file}: {r:#}"
+        );
+        let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", crate::support::text(&out));
+        assert!(
+            crate::support::text(&out).contains("FAILED tests/test_suite.py"),
+            "{}",
+            crate::support::text(&out)
+        );
+    }
+}

@@ -200,7 +200,11 @@ impl Pass<'_> {
                 continue;
             };
             match prev.as_str() {
-                "-m" => self.push(line, word.clone(), StringContext::RunModule),
+                // On the word's own line: the walk meets the same string there as argv.
+                "-m" => {
+                    let at = items[i].start_position().row as u32 + 1;
+                    self.push(at, word.clone(), StringContext::RunModule)
+                }
                 "-c" if shell_program => self.shell(word, line),
                 "-c" => self.python_code(word, line),
                 _ => {}

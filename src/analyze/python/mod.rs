@@ -124,6 +124,11 @@ impl<'s> Pass<'s> {
                         };
                         if let Some(dotted) = dotted {
                             let module = self.text(dotted);
+                            let alias = (name.kind() == "aliased_import")
+                                .then(|| name.child_by_field_name("alias"))
+                                .flatten()
+                                .map(|a| self.text(a));
+                            self.bind_module_files(&module, alias);
                             self.facts.imports.push(Import {
                                 line,
                                 level: 0,
@@ -135,9 +140,15 @@ impl<'s> Pass<'s> {
                     continue;
                 }
                 "import_from_statement" => {
-                    self.facts
-                        .imports
-                        .push(from_import(node, self.source, line));
+                    let import = from_import(node, self.source, line);
+                    if import.level == 0 {
+                        for (name, alias) in strings::from_import_aliases(node, self.source) {
+                            let module = format!("{}.{name}", import.module);
+                            self.names
+                                .insert(format!("{alias}.__file__"), PathValue::ModuleFile(module));
+                        }
+                    }
+                    self.facts.imports.push(import);
                     continue;
                 }
                 "future_import_statement" => continue,
@@ -190,6 +201,29 @@ impl<'s> Pass<'s> {
             stack.extend(pushed);
         }
     }
+    /// `import a.b` lets `a.__file__` and `a.b.__file__` name those modules' files (`import
+    /// a.b as c`: `c.__file__`), so a path built on another module's file is followed.
+    fn bind_module_files(&mut self, module: &str, alias: Option<String>) {
+        if let Some(alias) = alias {
+            self.names.insert(
+                format!("{alias}.__file__"),
+                PathValue::ModuleFile(module.to_string()),
+            );
+            return;
+        }
+        let mut prefix = String::new();
+        for part in module.split('.') {
+            if !prefix.is_empty() {
+                prefix.push('.');
+            }
+            prefix.push_str(part);
+            self.names.insert(
+                format!("{prefix}.__file__"),
+                PathValue::ModuleFile(prefix.clone()),
+            );
+        }
+    }
+
     /// Records a path expression that is not a lone literal, where it is complete: its parent
     /// does not build on it (`Path(__file__).parent` inside `… / "data.json"` is not recorded,
     /// the whole join is).

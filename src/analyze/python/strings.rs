@@ -19,7 +19,11 @@ impl Pass<'_> {
                 {
                     self.push(line, glob, context)
                 }
-                Some(value @ (PathValue::FileDir(_) | PathValue::Package { .. })) => {
+                Some(
+                    value @ (PathValue::FileDir(_)
+                    | PathValue::Package { .. }
+                    | PathValue::ModuleDir { .. }),
+                ) => {
                     let text = one_line(&self.text(node));
                     self.facts.paths.push(PathRef { line, value, text });
                 }
@@ -36,6 +40,19 @@ impl Pass<'_> {
     pub(super) fn push(&mut self, line: u32, value: String, context: StringContext) {
         if context == StringContext::Argv && value.starts_with('-') {
             return; // an option, not a file
+        }
+        // `[python, "-m", "pkg"]`: `pkg` was recorded as the module it runs (its `__main__`
+        // and what that imports), not as the folder of that name (every file under it).
+        if context == StringContext::Argv
+            && self
+                .facts
+                .strings
+                .iter()
+                .rev()
+                .take(64)
+                .any(|s| s.context == StringContext::RunModule && s.value == value)
+        {
+            return;
         }
         let bare_allowed = !matches!(context, StringContext::Plain);
         let looks_like_name = !value.is_empty()
@@ -130,4 +147,21 @@ pub(super) fn from_import(node: Node<'_>, source: &[u8], line: u32) -> Import {
 
 pub(super) fn text(node: Node<'_>, source: &[u8]) -> String {
     node.utf8_text(source).unwrap_or_default().to_string()
+}
+
+/// The names a `from m import a, b as c` binds, with the name each is bound to: `(a, a)`,
+/// `(b, c)`.
+pub(super) fn from_import_aliases(node: Node<'_>, source: &[u8]) -> Vec<(String, String)> {
+    node.children_by_field_name("name", &mut node.walk())
+        .filter_map(|n| {
+            if n.kind() == "aliased_import" {
+                let name = text(n.child_by_field_name("name")?, source);
+                let alias = text(n.child_by_field_name("alias")?, source);
+                Some((name, alias))
+            } else {
+                let name = text(n, source);
+                Some((name.clone(), name))
+            }
+        })
+        .collect()
 }

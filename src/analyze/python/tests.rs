@@ -165,6 +165,10 @@ fn subprocess_argv_python_c_and_shell_strings() {
             "{want:?} in {got:?}"
         );
     }
+    assert!(
+        !got.contains(&("cli".to_string(), StringContext::Argv)),
+        "`-m cli` runs the module, not every file of a folder `cli`: {got:?}"
+    );
 }
 
 #[test]
@@ -318,5 +322,28 @@ fn folders_put_on_sys_path_are_roots_not_paths() {
             .all(|s| s.value != "vendor" || s.context == StringContext::SysPath),
         "{:?}",
         f.strings
+    );
+}
+
+/// `mod.__file__` is the file of the module imported by that name (`import a.b`, `import a.b
+/// as c`, `from a import b`); a name never imported is no path.
+#[test]
+fn paths_built_on_an_imported_modules_file() {
+    let src = "from pathlib import Path\nimport os\nimport js.core\nimport js.util as u\nfrom js import extra as ex\n\
+               A = Path(js.__file__).parent.parent / 'json'\nB = os.path.join(os.path.dirname(u.__file__), 'x.txt')\n\
+               C = Path(ex.__file__).parent / 'y.txt'\nD = Path(js.core.__file__).with_name('z.txt')\nE = Path(other.__file__).parent / 'n.txt'\n";
+    let dir = |m: &str, p: &str| PathValue::ModuleDir {
+        module: m.into(),
+        path: p.into(),
+    };
+    assert_eq!(
+        paths(src),
+        vec![
+            (6, dir("js", "../json")),
+            (7, dir("js.util", "x.txt")),
+            (8, dir("js.extra", "y.txt")),
+            (9, dir("js.core", "z.txt")),
+        ],
+        "`other` was never imported: line 10 builds no path"
     );
 }
