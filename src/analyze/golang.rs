@@ -58,6 +58,10 @@ const NEEDS_FULL_PARSE: &[&str] = &[
 /// Stands for the file itself in a joined path (`runtime.Caller(0)`'s file name, Go's
 /// `__file__`): `Join(file, "..", "x")` normalises to the file's folder's `x`.
 const THIS_FILE: &str = "__this_file__";
+/// A join part that is a fresh temporary folder (`t.TempDir()`, `os.MkdirTemp(…)`): what is
+/// joined onto it is outside the tree.
+const TEMP_DIR: &str = "__temp_dir__";
+const TEMP_CALLS: &[&str] = &["TempDir", "MkdirTemp"];
 
 /// The part of a Go file that holds its package clause and imports: Go puts every import
 /// before the first top-level declaration, so a file that names no path call can stop there
@@ -158,12 +162,10 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
                     .unwrap_or_default();
                 let last = function.rsplit('.').next().unwrap_or(&function);
                 if last == "Join" {
-                    push(
-                        &mut facts,
-                        line,
-                        anchors.join(node, source),
-                        StringContext::PathArg,
-                    );
+                    let joined = anchors.join(node, source);
+                    if !joined.starts_with(TEMP_DIR) {
+                        push_join(&mut facts, line, joined, test_code);
+                    }
                     continue;
                 }
                 if EXEC_CALLS.contains(&last) && function.contains("exec.") {
@@ -235,6 +237,7 @@ pub(crate) fn parse_errors(source: &[u8]) -> Vec<u32> {
 struct Anchors {
     files: Vec<String>,
     dirs: Vec<String>,
+    temps: Vec<String>,
 }
 
 impl Anchors {
@@ -267,8 +270,12 @@ impl Anchors {
         let call = text(value, source);
         if call.starts_with("runtime.Caller(") {
             self.files.extend(names.get(1).cloned());
-        } else if self.part(value, source) == "." {
-            self.dirs.extend(names.first().cloned());
+        } else {
+            match self.part(value, source).as_str() {
+                "." => self.dirs.extend(names.first().cloned()),
+                TEMP_DIR => self.temps.extend(names.first().cloned()),
+                _ => {}
+            }
         }
     }
 
@@ -296,6 +303,8 @@ impl Anchors {
                     THIS_FILE.to_string()
                 } else if self.dirs.contains(&name) {
                     ".".to_string()
+                } else if self.temps.contains(&name) {
+                    TEMP_DIR.to_string()
                 } else {
                     "*".to_string()
                 }
@@ -310,8 +319,11 @@ impl Anchors {
                     a.named_children(&mut cursor).next()
                 });
                 let of_file = arg.is_some_and(|a| self.part(a, source) == THIS_FILE);
+                let last = function.rsplit('.').next().unwrap_or(&function);
                 if matches!(function.as_str(), "path.Dir" | "filepath.Dir") && of_file {
                     ".".to_string()
+                } else if TEMP_CALLS.contains(&last) {
+                    TEMP_DIR.to_string()
                 } else {
                     "*".to_string()
                 }
@@ -321,24 +333,41 @@ impl Anchors {
     }
 }
 
-/// Keeps a string that may name a file: not an option, not only dots and slashes (`".."` alone
-/// would name the parent folder), not only wildcards. A join onto an unknown base
-/// (`filepath.Join(dir, "x.golden")` → `*/x.golden`) is kept as `**/x.golden` when it ends in a
-/// file name — any folder may hold it — and dropped when it names a folder (`Join(t.TempDir(),
-/// "src")` would otherwise name every `src/` of the tree).
-fn push(facts: &mut Facts, line: u32, value: String, context: StringContext) {
+/// A join onto an unknown base (`filepath.Join(dir, "x.golden")` → `*/x.golden`) may name
+/// that path under any folder: kept as `**/x.golden` when it ends in a file name, and in test
+/// code also when it names a folder (`Join(root, "testdata", "cases")`: a test reads the
+/// fixtures it names, wherever its base points). Other code joining a folder onto a value it
+/// was given works on its caller's paths, not the tree's; joins onto a temporary folder never
+/// reach here.
+fn push_join(facts: &mut Facts, line: u32, value: String, test_code: bool) {
     let value = normalize_anchored(&value);
     let value = match value.strip_prefix("*/") {
-        Some(rest)
-            if rest
+        Some(rest) => {
+            let rest = rest.trim_start_matches("*/");
+            let file = rest
                 .rsplit('/')
                 .next()
-                .is_some_and(|f| f.contains('.') && !f.starts_with('*') && !f.ends_with('.')) =>
-        {
-            format!("**/{}", rest.trim_start_matches("*/"))
+                .is_some_and(|f| f.contains('.') && !f.starts_with('*') && !f.ends_with('.'));
+            let specific = rest
+                .split('/')
+                .next()
+                .is_some_and(|f| !f.is_empty() && !f.contains('*') && f != "..");
+            if file || (test_code && specific) {
+                format!("**/{rest}")
+            } else {
+                return;
+            }
         }
-        _ => value,
+        None => value,
     };
+    push(facts, line, value, StringContext::PathArg);
+}
+
+/// Keeps a string that may name a file: not an option, not only dots and slashes (`".."` alone
+/// would name the parent folder), not only wildcards (but `**/x` from a join onto an unknown
+/// base).
+fn push(facts: &mut Facts, line: u32, value: String, context: StringContext) {
+    let value = normalize_anchored(&value);
     let keep = !value.is_empty()
         && (!value.starts_with('*') || value.starts_with("**/"))
         && value.len() <= 256
@@ -444,14 +473,30 @@ mod tests {
 
     #[test]
     fn paths_anchored_on_the_file_and_joins_onto_unknown_bases() {
-        let src = "package x\n\nimport (\n\t\"path\"\n\t\"path/filepath\"\n\t\"runtime\"\n)\n\nfunc f(dir string) {\n\t_, file, _, _ := runtime.Caller(0)\n\tbase := filepath.Dir(file)\n\t_ = path.Join(path.Dir(file), \"../testdata\")\n\t_ = filepath.Join(base, \"golden\", \"a.txt\")\n\t_ = filepath.Join(file, \"..\", \"up.json\")\n\t_ = filepath.Join(dir, \"x.golden\")\n\t_ = filepath.Join(dir, \"src\")\n}\n";
+        let src = "package x\n\nimport (\n\t\"path\"\n\t\"path/filepath\"\n\t\"runtime\"\n)\n\nfunc f(dir string) {\n\t_, file, _, _ := runtime.Caller(0)\n\tbase := filepath.Dir(file)\n\t_ = path.Join(path.Dir(file), \"../testdata\")\n\t_ = filepath.Join(base, \"golden\", \"a.txt\")\n\t_ = filepath.Join(file, \"..\", \"up.json\")\n\t_ = filepath.Join(dir, \"x.golden\")\n\t_ = filepath.Join(dir, \"src\")\n\ttmp := t.TempDir()\n\t_ = filepath.Join(tmp, \"out.txt\")\n\t_ = filepath.Join(os.TempDir(), \"gen\", \"a.json\")\n}\n";
         let f = analyze(src.as_bytes());
         let values: Vec<&str> = f.strings.iter().map(|s| s.value.as_str()).collect();
         for want in ["../testdata", "./golden/a.txt", "up.json", "**/x.golden"] {
             assert!(values.contains(&want), "{want}: {values:?}");
         }
-        // A folder joined onto an unknown base would name every such folder: not kept.
+        // A folder joined onto an unknown base outside test code works on its caller's
+        // paths: not kept; a join onto a temporary folder is never a tree path.
         assert!(!values.iter().any(|v| v.ends_with("src")), "{values:?}");
+        assert!(
+            !values
+                .iter()
+                .any(|v| v.contains("out.txt") || v.contains("a.json")),
+            "{values:?}"
+        );
+        // In test code, a folder joined onto an unknown base is a fixture folder anywhere.
+        let test_src = src.replace("\"runtime\"\n", "\"runtime\"\n\t\"testing\"\n");
+        let values: Vec<String> = analyze(test_src.as_bytes())
+            .strings
+            .into_iter()
+            .map(|s| s.value)
+            .collect();
+        assert!(values.contains(&"**/src".to_string()), "{values:?}");
+        assert!(!values.iter().any(|v| v.contains("out.txt")), "{values:?}");
         // Test code keeps fixture paths handed to any helper; other code does not.
         let test = "package x\n\nimport \"testing\"\n\nfunc TestT(t *testing.T) { load(t, \"_cases/table.txt\", \"a b\", \"name\") }\n";
         let values: Vec<String> = analyze(test.as_bytes())
