@@ -91,9 +91,14 @@ def main():
             dirs = {c[2:] if c.startswith("./") else c for c in chosen}
             chosen = {args.module_prefix if d in ("", ".") else f"{args.module_prefix}/{d}" for d in dirs}
         now, code = failing(repo, args.suite, args.kind)
+        if args.kind == "pytest" and code == 2:
+            # A collection error interrupts the session before other files run: run them
+            # all, so a failure elsewhere is not hidden behind the file that broke first.
+            now, code = failing(repo, args.suite + " --continue-on-collection-errors", args.kind)
         new = now - base_fail
         missed = sorted(new - chosen)
-        # pytest stopped before any test (a conftest that cannot be imported): every test is hit.
+        # pytest stopped before any test (a conftest that cannot be imported, an error no
+        # test file is named for): every test is hit.
         broken = args.kind == "pytest" and code not in (0, 1)
         if broken and len(chosen) < r["test_files"] and verdict not in ("refused", "named_full"):
             missed = [f"the session broke (exit {code}); {len(chosen)} of {r['test_files']} selected"]

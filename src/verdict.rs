@@ -196,14 +196,22 @@ fn row(
     if let Some(fact) = ctx.links.get(path.as_str()) {
         row.reasons.push(fact.clone());
     }
-    if let Some(reason) = ctx
+    if let Some((reason, builtin)) = ctx
         .config
-        .whole_suite_reason(path)
+        .whole_suite_match(path)
         .filter(|_| !unbuilt_go(path))
     {
-        row.verdict = Verdict::NamedFull;
-        row.reasons.push(reason.to_string());
-        return row;
+        match builtin.then(|| sub_project(path, ctx)).flatten() {
+            // An example's own requirements are not the suite's: what reaches it decides.
+            Some(project) => row.reasons.push(format!(
+                "{reason} of the project in {project}/, which holds none of the gated tests — not the suite's"
+            )),
+            None => {
+                row.verdict = Verdict::NamedFull;
+                row.reasons.push(reason.to_string());
+                return row;
+            }
+        }
     }
     let reach = graph_edges(path, ctx, &mut row, cut);
     let ruled = depends_edges(path, ctx, &mut row);
@@ -213,6 +221,58 @@ fn row(
         row.reasons.extend(flags.reasons());
     }
     conclude(change, ctx, row, ruled, reach, memo)
+}
+
+/// Python project manifests: what configures, builds or pins a project.
+fn is_manifest(path: &str) -> bool {
+    let name = crate::path::file_name(path);
+    matches!(
+        name,
+        "pyproject.toml"
+            | "setup.py"
+            | "setup.cfg"
+            | "tox.ini"
+            | "noxfile.py"
+            | "pytest.ini"
+            | "Pipfile"
+            | "Pipfile.lock"
+            | "poetry.lock"
+            | "uv.lock"
+            | "pdm.lock"
+            | ".python-version"
+            | "MANIFEST.in"
+    ) || ((name.starts_with("requirements") || name.starts_with("constraints"))
+        && name.ends_with(".txt"))
+}
+
+/// The folder of the project a manifest below the root belongs to (the nearest folder at or
+/// above it with its own `pyproject.toml`, `setup.py` or `setup.cfg`) when that folder holds
+/// none of the gated tests and nothing outside it depends on a file in it (its manifests
+/// aside: a test that reads one is an edge like any other):
+/// `examples/celery/requirements.txt` pins the example's dependencies, not the suite's. A
+/// package the suite imports from such a folder keeps its manifests the suite's.
+fn sub_project<'p>(path: &'p str, ctx: &Context<'_>) -> Option<&'p str> {
+    if !is_manifest(path) {
+        return None;
+    }
+    let mut dir = crate::path::parent(path);
+    while !dir.is_empty() {
+        let own = ["pyproject.toml", "setup.py", "setup.cfg"]
+            .iter()
+            .any(|m| ctx.graph.id(&crate::path::join(dir, m)).is_some());
+        if own {
+            let prefix = format!("{dir}/");
+            let holds_tests = ctx
+                .tests
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|t| t.starts_with(&prefix));
+            return (!holds_tests && !ctx.graph.reached_from_outside(dir, |f| !is_manifest(f)))
+                .then_some(dir);
+        }
+        dir = crate::path::parent(dir);
+    }
+    None
 }
 
 /// What the walk from a changed file found besides tests.
@@ -390,6 +450,13 @@ fn conclude(
         row.verdict = Verdict::Inert;
         row.reasons
             .push("non-code with zero reference edges — inert".to_string());
+        return row;
+    }
+    if let Some(project) = sub_project(path, ctx) {
+        row.verdict = Verdict::Inert;
+        row.reasons.push(format!(
+            "configures the project in {project}/ (its own pyproject.toml or setup.py), which holds none of the gated tests, and no edge reaches it — inert"
+        ));
         return row;
     }
     let fact = format!(

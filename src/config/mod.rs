@@ -124,7 +124,8 @@ pub(crate) struct Config {
     pub known_flaky: Matcher,
     pub depends: Vec<DependsRule>,
     pub inert: Matcher,
-    pub whole_suite: Vec<(GlobMatcher, String)>,
+    /// Changes that are the whole suite: glob, reason, and whether it is a built-in default.
+    pub whole_suite: Vec<(GlobMatcher, String, bool)>,
     pub named_full: NamedFullMode,
     pub max_depth: Option<u32>,
     pub fallback: Fallback,
@@ -156,10 +157,16 @@ impl Config {
 
     /// The reason a change's blast radius is the whole suite, if it is one of those.
     pub(crate) fn whole_suite_reason(&self, path: &str) -> Option<&str> {
-        self.whole_suite
-            .iter()
-            .find(|(g, _)| g.is_match(path))
-            .map(|(_, r)| r.as_str())
+        self.whole_suite_match(path).map(|(r, _)| r)
+    }
+
+    /// The reason a change to `path` is the whole suite, and whether only a built-in default
+    /// says so (the team's own `[[whole_suite]]` entries are never second-guessed).
+    pub(crate) fn whole_suite_match(&self, path: &str) -> Option<(&str, bool)> {
+        let mut found = self.whole_suite.iter().filter(|(g, _, _)| g.is_match(path));
+        let first = found.next()?;
+        let builtin = first.2 && found.all(|(_, _, b)| *b);
+        Some((first.1.as_str(), builtin))
     }
 }
 

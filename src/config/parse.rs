@@ -152,12 +152,12 @@ impl Parser<'_> {
         &self,
         defaults: bool,
         entries: Vec<super::raw::RawWholeSuite>,
-    ) -> Result<Vec<(GlobMatcher, String)>> {
+    ) -> Result<Vec<(GlobMatcher, String, bool)>> {
         let mut out = Vec::new();
         if defaults {
             for (pattern, reason) in DEFAULT_WHOLE_SUITE {
                 let g = glob(pattern).expect("built-in glob");
-                out.push((g.compile_matcher(), reason.to_string()));
+                out.push((g.compile_matcher(), reason.to_string(), true));
             }
         }
         for entry in entries {
@@ -169,7 +169,7 @@ impl Parser<'_> {
                         on.get_ref()
                     ))
                 })?;
-                out.push((g.compile_matcher(), entry.reason.clone()));
+                out.push((g.compile_matcher(), entry.reason.clone(), false));
             }
         }
         Ok(out)

@@ -200,6 +200,37 @@ impl Graph {
             .is_some_and(|i| self.in_start[i as usize] < self.in_start[i as usize + 1])
     }
 
+    /// Whether anything outside folder `dir` depends on a file inside it that `counts`: the
+    /// only way a walk from outside (a test there) reaches in. Id order is name order, so the folder's
+    /// files are one run of ids.
+    pub(crate) fn reached_from_outside(&self, dir: &str, counts: impl Fn(&str) -> bool) -> bool {
+        let prefix = format!("{dir}/");
+        let first = |before: &dyn Fn(&str) -> bool| {
+            let (mut lo, mut hi) = (0u32, self.nodes.len() as u32);
+            while lo < hi {
+                let mid = lo + (hi - lo) / 2;
+                if before(self.nodes.get(mid)) {
+                    lo = mid + 1;
+                } else {
+                    hi = mid;
+                }
+            }
+            lo
+        };
+        let start = first(&|n| n < prefix.as_str());
+        let end = first(&|n| n < prefix.as_str() || n.starts_with(&prefix));
+        (start..end)
+            .filter(|&n| counts(self.nodes.get(n)))
+            .any(|node| {
+                self.dependents(node).any(|i| {
+                    !self
+                        .nodes
+                        .get(self.links[i as usize].from)
+                        .starts_with(&prefix)
+                })
+            })
+    }
+
     fn dependents(&self, node: u32) -> std::ops::Range<u32> {
         self.in_start[node as usize]..self.in_start[node as usize + 1]
     }

@@ -366,3 +366,89 @@ fn a_folder_put_on_sys_path_is_an_import_root_not_data() {
     );
     assert!(!all.contains("test_beta"), "{all}");
 }
+
+/// An example project's own manifests (`examples/demo/pyproject.toml`, its requirements) are
+/// not the suite's: inert when the example holds none of the gated tests and nothing outside
+/// it depends on its files. A sub-project the suite imports keeps its requirements the
+/// suite's (the whole suite, by name), and one a test reads is resolved to that test.
+#[test]
+fn an_example_projects_manifests_are_not_the_suites() {
+    let t = TestRepo::from_fixture("shop");
+    t.write(
+        "examples/demo/pyproject.toml",
+        "[project]\nname = \"demo\"\n",
+    );
+    t.write("examples/demo/requirements.txt", "flask==3.0\n");
+    t.write("examples/demo/demo/app.py", "import shop\n");
+    t.write(
+        "libs/extra/setup.py",
+        "from setuptools import setup\nsetup()\n",
+    );
+    t.write("libs/extra/requirements.txt", "attrs\n");
+    t.write("libs/extra/extra_mod.py", "VALUE = 1\n");
+    t.write(
+        "tests/test_extra.py",
+        "from pathlib import Path\n\ndef test_value():\n    assert 'VALUE' in Path('libs/extra/extra_mod.py').read_text()\n",
+    );
+    t.commit("an example and a library");
+    let files = [
+        "examples/demo/pyproject.toml",
+        "examples/demo/requirements.txt",
+        "libs/extra/requirements.txt",
+    ];
+    let mut args = vec!["--files"];
+    args.extend(files);
+    let r = t.report(&args);
+    for file in &files[..2] {
+        assert_eq!(row(&r, file)["verdict"], "inert", "{file}: {r:#}");
+        assert!(
+            row(&r, file)["reasons"]
+                .to_string()
+                .contains("the project in examples/demo/"),
+            "{r:#}"
+        );
+    }
+    // `tests/test_extra.py` reads a file of libs/extra: its requirements are the suite's.
+    assert_eq!(
+        row(&r, "libs/extra/requirements.txt")["verdict"],
+        "named_full",
+        "{r:#}"
+    );
+    assert_eq!(r["verdict"], "named_full", "{r:#}");
+    // A test that reads the example's requirements selects that test, and really fails.
+    t.write(
+        "tests/test_pins.py",
+        "from pathlib import Path\n\ndef test_pins():\n    text = Path(__file__).parent.parent.joinpath('examples/demo/requirements.txt').read_text()\n    assert text.startswith('flask')\n",
+    );
+    t.commit("a test that reads the pins");
+    t.write("examples/demo/requirements.txt", "django\n");
+    t.commit("change the pins");
+    let r = t.report(&["--affected", "HEAD~1...HEAD"]);
+    let pins = row(&r, "examples/demo/requirements.txt");
+    assert_eq!(pins["verdict"], "resolved", "{r:#}");
+    assert_eq!(selected(&r), ["tests/test_pins.py"], "{r:#}");
+    let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("FAILED tests/test_pins.py"),
+        "{}",
+        text(&out)
+    );
+    // The team's own `[[whole_suite]]` entry is never second-guessed.
+    t.write(
+        ".gate.toml",
+        "[[whole_suite]]\non = \"examples/**/requirements.txt\"\nreason = \"the examples pin the docs build\"\n",
+    );
+    t.commit("the team says the pins are the suite's");
+    let r = t.report(&[
+        "--files",
+        "examples/demo/pyproject.toml",
+        "examples/demo/requirements.txt",
+    ]);
+    assert_eq!(
+        row(&r, "examples/demo/requirements.txt")["verdict"],
+        "named_full",
+        "{r:#}"
+    );
+    assert_eq!(row(&r, "examples/demo/pyproject.toml")["verdict"], "inert");
+}
