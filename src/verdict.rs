@@ -201,11 +201,20 @@ fn row(
         .whole_suite_match(path)
         .filter(|_| !unbuilt_go(path))
     {
-        match builtin.then(|| sub_project(path, ctx)).flatten() {
-            // An example's own requirements are not the suite's: what reaches it decides.
-            Some(project) => row.reasons.push(format!(
-                "{reason} of the project in {project}/, which holds none of the gated tests — not the suite's"
-            )),
+        // An example's own requirements, or the docs build's (`docs/requirements.txt`: an
+        // inert glob covers it), are not the suite's: what reaches the file decides.
+        let elsewhere = builtin
+            .then(|| match sub_project(path, ctx) {
+                Some(project) => Some(format!(
+                    "{reason} of the project in {project}/, which holds none of the gated tests — not the suite's"
+                )),
+                None => ctx.config.inert.is_match(path).then(|| {
+                    format!("{reason} where the inert globs say no test looks — not the suite's")
+                }),
+            })
+            .flatten();
+        match elsewhere {
+            Some(why) => row.reasons.push(why),
             None => {
                 row.verdict = Verdict::NamedFull;
                 row.reasons.push(reason.to_string());
@@ -426,7 +435,12 @@ fn conclude(
         );
         return row;
     }
-    let reached = crate::path::is_python(path) || has_edges || !row.tests.is_empty();
+    // Code gate reads (Python, shell scripts) that nothing reaches is an untested file: its
+    // analysis would have found the test that imports or runs it.
+    let reached = crate::path::is_python(path)
+        || crate::analyze::is_shell(path)
+        || has_edges
+        || !row.tests.is_empty();
     if reached {
         let n = row.tests.len();
         row.reasons.insert(

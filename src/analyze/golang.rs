@@ -164,7 +164,7 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
                 if last == "Join" {
                     let joined = anchors.join(node, source);
                     if !joined.starts_with(TEMP_DIR) {
-                        push_join(&mut facts, line, joined, test_code);
+                        push_join(&mut facts, line, joined);
                     }
                     continue;
                 }
@@ -334,12 +334,10 @@ impl Anchors {
 }
 
 /// A join onto an unknown base (`filepath.Join(dir, "x.golden")` → `*/x.golden`) may name
-/// that path under any folder: kept as `**/x.golden` when it ends in a file name, and in test
-/// code also when it names a folder (`Join(root, "testdata", "cases")`: a test reads the
-/// fixtures it names, wherever its base points). Other code joining a folder onto a value it
-/// was given works on its caller's paths, not the tree's; joins onto a temporary folder never
-/// reach here.
-fn push_join(facts: &mut Facts, line: u32, value: String, test_code: bool) {
+/// that path under any folder: kept as a glob, `**/x.golden` or `**/testdata/cases`, never
+/// dropped (only what exists in the tree becomes an edge). Joins onto a temporary folder never
+/// reach here; a join whose first known part is a wildcard or `..` names nothing in particular.
+fn push_join(facts: &mut Facts, line: u32, value: String) {
     let value = normalize_anchored(&value);
     let value = match value.strip_prefix("*/") {
         Some(rest) => {
@@ -352,7 +350,7 @@ fn push_join(facts: &mut Facts, line: u32, value: String, test_code: bool) {
                 .split('/')
                 .next()
                 .is_some_and(|f| !f.is_empty() && !f.contains('*') && f != "..");
-            if file || (test_code && specific) {
+            if file || specific {
                 format!("**/{rest}")
             } else {
                 return;
@@ -479,24 +477,15 @@ mod tests {
         for want in ["../testdata", "./golden/a.txt", "up.json", "**/x.golden"] {
             assert!(values.contains(&want), "{want}: {values:?}");
         }
-        // A folder joined onto an unknown base outside test code works on its caller's
-        // paths: not kept; a join onto a temporary folder is never a tree path.
-        assert!(!values.iter().any(|v| v.ends_with("src")), "{values:?}");
+        // A folder joined onto an unknown base is that folder anywhere; a join onto a
+        // temporary folder is never a tree path.
+        assert!(values.contains(&"**/src"), "{values:?}");
         assert!(
             !values
                 .iter()
                 .any(|v| v.contains("out.txt") || v.contains("a.json")),
             "{values:?}"
         );
-        // In test code, a folder joined onto an unknown base is a fixture folder anywhere.
-        let test_src = src.replace("\"runtime\"\n", "\"runtime\"\n\t\"testing\"\n");
-        let values: Vec<String> = analyze(test_src.as_bytes())
-            .strings
-            .into_iter()
-            .map(|s| s.value)
-            .collect();
-        assert!(values.contains(&"**/src".to_string()), "{values:?}");
-        assert!(!values.iter().any(|v| v.contains("out.txt")), "{values:?}");
         // Test code keeps fixture paths handed to any helper; other code does not.
         let test = "package x\n\nimport \"testing\"\n\nfunc TestT(t *testing.T) { load(t, \"_cases/table.txt\", \"a b\", \"name\") }\n";
         let values: Vec<String> = analyze(test.as_bytes())

@@ -105,7 +105,7 @@ pub(crate) const DEFAULT_WHOLE_SUITE: &[(&str, &str)] = &[
     ("**/constraints*.txt", "dependency versions"),
     ("**/*.lock", "locked dependency versions"),
     ("Pipfile", "dependency versions"),
-    (".python-version", "interpreter version"),
+    (".python-version*", "interpreter version"),
     (".github/workflows/**", "CI configuration"),
     (".gitlab-ci.yml", "CI configuration"),
     (".ci/**", "CI configuration"),

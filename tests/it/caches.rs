@@ -73,7 +73,7 @@ fn random_byte_flips_in_every_cache_are_caught_and_never_change_a_selection() {
 #[test]
 fn a_torn_decision_line_is_read_past_and_never_glued_to_the_next_record() {
     let t = TestRepo::from_fixture("shop");
-    t.append("scripts/deploy.sh", "echo more\n");
+    t.append("scripts/deploy.ini", "port = 22\n");
     t.commit("script");
     let log = t.root.join(".git/gate/decisions.jsonl");
     std::fs::create_dir_all(log.parent().unwrap()).unwrap();

@@ -79,10 +79,10 @@ fn a_depends_rule_whose_tests_match_nothing_is_an_error_or_keeps_the_refusal() {
     let t = TestRepo::from_fixture("shop");
     t.write(
         ".gate.toml",
-        "[[depends]]\ntests = \"tests/test_deploy*.py\"\non = \"scripts/*.sh\"\n",
+        "[[depends]]\ntests = \"tests/test_deploy*.py\"\non = \"scripts/*.ini\"\n",
     );
     t.commit("a rule naming no test");
-    t.append("scripts/deploy.sh", "echo more\n");
+    t.append("scripts/deploy.ini", "port = 22\n");
     t.commit("deploy");
     let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
@@ -98,15 +98,15 @@ fn a_depends_rule_whose_tests_match_nothing_is_an_error_or_keeps_the_refusal() {
     t.write("tests/test_deploy.py", "def test_deploy():\n    pass\n");
     t.write(
         ".gate.toml",
-        "[[depends]]\ntests = \"tests/test_deploy*.py\"\non = \"scripts/*.sh\"\n",
+        "[[depends]]\ntests = \"tests/test_deploy*.py\"\non = \"scripts/*.ini\"\n",
     );
     t.commit("a rule and its test");
     t.remove("tests/test_deploy.py");
-    t.append("scripts/deploy.sh", "echo more\n");
+    t.append("scripts/deploy.ini", "port = 22\n");
     t.commit("drop the test, change the script");
     let r = t.report(&["--affected", "HEAD~1...HEAD"]);
     assert_eq!(r["verdict"], "refused", "{r:#}");
-    let script = row(&r, "scripts/deploy.sh");
+    let script = row(&r, "scripts/deploy.ini");
     assert_eq!(script["verdict"], "refused");
     assert!(
         script["reasons"]

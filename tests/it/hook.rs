@@ -42,12 +42,12 @@ fn a_refused_push_is_blocked_and_a_decision_lets_it_through_and_is_logged() {
     let r = Remote::with_fixture("shop");
     r.install_hook();
     let before = r.remote_ref("master");
-    r.append("scripts/deploy.sh", "echo more\n");
+    r.append("scripts/deploy.ini", "port = 22\n");
     r.commit("script");
     let ran = r.push(&["origin", "master"], &[]);
     assert!(!ran.ok, "{}", ran.text);
     assert!(ran.text.contains("error: refused"), "{}", ran.text);
-    assert!(ran.text.contains("scripts/deploy.sh"), "{}", ran.text);
+    assert!(ran.text.contains("scripts/deploy.ini"), "{}", ran.text);
     assert!(
         ran.text.contains("GATE_DECISION=\"<citation>\" git push"),
         "{}",
@@ -64,7 +64,7 @@ fn a_refused_push_is_blocked_and_a_decision_lets_it_through_and_is_logged() {
     let log = std::fs::read_to_string(r.clone.join(".git/gate/decisions.jsonl")).unwrap();
     let record: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
     assert_eq!(record["citation"], "OPS-42 script only");
-    assert_eq!(record["refused"][0]["path"], "scripts/deploy.sh");
+    assert_eq!(record["refused"][0]["path"], "scripts/deploy.ini");
     assert!(
         record["range"].as_str().unwrap().ends_with(&r.head()),
         "{record}"

@@ -52,7 +52,7 @@ fn reports_match_the_schema() {
     let t = TestRepo::from_fixture("shop");
     t.append("src/shop/money.py", "\n");
     t.append("README.md", "x\n");
-    t.append("scripts/deploy.sh", "x\n");
+    t.append("scripts/deploy.ini", "x\n");
     t.rename("src/shop/untested.py", "src/shop/still_untested.py");
     t.commit("mixed");
     validate(
@@ -83,6 +83,9 @@ fn reports_match_the_schema() {
 #[test]
 fn plan_exports_match_the_schemas_and_are_deterministic() {
     let t = TestRepo::from_fixture("shop");
+    // A shell script, so the plans hold its facts too.
+    t.write("scripts/build.sh", "#!/bin/sh\nsh scripts/lint.sh\n");
+    t.commit("a build script");
     let out_a = t.root.parent().unwrap().join("plans-a");
     let out_b = t.root.parent().unwrap().join("plans-b");
     let first = t

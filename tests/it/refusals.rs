@@ -379,6 +379,7 @@ fn an_example_projects_manifests_are_not_the_suites() {
         "[project]\nname = \"demo\"\n",
     );
     t.write("examples/demo/requirements.txt", "flask==3.0\n");
+    t.write("docs/requirements.txt", "sphinx\n");
     t.write("examples/demo/demo/app.py", "import shop\n");
     t.write(
         "libs/extra/setup.py",
@@ -395,6 +396,7 @@ fn an_example_projects_manifests_are_not_the_suites() {
         "examples/demo/pyproject.toml",
         "examples/demo/requirements.txt",
         "libs/extra/requirements.txt",
+        "docs/requirements.txt",
     ];
     let mut args = vec!["--files"];
     args.extend(files);
@@ -415,6 +417,12 @@ fn an_example_projects_manifests_are_not_the_suites() {
         "{r:#}"
     );
     assert_eq!(r["verdict"], "named_full", "{r:#}");
+    // The docs build's pins: the inert globs cover docs/.
+    assert_eq!(
+        row(&r, "docs/requirements.txt")["verdict"],
+        "inert",
+        "{r:#}"
+    );
     // A test that reads the example's requirements selects that test, and really fails.
     t.write(
         "tests/test_pins.py",
@@ -451,4 +459,53 @@ fn an_example_projects_manifests_are_not_the_suites() {
         "{r:#}"
     );
     assert_eq!(row(&r, "examples/demo/pyproject.toml")["verdict"], "inert");
+}
+
+/// A CI script no test runs is an untested file, not a refusal (a test that runs it has an
+/// argv edge, and then selects); an interpreter pin under any `.python-version*` name is the
+/// whole suite, by name.
+#[test]
+fn an_unreferenced_script_is_untested_and_a_version_pin_is_named_full() {
+    let t = TestRepo::from_fixture("shop");
+    t.write("ci_tools/nightly.sh", "#!/bin/sh\nexit 0\n");
+    t.write("scripts/check.sh", "#!/bin/sh\nexit 0\n");
+    t.write(".python-version-default", "3.13\n");
+    t.write(
+        "tests/test_check.py",
+        "import subprocess\n\ndef test_check():\n    assert subprocess.run(['sh', 'scripts/check.sh']).returncode == 0\n",
+    );
+    t.commit("scripts");
+    let r = t.report(&[
+        "--files",
+        "ci_tools/nightly.sh",
+        "scripts/check.sh",
+        ".python-version-default",
+    ]);
+    let nightly = row(&r, "ci_tools/nightly.sh");
+    assert_eq!(nightly["verdict"], "resolved", "{r:#}");
+    assert_eq!(nightly["tests"], serde_json::json!([]), "{r:#}");
+    assert!(
+        nightly["reasons"].to_string().contains("untested file"),
+        "{r:#}"
+    );
+    assert_eq!(
+        row(&r, "scripts/check.sh")["tests"],
+        serde_json::json!(["tests/test_check.py"]),
+        "{r:#}"
+    );
+    assert_eq!(
+        row(&r, ".python-version-default")["verdict"],
+        "named_full",
+        "{r:#}"
+    );
+    // The script a test runs breaks it: selected, and real pytest fails there.
+    t.write("scripts/check.sh", "#!/bin/sh\nexit 3\n");
+    t.commit("break the script");
+    let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        text(&out).contains("FAILED tests/test_check.py"),
+        "{}",
+        text(&out)
+    );
 }

@@ -11,7 +11,7 @@ fn mixed_change() -> TestRepo {
     t.append("src/shop/money.py", "\nDOLLAR = 1\n");
     t.append("README.md", "more\n");
     t.write("requirements.txt", "requests==2.0\n");
-    t.append("scripts/deploy.sh", "echo more\n");
+    t.append("scripts/deploy.ini", "port = 22\n");
     t.commit("a change of each kind");
     t
 }

@@ -136,7 +136,7 @@ fn the_first_failing_step_blocks_the_rest_and_is_named() {
 #[test]
 fn a_refused_verify_exits_2_with_a_receipt_and_a_decision_lets_it_run() {
     let t = TestRepo::from_fixture("shop");
-    t.append("scripts/deploy.sh", "echo more\n");
+    t.append("scripts/deploy.ini", "port = 22\n");
     t.append("src/shop/money.py", "\n");
     t.commit("script and money");
     let log = t.root.parent().unwrap().join("steps.log");

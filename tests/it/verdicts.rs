@@ -10,7 +10,7 @@ fn each_per_file_verdict() {
     t.append("README.md", "more\n");
     t.append("docs/guide.md", "more\n");
     t.append("pyproject.toml", "\n");
-    t.append("scripts/deploy.sh", "echo again\n");
+    t.append("scripts/deploy.ini", "port = 22\n");
     t.append("src/shop/untested.py", "\n");
     t.commit("mixed");
     let r = t.report(&["--affected", "HEAD~1...HEAD"]);
@@ -23,11 +23,11 @@ fn each_per_file_verdict() {
         strings(&row(&r, "pyproject.toml")["reasons"]),
         ["project and pytest configuration"]
     );
-    assert_eq!(verdict("scripts/deploy.sh"), "refused");
+    assert_eq!(verdict("scripts/deploy.ini"), "refused");
     assert_eq!(
-        strings(&row(&r, "scripts/deploy.sh")["reasons"]),
+        strings(&row(&r, "scripts/deploy.ini")["reasons"]),
         [
-            "scripts/deploy.sh: no import, reference edge or [[depends]] rule reaches it, and it is not inert"
+            "scripts/deploy.ini: no import, reference edge or [[depends]] rule reaches it, and it is not inert"
         ]
     );
     let untested = row(&r, "src/shop/untested.py");
@@ -100,7 +100,7 @@ fn a_failing_selected_test_exits_1() {
 #[test]
 fn refused_aborts_with_exit_2_and_runs_nothing() {
     let t = TestRepo::from_fixture("shop");
-    t.append("scripts/deploy.sh", "echo x\n");
+    t.append("scripts/deploy.ini", "port = 22\n");
     t.append("src/shop/money.py", "\n");
     t.commit("script");
     let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
@@ -111,7 +111,7 @@ fn refused_aborts_with_exit_2_and_runs_nothing() {
     assert_eq!(out.status.code(), Some(2));
     assert!(!stdout.contains("passed"), "nothing ran: {stdout}");
     assert!(
-        stderr.contains("refused — scripts/deploy.sh: no import"),
+        stderr.contains("refused — scripts/deploy.ini: no import"),
         "{stderr}"
     );
     assert!(
@@ -123,7 +123,7 @@ fn refused_aborts_with_exit_2_and_runs_nothing() {
 #[test]
 fn a_decision_runs_the_bounded_remainder_and_is_recorded() {
     let t = TestRepo::from_fixture("shop");
-    t.append("scripts/deploy.sh", "echo x\n");
+    t.append("scripts/deploy.ini", "port = 22\n");
     t.append("src/shop/plugins/discount.py", "\n");
     t.commit("script");
     let out = t
@@ -146,7 +146,7 @@ fn a_decision_runs_the_bounded_remainder_and_is_recorded() {
     let record: serde_json::Value = serde_json::from_str(log.lines().last().unwrap()).unwrap();
     assert_eq!(record["citation"], "OPS-7: deploy script reviewed by hand");
     assert_eq!(record["range"], "HEAD~1...HEAD");
-    assert_eq!(record["refused"][0]["path"], "scripts/deploy.sh");
+    assert_eq!(record["refused"][0]["path"], "scripts/deploy.ini");
     crate::plans::validate("decision.schema.json", &record);
     // the same citation on a run with no refusal is recorded too
     t.gate(&[
@@ -210,12 +210,12 @@ fn config_rules_always_run_max_depth_and_fallback() {
     let t = TestRepo::from_fixture("shop");
     t.write(
         ".gate.toml",
-        "always_run = [\"tests/unit/**\"]\nknown_flaky = [\"tests/test_money.py\"]\nmax_depth = 2\n\n[[depends]]\ntests = \"tests/test_money.py\"\non = [\"scripts/*.sh\", \"!scripts/skip.sh\"]\n",
+        "always_run = [\"tests/unit/**\"]\nknown_flaky = [\"tests/test_money.py\"]\nmax_depth = 2\n\n[[depends]]\ntests = \"tests/test_money.py\"\non = [\"scripts/*.ini\", \"!scripts/skip.ini\"]\n",
     );
-    t.write("scripts/skip.sh", "echo skip\n");
+    t.write("scripts/skip.ini", "[skip]\n");
     t.commit("config");
-    let r = t.report(&["--files", "scripts/deploy.sh"]);
-    assert_eq!(row(&r, "scripts/deploy.sh")["verdict"], "resolved");
+    let r = t.report(&["--files", "scripts/deploy.ini"]);
+    assert_eq!(row(&r, "scripts/deploy.ini")["verdict"], "resolved");
     assert_eq!(
         selected(&r),
         ["tests/test_money.py", "tests/unit/test_nested.py"]
@@ -232,9 +232,9 @@ fn config_rules_always_run_max_depth_and_fallback() {
             .unwrap()
             .starts_with("known flaky")
     );
-    let r = t.report(&["--files", "scripts/skip.sh"]);
+    let r = t.report(&["--files", "scripts/skip.ini"]);
     assert_eq!(
-        row(&r, "scripts/skip.sh")["verdict"],
+        row(&r, "scripts/skip.ini")["verdict"],
         "refused",
         "`!` excludes from a [[depends]] rule"
     );
@@ -256,8 +256,8 @@ fn config_rules_always_run_max_depth_and_fallback() {
     );
     t.write(".gate.toml", "fallback = \"full\"\n");
     t.commit("fallback");
-    let r = t.report(&["--files", "scripts/skip.sh"]);
-    assert_eq!(row(&r, "scripts/skip.sh")["verdict"], "named_full");
+    let r = t.report(&["--files", "scripts/skip.ini"]);
+    assert_eq!(row(&r, "scripts/skip.ini")["verdict"], "named_full");
     assert_eq!(r["verdict"], "named_full");
 }
 
