@@ -99,6 +99,33 @@ pub enum Sub {
         #[arg(long)]
         fresh: bool,
     },
+    /// Record one leg of a run — JUnit XML or `go test -json` results — in the history store.
+    Record {
+        /// JUnit XML reports (pytest `--junitxml`, xunit1 or xunit2; gotestsum; go-junit-report).
+        #[arg(long, value_name = "FILE", num_args = 1..)]
+        junit: Vec<PathBuf>,
+        /// `go test -json` output.
+        #[arg(long = "go-json", value_name = "FILE", num_args = 1..)]
+        go_json: Vec<PathBuf>,
+        /// The matrix leg (part of the key: legs never overwrite each other).
+        #[arg(long, value_name = "NAME", default_value = "default")]
+        leg: String,
+        /// The run id (default: from CI variables such as GITHUB_RUN_ID, else generated and printed).
+        #[arg(long, value_name = "ID")]
+        run: Option<String>,
+        /// The attempt of the run (default: GITHUB_RUN_ATTEMPT and the like, else 1).
+        #[arg(long, value_name = "N")]
+        attempt: Option<u32>,
+        /// The commit the results are of (default: HEAD).
+        #[arg(long, value_name = "REV", default_value = "HEAD")]
+        commit: String,
+        /// The branch (default: the current one).
+        #[arg(long, value_name = "NAME")]
+        branch: Option<String>,
+        /// The store: `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
+    },
     /// Entry points for git hooks (called by the installed hook scripts).
     Hook {
         #[command(subcommand)]

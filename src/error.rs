@@ -36,6 +36,13 @@ pub enum Error {
     /// A runner or a tool gate drives could not be started.
     #[error(transparent)]
     Runner(#[from] crate::run::RunnerError),
+    /// The history store is unreachable, locked, or of a newer schema.
+    #[error(transparent)]
+    Store(#[from] crate::history::StoreError),
+    /// An input file gate was given to read (a JUnit report, a `go test -json` stream) is
+    /// malformed: nothing was recorded.
+    #[error("{}: {message}", path.display())]
+    Input { path: PathBuf, message: String },
     /// Something gate holds true was not: a bug in gate, reported rather than hidden.
     #[error("{0} (an internal error of gate)")]
     Internal(String),
@@ -89,6 +96,8 @@ impl Error {
             Error::Io { .. } => exit_codes::IO,
             Error::Runner(_) => exit_codes::RUNNER,
             Error::Internal(_) => exit_codes::INTERNAL,
+            Error::Store(_) => exit_codes::STORE,
+            Error::Input { .. } => exit_codes::INPUT,
             // The shell's convention for a death by signal.
             Error::Interrupted(sig) => u8::try_from(128 + sig).unwrap_or(exit_codes::RUNNER),
         }

@@ -20,7 +20,12 @@ pub const STEP_FAILED: u8 = 5;
 pub const GIT: u8 = 6;
 /// A file gate must read or write could not be: a receipt, the decisions, a temporary folder.
 pub const IO: u8 = 7;
-/// Reserved: the history store (SQLite, PostgreSQL) is unavailable.
+/// The history store is unavailable: it cannot be opened or written, it stayed locked, or its
+/// schema is newer than this gate. Nothing was recorded.
 pub const STORE: u8 = 8;
 /// An internal error of gate (a broken invariant): a bug to report.
 pub const INTERNAL: u8 = 9;
+/// An input file gate was asked to read (a JUnit report, a `go test -json` stream) is
+/// malformed, truncated or not of that kind: the error names the file and where it broke, and
+/// nothing was recorded.
+pub const INPUT: u8 = 10;

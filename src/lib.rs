@@ -17,6 +17,7 @@ mod decision;
 pub mod error;
 pub mod exit_codes;
 mod graph;
+mod history;
 mod hook;
 mod path;
 mod plan;

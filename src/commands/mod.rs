@@ -15,6 +15,7 @@ mod gate;
 mod hook;
 mod install;
 mod plan;
+mod record;
 mod verify;
 
 use crate::cli::{Cli, HookKind, Sub};
@@ -50,6 +51,28 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
                 json,
                 out: out.as_deref(),
                 fresh,
+            },
+        ),
+        Some(Sub::Record {
+            junit,
+            go_json,
+            leg,
+            run,
+            attempt,
+            commit,
+            branch,
+            db,
+        }) => record::run(
+            &dir,
+            &record::Args {
+                junit: &junit,
+                go_json: &go_json,
+                leg,
+                run,
+                attempt,
+                commit: &commit,
+                branch,
+                db: db.as_deref(),
             },
         ),
         Some(Sub::Hook {

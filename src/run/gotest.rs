@@ -90,7 +90,12 @@ pub(crate) fn run(
     argv.insert(2, "-json".into());
     let mut cmd = super::command(&argv, env, module, root).ok_or(RunnerError::Empty("go test"))?;
     cmd.stdout(std::process::Stdio::piped());
-    let mut stream = Stream::new(layout, &command.module, quiet_stdout);
+    let echo = if quiet_stdout {
+        Echo::Stderr
+    } else {
+        Echo::Stdout
+    };
+    let mut stream = Stream::new(layout, &command.module, echo);
     let status = crate::process::run_reading(&mut cmd, |line| stream.line(line, sink)).map_err(
         |source| RunnerError::Start {
             program: "go".into(),
@@ -118,12 +123,65 @@ struct GoEvent {
     output: Option<String>,
 }
 
+/// Where the output of plain `go test` goes: gate's stdout, stderr (when stdout is JSON), or
+/// nowhere (a recorded file is read, not shown).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Echo {
+    Stdout,
+    Stderr,
+    Nothing,
+}
+
+/// A `go test -json` file that cannot be read whole: the line where it broke.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum StreamError {
+    #[error("line {0}: not a `go test -json` event (a truncated or edited stream)")]
+    NotAnEvent(usize),
+    #[error("the stream ends while {0} is still running (truncated)")]
+    Truncated(String),
+}
+
+/// The results a recorded `go test -json` stream holds (`layout` places each package on its
+/// folder), as the run that wrote it would have reported them.
+pub(crate) fn read_json(bytes: &[u8], layout: &GoLayout) -> Result<Vec<TestResult>, StreamError> {
+    let mut stream = Stream::new(layout, "", Echo::Nothing);
+    let mut collected = crate::run::events::Collected::default();
+    let mut running: BTreeMap<(String, String), usize> = BTreeMap::new();
+    for (n, line) in String::from_utf8_lossy(bytes).lines().enumerate() {
+        let trimmed = line.trim();
+        if trimmed.is_empty() {
+            continue;
+        }
+        if trimmed.starts_with('{') {
+            let event: GoEvent =
+                serde_json::from_str(trimmed).map_err(|_| StreamError::NotAnEvent(n + 1))?;
+            if let (Some(package), Some(test)) = (&event.package, &event.test) {
+                let key = (package.clone(), test.clone());
+                match event.action.as_str() {
+                    "run" => {
+                        running.insert(key, n + 1);
+                    }
+                    "pass" | "fail" | "skip" => {
+                        running.remove(&key);
+                    }
+                    _ => {}
+                }
+            }
+        }
+        stream.line(trimmed, &mut collected);
+    }
+    if let Some(((package, test), _)) = running.into_iter().next() {
+        return Err(StreamError::Truncated(format!("{package} {test}")));
+    }
+    Ok(collected.tests)
+}
+
 /// Reads `go test -json` as it comes: results to the sink, and the output of plain `go test`.
 struct Stream<'l> {
     layout: &'l GoLayout,
     /// A file in the module's folder, to resolve import paths from.
     from: String,
-    quiet_stdout: bool,
+    echo: Echo,
     /// Per (package, test): the output a failure shows.
     pending: BTreeMap<(String, String), Vec<String>>,
     /// Packages with a failed test: their own failure is that test's, not a build's.
@@ -133,11 +191,11 @@ struct Stream<'l> {
 }
 
 impl<'l> Stream<'l> {
-    fn new(layout: &'l GoLayout, module: &str, quiet_stdout: bool) -> Stream<'l> {
+    fn new(layout: &'l GoLayout, module: &str, echo: Echo) -> Stream<'l> {
         Stream {
             layout,
             from: crate::path::join(module, "go.mod"),
-            quiet_stdout,
+            echo,
             pending: BTreeMap::new(),
             failed: Default::default(),
             unbuilt: false,
@@ -147,10 +205,10 @@ impl<'l> Stream<'l> {
     fn print(&self, text: &str) {
         use std::io::Write;
         // The human output: stdout, or stderr when gate's stdout is JSON.
-        let _ = if self.quiet_stdout {
-            std::io::stderr().write_all(text.as_bytes())
-        } else {
-            std::io::stdout().write_all(text.as_bytes())
+        let _ = match self.echo {
+            Echo::Stdout => std::io::stdout().write_all(text.as_bytes()),
+            Echo::Stderr => std::io::stderr().write_all(text.as_bytes()),
+            Echo::Nothing => Ok(()),
         };
     }
 

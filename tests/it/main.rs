@@ -7,6 +7,7 @@ mod config_guard;
 mod errors;
 mod frameworks;
 mod golang;
+mod history;
 mod hook;
 mod install;
 mod limits;
