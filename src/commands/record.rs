@@ -74,8 +74,8 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
         }
         .into(),
     };
-    let path = history::location(args.db, &repo::state_dir(&repo))?;
-    let mut store = Store::open(&path)?;
+    let at = history::location(args.db, &repo::state_dir(&repo))?;
+    let mut store = Store::open(&at)?;
     let recorded = store.record(&leg, &results)?;
     if generated {
         say!(
@@ -96,7 +96,7 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
         leg.attempt,
         &leg.commit[..12.min(leg.commit.len())],
         counts(&results),
-        path.display(),
+        store.name(),
         recorded.seq()
     );
     if results.is_empty() {

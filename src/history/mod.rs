@@ -1,57 +1,133 @@
-//! The history store: every recorded leg of every run, with its per-test results, in SQLite
-//! (`.git/gate/history.sqlite` by default, or `--db sqlite:PATH` / `GATE_DB`). Later parts —
+//! The history store: every recorded leg of every run, with its per-test results — SQLite by
+//! default (`.git/gate/history.sqlite`, or `--db sqlite:PATH`), PostgreSQL for a CI fleet
+//! (`--db postgres://…`, or `GATE_DB`). One schema and one behaviour on both. Later parts —
 //! rollup, triage, the green ledger, shadow audits — read it; its schema is versioned and
 //! migrated on first use, and a store whose schema is newer than this gate is never written.
 
+mod postgres;
 mod sqlite;
 
 use crate::run::events::{TestOutcome, TestResult};
 use std::path::{Path, PathBuf};
 
-pub(crate) use sqlite::Store;
+type Source = Box<dyn std::error::Error + Send + Sync>;
 
 /// The history store could not be used: unreachable, locked past the wait, or of a schema
 /// this gate does not know.
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
-    #[error("{path}: cannot open the history store")]
+    #[error("{store}: cannot open the history store")]
     Open {
-        path: String,
+        store: String,
         #[source]
-        source: rusqlite::Error,
+        source: Source,
     },
-    #[error("{path}: {what}")]
+    #[error("{store}: {what}")]
     Query {
-        path: String,
+        store: String,
         what: String,
         #[source]
-        source: rusqlite::Error,
+        source: Source,
     },
     #[error(
-        "{path}: the history store has schema version {found}, newer than this gate's {known}; upgrade gate (the store is left untouched)"
+        "{store}: the history store has schema version {found}, newer than this gate's {known}; upgrade gate (the store is left untouched)"
     )]
     Newer {
-        path: String,
+        store: String,
         found: i64,
         known: i64,
     },
-    #[error("`{0}`: not a store URL gate can use (`sqlite:PATH` or a file path)")]
+    #[error("`{0}`: not a store URL gate can use (`postgres://…`, `sqlite:PATH` or a file path)")]
     Url(String),
 }
 
+/// An error of `store` while doing `what`.
+fn fail<E: std::error::Error + Send + Sync + 'static>(
+    store: &str,
+    what: &str,
+) -> impl FnOnce(E) -> StoreError + use<E> {
+    let (store, what) = (store.to_string(), what.to_string());
+    move |source| StoreError::Query {
+        store,
+        what,
+        source: Box::new(source),
+    }
+}
+
+/// Where the store is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Location {
+    Sqlite(PathBuf),
+    Postgres(String),
+}
+
 /// Where the store is: `--db`, else `GATE_DB`, else `.git/gate/history.sqlite`.
-pub(crate) fn location(db: Option<&str>, state: &Path) -> std::result::Result<PathBuf, StoreError> {
+pub(crate) fn location(db: Option<&str>, state: &Path) -> Result<Location, StoreError> {
     let url = db
         .map(str::to_string)
         .or_else(|| std::env::var("GATE_DB").ok().filter(|v| !v.is_empty()));
     match url {
-        None => Ok(state.join("history.sqlite")),
+        None => Ok(Location::Sqlite(state.join("history.sqlite"))),
+        Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
+            Ok(Location::Postgres(url))
+        }
         Some(url) => match url.split_once("://") {
-            // `postgres://…` and other servers are not stores this gate can open.
             Some(_) => Err(StoreError::Url(url)),
-            None => Ok(PathBuf::from(url.strip_prefix("sqlite:").unwrap_or(&url))),
+            None => Ok(Location::Sqlite(PathBuf::from(
+                url.strip_prefix("sqlite:").unwrap_or(&url),
+            ))),
         },
     }
+}
+
+/// An open store, of either kind.
+pub(crate) enum Store {
+    Sqlite(sqlite::Store),
+    Postgres(postgres::Store),
+}
+
+impl Store {
+    /// Opens (creating it when missing) and migrates the store.
+    pub(crate) fn open(at: &Location) -> Result<Store, StoreError> {
+        Ok(match at {
+            Location::Sqlite(path) => Store::Sqlite(sqlite::Store::open(path)?),
+            Location::Postgres(url) => Store::Postgres(postgres::Store::open(url)?),
+        })
+    }
+
+    /// Records one leg's results, all or nothing. The same (run, attempt, leg) with the same
+    /// content is left as it is; with other content it is replaced in the same transaction.
+    pub(crate) fn record(
+        &mut self,
+        leg: &Leg,
+        results: &[TestResult],
+    ) -> Result<Recorded, StoreError> {
+        let results = numbered(results);
+        let digest = digest(leg, &results);
+        match self {
+            Store::Sqlite(s) => s.record(leg, &results, &digest),
+            Store::Postgres(s) => s.record(leg, &results, &digest),
+        }
+    }
+
+    /// The store as the user named it, for messages (a URL without its password).
+    pub(crate) fn name(&self) -> String {
+        match self {
+            Store::Sqlite(s) => s.name().to_string(),
+            Store::Postgres(s) => s.name().to_string(),
+        }
+    }
+}
+
+/// The number of schema migrations: both stores are at the same version.
+const SCHEMA_VERSION: i64 = 1;
+
+/// What a leg's content is: its stored fields and every result, hashed.
+fn digest(leg: &Leg, results: &[TestResult]) -> String {
+    let mut h = xxhash_rust::xxh3::Xxh3::new();
+    let text = serde_json::json!([leg, results]).to_string();
+    h.update(text.as_bytes());
+    format!("{:032x}", h.digest128())
 }
 
 /// One leg of one CI run (or one local run), as `gate record` names it: the key
@@ -146,11 +222,15 @@ mod tests {
         let state = Path::new("/repo/.git/gate");
         assert_eq!(
             location(Some("sqlite:/tmp/h.db"), state).unwrap(),
-            PathBuf::from("/tmp/h.db")
+            Location::Sqlite(PathBuf::from("/tmp/h.db"))
         );
         assert_eq!(
             location(Some("rel.db"), state).unwrap(),
-            PathBuf::from("rel.db")
+            Location::Sqlite(PathBuf::from("rel.db"))
+        );
+        assert_eq!(
+            location(Some("postgres://u@h/db"), state).unwrap(),
+            Location::Postgres("postgres://u@h/db".into())
         );
         assert!(matches!(
             location(Some("mysql://h/db"), state),

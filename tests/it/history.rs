@@ -31,68 +31,204 @@ fn junit(t: &TestRepo, family: &str) -> PathBuf {
     out
 }
 
-fn db(t: &TestRepo) -> rusqlite::Connection {
-    rusqlite::Connection::open(t.root.join(".git/gate/history.sqlite")).unwrap()
-}
-
 /// A stored result: (test id, try, outcome).
 type Stored = (String, u32, String);
 /// A stored leg: run, attempt, leg, and its results in id order.
 type StoredLeg = (String, u32, String, Vec<Stored>);
 
-/// Every stored leg, in (run, attempt, leg) order.
-fn legs(t: &TestRepo) -> Vec<StoredLeg> {
-    let c = db(t);
-    let mut runs = c
-        .prepare("SELECT seq, run_id, attempt, leg FROM runs ORDER BY run_id, attempt, leg")
-        .unwrap();
-    let rows: Vec<(i64, String, u32, String)> = runs
-        .query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)))
-        .unwrap()
-        .map(Result::unwrap)
-        .collect();
-    rows.into_iter()
-        .map(|(seq, run, attempt, leg)| {
-            let mut q = c
-                .prepare("SELECT test_id, try, outcome FROM results WHERE seq = ?1 ORDER BY test_id, try")
-                .unwrap();
-            let results = q
-                .query_map([seq], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-                .unwrap()
-                .map(Result::unwrap)
-                .collect();
-            (run, attempt, leg, results)
-        })
-        .collect()
+/// The store kinds every test here runs against: SQLite, and the real PostgreSQL at
+/// 127.0.0.1:5432 in a fresh database of its own, dropped afterwards.
+#[derive(Clone, Copy)]
+enum Kind {
+    Sqlite,
+    Postgres,
 }
 
-fn record(t: &TestRepo, args: &[&str]) -> std::process::Output {
+const SERVER: &str = "postgres://root@127.0.0.1:5432";
+
+/// A store a test records into and reads back from.
+struct Store {
+    url: String,
+    /// PostgreSQL: the test's own database, dropped with the store.
+    database: Option<String>,
+}
+
+impl Store {
+    fn new(kind: Kind, t: &TestRepo) -> Store {
+        match kind {
+            Kind::Sqlite => Store {
+                url: format!(
+                    "sqlite:{}",
+                    t.root.join(".git/gate/history.sqlite").display()
+                ),
+                database: None,
+            },
+            Kind::Postgres => {
+                static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+                let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let name = format!("gate_it_{}_{n}", std::process::id());
+                let mut admin =
+                    postgres::Client::connect(&format!("{SERVER}/postgres"), postgres::NoTls)
+                        .expect("PostgreSQL answers at 127.0.0.1:5432 (.ci/run checks it)");
+                admin
+                    .batch_execute(&format!("CREATE DATABASE {name}"))
+                    .unwrap();
+                Store {
+                    url: format!("{SERVER}/{name}"),
+                    database: Some(name),
+                }
+            }
+        }
+    }
+
+    /// The rows of `sql` (text and integer columns), each as text.
+    fn rows(&self, sql: &str) -> Vec<Vec<String>> {
+        match &self.database {
+            None => {
+                let c = rusqlite::Connection::open(self.url.trim_start_matches("sqlite:")).unwrap();
+                let mut q = c.prepare(sql).unwrap();
+                let n = q.column_count();
+                q.query_map([], |r| {
+                    (0..n)
+                        .map(|i| {
+                            Ok(match r.get_ref(i)? {
+                                rusqlite::types::ValueRef::Integer(v) => v.to_string(),
+                                rusqlite::types::ValueRef::Text(t) => {
+                                    String::from_utf8_lossy(t).into_owned()
+                                }
+                                rusqlite::types::ValueRef::Null => String::new(),
+                                other => format!("{other:?}"),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+            }
+            Some(_) => {
+                let mut c = postgres::Client::connect(&self.url, postgres::NoTls).unwrap();
+                let sql = format!("SELECT * FROM ({sql}) AS q");
+                c.query(sql.as_str(), &[])
+                    .unwrap()
+                    .iter()
+                    .map(|row| {
+                        (0..row.len())
+                            .map(|i| {
+                                row.try_get::<_, Option<String>>(i)
+                                    .map(Option::unwrap_or_default)
+                                    .or_else(|_| row.try_get::<_, i64>(i).map(|v| v.to_string()))
+                                    .or_else(|_| row.try_get::<_, i32>(i).map(|v| v.to_string()))
+                                    .unwrap()
+                            })
+                            .collect()
+                    })
+                    .collect()
+            }
+        }
+    }
+
+    fn execute(&self, sql: &str) {
+        match &self.database {
+            None => {
+                rusqlite::Connection::open(self.url.trim_start_matches("sqlite:"))
+                    .unwrap()
+                    .execute_batch(sql)
+                    .unwrap();
+            }
+            Some(_) => postgres::Client::connect(&self.url, postgres::NoTls)
+                .unwrap()
+                .batch_execute(sql)
+                .unwrap(),
+        }
+    }
+
+    /// Every stored leg, in (run, attempt, leg) order.
+    fn legs(&self) -> Vec<StoredLeg> {
+        self.rows("SELECT seq, run_id, attempt, leg FROM runs ORDER BY run_id, attempt, leg")
+            .into_iter()
+            .map(|r| {
+                let results = self
+                    .rows(&format!(
+                        "SELECT test_id, try, outcome FROM results WHERE seq = {} ORDER BY test_id, try",
+                        r[0]
+                    ))
+                    .into_iter()
+                    .map(|x| (x[0].clone(), x[1].parse().unwrap(), x[2].clone()))
+                    .collect();
+                (r[1].clone(), r[2].parse().unwrap(), r[3].clone(), results)
+            })
+            .collect()
+    }
+}
+
+impl Drop for Store {
+    fn drop(&mut self) {
+        if let Some(name) = &self.database
+            && let Ok(mut admin) =
+                postgres::Client::connect(&format!("{SERVER}/postgres"), postgres::NoTls)
+        {
+            let _ = admin.batch_execute(&format!("DROP DATABASE IF EXISTS {name} WITH (FORCE)"));
+        }
+    }
+}
+
+/// `gate record ARGS --db STORE`, with no CI run id from the environment.
+fn record(t: &TestRepo, store: &Store, args: &[&str]) -> std::process::Output {
     let mut all = vec!["record"];
     all.extend(args);
-    t.gate(&all).env_remove("GITHUB_RUN_ID").output().unwrap()
+    all.extend(["--db", store.url.as_str()]);
+    t.gate(&all)
+        .env_remove("GITHUB_RUN_ID")
+        .env_remove("GITHUB_RUN_ATTEMPT")
+        .output()
+        .unwrap()
+}
+
+/// Each test body, once per store kind.
+macro_rules! on_both {
+    ($body:ident: $sqlite:ident, $postgres:ident) => {
+        #[test]
+        fn $sqlite() {
+            $body(Kind::Sqlite)
+        }
+        #[test]
+        fn $postgres() {
+            $body(Kind::Postgres)
+        }
+    };
 }
 
 fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
+on_both!(both_junit_families_record_the_ids_the_selection_uses_per_leg: junit_families_sqlite, junit_families_postgres);
 /// Both JUnit families pytest writes give the same ids — the selection's, parameters whole —
 /// and matrix legs of one run are stored apart, never over each other.
-#[test]
-fn both_junit_families_record_the_ids_the_selection_uses_per_leg() {
+fn both_junit_families_record_the_ids_the_selection_uses_per_leg(kind: Kind) {
     let t = repo();
+    let store = Store::new(kind, &t);
     let x2 = junit(&t, "xunit2");
     let x1 = junit(&t, "xunit1");
-    let out = record(&t, &["--junit", p(&x2), "--run", "77", "--leg", "py-x2"]);
+    let out = record(
+        &t,
+        &store,
+        &["--junit", p(&x2), "--run", "77", "--leg", "py-x2"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert!(
         text(&out).contains("recorded leg `py-x2` of run 77 attempt 1"),
         "{}",
         text(&out)
     );
-    let out = record(&t, &["--junit", p(&x1), "--run", "77", "--leg", "py-x1"]);
+    let out = record(
+        &t,
+        &store,
+        &["--junit", p(&x1), "--run", "77", "--leg", "py-x1"],
+    );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let legs = legs(&t);
+    let legs = store.legs();
     assert_eq!(legs.len(), 2, "{legs:?}");
     let ids = |i: usize| -> Vec<(String, String)> {
         legs[i]
@@ -112,30 +248,29 @@ fn both_junit_families_record_the_ids_the_selection_uses_per_leg() {
         let want = (want.0.to_string(), want.1.to_string());
         assert!(ids(0).contains(&want), "{want:?} in {:?}", ids(0));
     }
-    let env: String = db(&t)
-        .query_row("SELECT env FROM runs WHERE leg = 'py-x2'", [], |r| r.get(0))
-        .unwrap();
+    let env = store.rows("SELECT env FROM runs WHERE leg = 'py-x2'")[0][0].clone();
     let env: serde_json::Value = serde_json::from_str(&env).unwrap();
     assert_eq!(env["os"], std::env::consts::OS);
     assert!(env["python"].as_str().unwrap().starts_with('3'), "{env}");
 }
 
+on_both!(uploads_are_idempotent_replace_atomically_and_keep_attempts: idempotent_sqlite, idempotent_postgres);
 /// The same upload twice stores one copy; other content for the same (run, attempt, leg)
 /// replaces it; a CI re-run (attempt 2, from GITHUB_RUN_ATTEMPT) keeps both attempts; with no
 /// run id anywhere, one is generated and printed for the steps that follow.
-#[test]
-fn uploads_are_idempotent_replace_atomically_and_keep_attempts() {
+fn uploads_are_idempotent_replace_atomically_and_keep_attempts(kind: Kind) {
     let t = repo();
+    let store = Store::new(kind, &t);
     let x2 = junit(&t, "xunit2");
-    let first = record(&t, &["--junit", p(&x2), "--run", "9"]);
+    let first = record(&t, &store, &["--junit", p(&x2), "--run", "9"]);
     assert_eq!(first.status.code(), Some(0), "{}", text(&first));
-    let again = record(&t, &["--junit", p(&x2), "--run", "9"]);
+    let again = record(&t, &store, &["--junit", p(&x2), "--run", "9"]);
     assert!(
         text(&again).contains("already recorded, unchanged"),
         "{}",
         text(&again)
     );
-    assert_eq!(legs(&t).len(), 1);
+    assert_eq!(store.legs().len(), 1);
     // Other content under the same key: the test now passes.
     let fixed = std::fs::read_to_string(&x2)
         .unwrap()
@@ -143,13 +278,13 @@ fn uploads_are_idempotent_replace_atomically_and_keep_attempts() {
         .replace("</failure>", "</system-out>");
     let fixed_path = t.root.parent().unwrap().join("fixed.xml");
     std::fs::write(&fixed_path, fixed).unwrap();
-    let replaced = record(&t, &["--junit", p(&fixed_path), "--run", "9"]);
+    let replaced = record(&t, &store, &["--junit", p(&fixed_path), "--run", "9"]);
     assert!(
         text(&replaced).contains("replaced the earlier upload"),
         "{}",
         text(&replaced)
     );
-    let legs_now = legs(&t);
+    let legs_now = store.legs();
     assert_eq!(legs_now.len(), 1);
     assert!(
         legs_now[0].3.iter().all(|(_, _, o)| o != "failed"),
@@ -157,35 +292,35 @@ fn uploads_are_idempotent_replace_atomically_and_keep_attempts() {
     );
     // A CI re-run keeps the run id and raises the attempt: both are kept.
     let rerun = t
-        .gate(&["record", "--junit", p(&x2)])
+        .gate(&["record", "--junit", p(&x2), "--db", &store.url])
         .env("GITHUB_RUN_ID", "9")
         .env("GITHUB_RUN_ATTEMPT", "2")
         .output()
         .unwrap();
     assert_eq!(rerun.status.code(), Some(0), "{}", text(&rerun));
-    let attempts: Vec<(String, u32)> = legs(&t).into_iter().map(|l| (l.0, l.1)).collect();
+    let attempts: Vec<(String, u32)> = store.legs().into_iter().map(|l| (l.0, l.1)).collect();
     assert_eq!(attempts, [("9".to_string(), 1), ("9".to_string(), 2)]);
-    let local = record(&t, &["--junit", p(&x2)]);
+    let local = record(&t, &store, &["--junit", p(&x2)]);
     let said = text(&local);
     assert!(said.contains("gate record: run local-"), "{said}");
     assert!(said.contains("pass --run local-"), "{said}");
 }
 
+on_both!(malformed_inputs_record_nothing: malformed_sqlite, malformed_postgres);
 /// A truncated report, a file that is not JUnit, a truncated `go test -json` stream, a missing
 /// file: each is one error line naming the file and where it broke, a distinct exit code, and
 /// the store is left exactly as it was — even when a good file comes first.
-#[test]
-fn malformed_inputs_record_nothing() {
+fn malformed_inputs_record_nothing(kind: Kind) {
     let t = repo();
+    let store = Store::new(kind, &t);
     let good = junit(&t, "xunit2");
     assert_eq!(
-        record(&t, &["--junit", p(&good), "--run", "1"])
+        record(&t, &store, &["--junit", p(&good), "--run", "1"])
             .status
             .code(),
         Some(0)
     );
-    let store = t.root.join(".git/gate/history.sqlite");
-    let before = legs(&t);
+    let before = store.legs();
     let dir = t.root.parent().unwrap();
     let xml = std::fs::read_to_string(&good).unwrap();
     let cut = dir.join("cut.xml");
@@ -230,60 +365,64 @@ fn malformed_inputs_record_nothing() {
     ] {
         let mut all = args.clone();
         all.extend(["--run", "2"]);
-        let out = record(&t, &all);
+        let out = record(&t, &store, &all);
         assert_eq!(out.status.code(), Some(code), "{args:?}: {}", text(&out));
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(says), "{args:?}: {err}");
-        assert_eq!(legs(&t), before, "{args:?}: the store is unchanged");
+        assert_eq!(store.legs(), before, "{args:?}: the store is unchanged");
     }
-    assert!(store.exists());
 }
 
+on_both!(a_newer_schema_or_an_unusable_store_is_refused: newer_schema_sqlite, newer_schema_postgres);
 /// A store written by a newer gate is refused, never written; a store that cannot be opened
 /// is exit 8 with its path.
-#[test]
-fn a_newer_schema_or_an_unusable_store_is_refused() {
+fn a_newer_schema_or_an_unusable_store_is_refused(kind: Kind) {
     let t = repo();
+    let store = Store::new(kind, &t);
     let good = junit(&t, "xunit2");
     assert_eq!(
-        record(&t, &["--junit", p(&good), "--run", "1"])
+        record(&t, &store, &["--junit", p(&good), "--run", "1"])
             .status
             .code(),
         Some(0)
     );
-    db(&t)
-        .execute(
-            "UPDATE meta SET value = '99' WHERE key = 'schema_version'",
-            [],
-        )
-        .unwrap();
-    let before = legs(&t);
-    let out = record(&t, &["--junit", p(&good), "--run", "2"]);
+    store.execute("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+    let before = store.legs();
+    let out = record(&t, &store, &["--junit", p(&good), "--run", "2"]);
     assert_eq!(out.status.code(), Some(8), "{}", text(&out));
     assert!(
         text(&out).contains("schema version 99, newer than this gate's 1"),
         "{}",
         text(&out)
     );
-    assert_eq!(legs(&t), before);
+    assert_eq!(store.legs(), before);
+    // A store that cannot be opened: a SQLite path under a file, a server that does not
+    // answer, a URL of another database.
     let blocker = t.root.parent().unwrap().join("not-a-folder");
     std::fs::write(&blocker, "x").unwrap();
-    let url = format!("sqlite:{}/h.sqlite", blocker.display());
-    let out = record(&t, &["--junit", p(&good), "--db", &url]);
-    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
-    assert!(
-        text(&out).contains("cannot open the history store"),
-        "{}",
-        text(&out)
-    );
-    let out = record(&t, &["--junit", p(&good), "--db", "postgres://localhost/x"]);
-    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
+    for url in [
+        format!("sqlite:{}/h.sqlite", blocker.display()),
+        "postgres://root@127.0.0.1:1/gate".to_string(),
+        "mysql://root@127.0.0.1/gate".to_string(),
+    ] {
+        let out = t
+            .gate(&["record", "--junit", p(&good), "--db", &url])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(8), "{url}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("cannot open the history store") || err.contains("not a store URL"),
+            "{url}: {err}"
+        );
+    }
 }
 
-/// Eight processes recording eight legs into one SQLite store at once lose nothing.
-#[test]
-fn eight_processes_recording_at_once_lose_nothing() {
+on_both!(eight_processes_recording_at_once_lose_nothing: concurrent_legs_sqlite, concurrent_legs_postgres);
+/// Eight processes recording eight legs into one store at once lose nothing.
+fn eight_processes_recording_at_once_lose_nothing(kind: Kind) {
     let t = repo();
+    let store = Store::new(kind, &t);
     let good = junit(&t, "xunit2");
     let children: Vec<std::process::Child> = (0..8)
         .map(|i| {
@@ -295,6 +434,8 @@ fn eight_processes_recording_at_once_lose_nothing() {
                 "42",
                 "--leg",
                 &format!("leg{i}"),
+                "--db",
+                &store.url,
             ])
             .stdout(std::process::Stdio::null())
             .spawn()
@@ -304,7 +445,7 @@ fn eight_processes_recording_at_once_lose_nothing() {
     for mut c in children {
         assert!(c.wait().unwrap().success());
     }
-    let legs = legs(&t);
+    let legs = store.legs();
     assert_eq!(legs.len(), 8, "{legs:?}");
     assert!(
         legs.iter()
@@ -312,11 +453,12 @@ fn eight_processes_recording_at_once_lose_nothing() {
     );
 }
 
+on_both!(go_json_from_a_real_go_test_is_recorded_per_test: go_json_sqlite, go_json_postgres);
 /// `go test -json` from a real go test: one result per test and subtest under the ids the
 /// selection uses, a failing package included.
-#[test]
-fn go_json_from_a_real_go_test_is_recorded_per_test() {
+fn go_json_from_a_real_go_test_is_recorded_per_test(kind: Kind) {
     let t = TestRepo::from_fixture("goshop");
+    let store = Store::new(kind, &t);
     t.write(
         "ws/shop/money/more_test.go",
         "package money\n\nimport \"testing\"\n\nfunc TestSub(t *testing.T) {\n\tt.Run(\"one\", func(t *testing.T) {})\n\tt.Run(\"two\", func(t *testing.T) { t.Fatal(\"broken on purpose\") })\n}\n",
@@ -330,9 +472,13 @@ fn go_json_from_a_real_go_test_is_recorded_per_test() {
         .unwrap();
     let stream = t.root.parent().unwrap().join("go.json");
     std::fs::write(&stream, &out.stdout).unwrap();
-    let rec = record(&t, &["--go-json", p(&stream), "--run", "5", "--leg", "go"]);
+    let rec = record(
+        &t,
+        &store,
+        &["--go-json", p(&stream), "--run", "5", "--leg", "go"],
+    );
     assert_eq!(rec.status.code(), Some(0), "{}", text(&rec));
-    let legs = legs(&t);
+    let legs = store.legs();
     let got: Vec<(String, String)> = legs[0]
         .3
         .iter()

@@ -1,0 +1,192 @@
+//! The PostgreSQL store, for CI fleets whose legs record at the same time: the same schema and
+//! behaviour as SQLite. Writers take a transaction-scoped advisory lock, so the store's
+//! sequence is also commit order (triage's "only what was recorded before" holds), and a leg's
+//! results go in one multi-row insert (`UNNEST` of arrays: one round trip per leg).
+
+use super::{Leg, Recorded, SCHEMA_VERSION, StoreError, fail, outcome_name};
+use crate::run::events::TestResult;
+use postgres::{Client, NoTls};
+
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE runs (
+    seq BIGSERIAL PRIMARY KEY,
+    run_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    leg TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    branch TEXT,
+    env TEXT NOT NULL,
+    source TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    recorded_at TIMESTAMPTZ NOT NULL DEFAULT now(),
+    UNIQUE (run_id, attempt, leg)
+);
+CREATE TABLE results (
+    seq BIGINT NOT NULL REFERENCES runs(seq) ON DELETE CASCADE,
+    test_id TEXT NOT NULL,
+    file TEXT,
+    try INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    PRIMARY KEY (seq, test_id, try)
+);
+CREATE INDEX results_by_test ON results (test_id, seq);
+"#];
+
+const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
+
+/// The advisory lock every writer of gate's tables holds for its transaction.
+const WRITE_LOCK: i64 = 0x6761_7465; // "gate"
+
+pub(crate) struct Store {
+    client: Client,
+    name: String,
+}
+
+impl Store {
+    pub(crate) fn open(url: &str) -> Result<Store, StoreError> {
+        let name = without_password(url);
+        let client = Client::connect(url, NoTls).map_err(|source| StoreError::Open {
+            store: name.clone(),
+            source: Box::new(source),
+        })?;
+        let mut store = Store { client, name };
+        store.setup()?;
+        Ok(store)
+    }
+
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn setup(&mut self) -> Result<(), StoreError> {
+        let name = self.name.clone();
+        let err = |what: &str| fail::<postgres::Error>(&name, what);
+        let mut tx = self
+            .client
+            .transaction()
+            .map_err(err("cannot begin the migration"))?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])
+            .map_err(err("cannot lock the store to migrate it"))?;
+        tx.batch_execute(
+            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+        )
+        .map_err(err("cannot create the schema table"))?;
+        let found: i64 = tx
+            .query_opt("SELECT value FROM meta WHERE key = 'schema_version'", &[])
+            .map_err(err("cannot read the schema version"))?
+            .map_or(0, |row| row.get::<_, String>(0).parse().unwrap_or(i64::MAX));
+        if found > SCHEMA_VERSION {
+            return Err(StoreError::Newer {
+                store: name,
+                found,
+                known: SCHEMA_VERSION,
+            });
+        }
+        for migration in &MIGRATIONS[found as usize..] {
+            tx.batch_execute(migration)
+                .map_err(err("cannot migrate the schema"))?;
+        }
+        tx.execute(
+            "INSERT INTO meta (key, value) VALUES ('schema_version', $1) \
+             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &[&SCHEMA_VERSION.to_string()],
+        )
+        .map_err(err("cannot write the schema version"))?;
+        tx.commit().map_err(err("cannot commit the migration"))
+    }
+
+    pub(super) fn record(
+        &mut self,
+        leg: &Leg,
+        results: &[TestResult],
+        digest: &str,
+    ) -> Result<Recorded, StoreError> {
+        let name = self.name.clone();
+        let err = |what: &str| fail::<postgres::Error>(&name, what);
+        let mut tx = self
+            .client
+            .transaction()
+            .map_err(err("cannot begin recording"))?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])
+            .map_err(err("cannot lock the store to record"))?;
+        let attempt = leg.attempt as i32;
+        let existing: Option<(i64, String)> = tx
+            .query_opt(
+                "SELECT seq, digest FROM runs WHERE run_id = $1 AND attempt = $2 AND leg = $3",
+                &[&leg.run, &attempt, &leg.leg],
+            )
+            .map_err(err("cannot look the leg up"))?
+            .map(|row| (row.get(0), row.get(1)));
+        match &existing {
+            Some((seq, old)) if old == digest => return Ok(Recorded::Unchanged(*seq)),
+            Some((seq, _)) => {
+                tx.execute("DELETE FROM runs WHERE seq = $1", &[seq])
+                    .map_err(err("cannot replace the leg"))?;
+            }
+            None => {}
+        }
+        let seq: i64 = tx
+            .query_one(
+                "INSERT INTO runs (run_id, attempt, leg, commit_sha, branch, env, source, digest) \
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq",
+                &[
+                    &leg.run,
+                    &attempt,
+                    &leg.leg,
+                    &leg.commit,
+                    &leg.branch,
+                    &leg.env.to_string(),
+                    &leg.source,
+                    &digest,
+                ],
+            )
+            .map_err(err("cannot write the leg"))?
+            .get(0);
+        let ids: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
+        let files: Vec<Option<&str>> = results.iter().map(|r| r.file.as_deref()).collect();
+        let tries: Vec<i32> = results.iter().map(|r| r.attempt as i32).collect();
+        let outcomes: Vec<&str> = results.iter().map(|r| outcome_name(r.outcome)).collect();
+        let durations: Vec<i64> = results.iter().map(|r| r.duration_ms as i64).collect();
+        tx.execute(
+            "INSERT INTO results (seq, test_id, file, try, outcome, duration_ms) \
+             SELECT $1, * FROM UNNEST($2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[])",
+            &[&seq, &ids, &files, &tries, &outcomes, &durations],
+        )
+        .map_err(err("cannot write the results"))?;
+        tx.commit().map_err(err("cannot commit the leg"))?;
+        Ok(match existing {
+            Some(_) => Recorded::Replaced(seq),
+            None => Recorded::New(seq),
+        })
+    }
+}
+
+/// `postgres://user:secret@host/db` → `postgres://user@host/db`: a URL fit for messages.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_string();
+    };
+    match rest.split_once('@') {
+        Some((auth, host)) => {
+            let user = auth.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}@{host}")
+        }
+        None => url.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn messages_never_show_a_password() {
+        assert_eq!(
+            super::without_password("postgres://ci:s3cret@db.internal:5432/gate"),
+            "postgres://ci@db.internal:5432/gate"
+        );
+        assert_eq!(
+            super::without_password("postgres://localhost/gate"),
+            "postgres://localhost/gate"
+        );
+    }
+}
