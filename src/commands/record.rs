@@ -38,11 +38,22 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
             "gate record: give --junit FILE… or --go-json FILE… (the results to record)".into(),
         ));
     }
+    // The interpreter and toolchain versions cost a process each (a pyenv shim is 0.2 s): asked
+    // while the inputs are read.
+    let probe = {
+        let (junit, go_json, leg) = (
+            !args.junit.is_empty(),
+            !args.go_json.is_empty(),
+            args.leg.clone(),
+        );
+        std::thread::spawn(move || environment(junit, go_json, &leg))
+    };
     let repo = repo::open(dir)?;
     let commit = repo::range::commit(&repo, args.commit)?;
     let snapshot = Snapshot::of_commit(&repo, commit)?;
     let project = Project::load(&repo, &snapshot, &[], &mut super::warn)?;
     let results = read_inputs(args, &project)?;
+    crate::timings::mark("inputs read");
     let (run, generated) = match args.run.clone().or_else(|| first_env(RUN_IDS)) {
         Some(run) => (run, false),
         None => (generated_run_id(), true),
@@ -66,7 +77,9 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
         leg: args.leg.clone(),
         commit: commit.to_string(),
         branch: args.branch.clone().or_else(|| current_branch(&repo)),
-        env: environment(args),
+        env: probe
+            .join()
+            .map_err(|_| Error::Internal("the environment probe panicked".into()))?,
         source: match (args.junit.is_empty(), args.go_json.is_empty()) {
             (false, false) => "junit+go-json",
             (false, true) => "junit",
@@ -76,7 +89,9 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
     };
     let at = history::location(args.db, &repo::state_dir(&repo))?;
     let mut store = Store::open(&at)?;
+    crate::timings::mark("store open");
     let recorded = store.record(&leg, &results)?;
+    crate::timings::mark("leg recorded");
     if generated {
         say!(
             "gate record: run {} (no CI run id in the environment: pass --run {} to the steps that follow)",
@@ -156,7 +171,7 @@ fn current_branch(repo: &git2::Repository) -> Option<String> {
 }
 
 /// The leg's environment: what can change a result besides the code.
-fn environment(args: &Args<'_>) -> serde_json::Value {
+fn environment(junit: bool, go_json: bool, leg: &str) -> serde_json::Value {
     let version = |argv: &[&str]| {
         std::process::Command::new(argv[0])
             .args(&argv[1..])
@@ -174,12 +189,12 @@ fn environment(args: &Args<'_>) -> serde_json::Value {
     let mut env = serde_json::json!({
         "os": std::env::consts::OS,
         "arch": std::env::consts::ARCH,
-        "leg": args.leg,
+        "leg": leg,
     });
-    if !args.junit.is_empty() {
+    if junit {
         env["python"] = version(&["python3", "--version"]).into();
     }
-    if !args.go_json.is_empty() {
+    if go_json {
         env["go"] = version(&["go", "env", "GOVERSION"]).into();
     }
     env
