@@ -119,8 +119,55 @@ impl Store {
     }
 }
 
-/// The number of schema migrations: both stores are at the same version.
-const SCHEMA_VERSION: i64 = 1;
+/// The schema, one migration per version (version N is the first N applied in order), written
+/// once for both stores: `{serial}` and `{now}` are each dialect's. `runs.seq` is the store's
+/// own monotonic order (never reused): triage orders by it, never by the timestamps producers
+/// write in their files. `results` has no foreign key — a per-row check would cost more than
+/// the leg's insert — and goes with its leg in the same transaction.
+const MIGRATIONS: &[&str] = &[r#"
+CREATE TABLE runs (
+    seq {serial},
+    run_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    leg TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    branch TEXT,
+    env TEXT NOT NULL,
+    source TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    recorded_at {now},
+    UNIQUE (run_id, attempt, leg)
+);
+CREATE TABLE results (
+    seq BIGINT NOT NULL,
+    test_id TEXT NOT NULL,
+    file TEXT,
+    try INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    PRIMARY KEY (seq, test_id, try)
+);
+CREATE INDEX results_by_test ON results (test_id, seq);
+"#];
+
+/// Both stores are at the same version.
+const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// A store's spelling of the schema's dialect-specific parts.
+struct Dialect {
+    /// A monotonic integer key.
+    serial: &'static str,
+    /// A time column that defaults to the time of the insert.
+    now: &'static str,
+}
+
+/// The migrations from version `from` on, in `dialect`.
+fn migrations(dialect: &Dialect, from: i64) -> impl Iterator<Item = String> + '_ {
+    MIGRATIONS.iter().skip(from.max(0) as usize).map(|m| {
+        m.replace("{serial}", dialect.serial)
+            .replace("{now}", dialect.now)
+    })
+}
 
 /// What a leg's content is: its stored fields and every result, hashed.
 fn digest(leg: &Leg, results: &[TestResult]) -> String {

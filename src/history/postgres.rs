@@ -3,37 +3,14 @@
 //! sequence is also commit order (triage's "only what was recorded before" holds), and a leg's
 //! results go in one multi-row insert (`UNNEST` of arrays: one round trip per leg).
 
-use super::{Leg, Recorded, SCHEMA_VERSION, StoreError, fail, outcome_name};
+use super::{Dialect, Leg, Recorded, SCHEMA_VERSION, StoreError, fail, migrations, outcome_name};
 use crate::run::events::TestResult;
 use postgres::{Client, NoTls};
 
-const MIGRATIONS: &[&str] = &[r#"
-CREATE TABLE runs (
-    seq BIGSERIAL PRIMARY KEY,
-    run_id TEXT NOT NULL,
-    attempt INTEGER NOT NULL,
-    leg TEXT NOT NULL,
-    commit_sha TEXT NOT NULL,
-    branch TEXT,
-    env TEXT NOT NULL,
-    source TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    recorded_at TIMESTAMPTZ NOT NULL DEFAULT now(),
-    UNIQUE (run_id, attempt, leg)
-);
-CREATE TABLE results (
-    seq BIGINT NOT NULL,
-    test_id TEXT NOT NULL,
-    file TEXT,
-    try INTEGER NOT NULL,
-    outcome TEXT NOT NULL,
-    duration_ms BIGINT NOT NULL,
-    PRIMARY KEY (seq, test_id, try)
-);
-CREATE INDEX results_by_test ON results (test_id, seq);
-"#];
-
-const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
+const DIALECT: Dialect = Dialect {
+    serial: "BIGSERIAL PRIMARY KEY",
+    now: "TIMESTAMPTZ NOT NULL DEFAULT now()",
+};
 
 /// The advisory lock every writer of gate's tables holds for its transaction.
 const WRITE_LOCK: i64 = 0x6761_7465; // "gate"
@@ -83,8 +60,8 @@ impl Store {
                 known: SCHEMA_VERSION,
             });
         }
-        for migration in &MIGRATIONS[found as usize..] {
-            tx.batch_execute(migration)
+        for migration in migrations(&DIALECT, found) {
+            tx.batch_execute(&migration)
                 .map_err(err("cannot migrate the schema"))?;
         }
         tx.execute(

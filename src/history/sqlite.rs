@@ -1,41 +1,15 @@
 //! The SQLite store: WAL, a busy timeout, and `BEGIN IMMEDIATE` for every write, so several
 //! `gate` processes recording at once queue instead of failing or losing a leg.
 
-use super::{Leg, Recorded, SCHEMA_VERSION, StoreError, fail, outcome_name};
+use super::{Dialect, Leg, Recorded, SCHEMA_VERSION, StoreError, fail, migrations, outcome_name};
 use crate::run::events::TestResult;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
 
-/// The schema, one migration per version: version N is `MIGRATIONS[..N]` applied in order.
-/// `runs.seq` is the store's own monotonic order (AUTOINCREMENT never reuses a number): triage
-/// orders by it, never by the timestamps producers write in their files.
-const MIGRATIONS: &[&str] = &[r#"
-CREATE TABLE runs (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    run_id TEXT NOT NULL,
-    attempt INTEGER NOT NULL,
-    leg TEXT NOT NULL,
-    commit_sha TEXT NOT NULL,
-    branch TEXT,
-    env TEXT NOT NULL,
-    source TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    recorded_at TEXT NOT NULL,
-    UNIQUE (run_id, attempt, leg)
-);
-CREATE TABLE results (
-    seq INTEGER NOT NULL,
-    test_id TEXT NOT NULL,
-    file TEXT,
-    try INTEGER NOT NULL,
-    outcome TEXT NOT NULL,
-    duration_ms INTEGER NOT NULL,
-    PRIMARY KEY (seq, test_id, try)
-);
-CREATE INDEX results_by_test ON results (test_id, seq);
-"#];
-
-const _: () = assert!(MIGRATIONS.len() as i64 == SCHEMA_VERSION);
+const DIALECT: Dialect = Dialect {
+    serial: "INTEGER PRIMARY KEY AUTOINCREMENT",
+    now: "TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+};
 
 pub(crate) struct Store {
     conn: Connection,
@@ -100,8 +74,8 @@ impl Store {
                 known: SCHEMA_VERSION,
             });
         }
-        for migration in &MIGRATIONS[found as usize..] {
-            tx.execute_batch(migration)
+        for migration in migrations(&DIALECT, found) {
+            tx.execute_batch(&migration)
                 .map_err(err("cannot migrate the schema"))?;
         }
         tx.execute(
@@ -146,8 +120,8 @@ impl Store {
             None => {}
         }
         tx.execute(
-            "INSERT INTO runs (run_id, attempt, leg, commit_sha, branch, env, source, digest, recorded_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))",
+            "INSERT INTO runs (run_id, attempt, leg, commit_sha, branch, env, source, digest) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
             params![
                 leg.run,
                 leg.attempt,
