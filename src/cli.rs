@@ -126,6 +126,20 @@ pub enum Sub {
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
+    /// Show a test's recent recorded runs (newest first), every attempt of each.
+    History {
+        /// The test id as recorded: `tests/test_cart.py::TestCart::test_total[2-3]`, `pkg/dir::TestName`.
+        test: String,
+        /// Show at most N runs.
+        #[arg(long, value_name = "N", default_value_t = 20)]
+        limit: u32,
+        /// Print the runs as JSON (plans/history.schema.json).
+        #[arg(long)]
+        json: bool,
+        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
+    },
     /// Entry points for git hooks (called by the installed hook scripts).
     Hook {
         #[command(subcommand)]
@@ -178,7 +192,9 @@ impl Cli {
     pub fn json(&self) -> bool {
         match &self.command {
             None => self.gate.json,
-            Some(Sub::Verify { json, .. } | Sub::Audit { json, .. }) => *json,
+            Some(
+                Sub::Verify { json, .. } | Sub::Audit { json, .. } | Sub::History { json, .. },
+            ) => *json,
             Some(_) => false,
         }
     }

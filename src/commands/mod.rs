@@ -12,6 +12,7 @@ mod audit;
 mod config_change;
 mod explain;
 mod gate;
+mod history;
 mod hook;
 mod install;
 mod plan;
@@ -75,6 +76,12 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
                 db: db.as_deref(),
             },
         ),
+        Some(Sub::History {
+            test,
+            limit,
+            json,
+            db,
+        }) => history::run(&dir, &test, limit, json, db.as_deref()),
         Some(Sub::Hook {
             hook: HookKind::PrePush { remote, .. },
         }) => hook::pre_push(&dir, &remote, &styles),

@@ -110,6 +110,34 @@ impl Store {
         }
     }
 
+    /// The most recent `limit` recorded runs of test `id`, newest first, with every attempt.
+    pub(crate) fn runs_of(&mut self, id: &str, limit: u32) -> Result<Vec<TestRun>, StoreError> {
+        let rows = match self {
+            Store::Sqlite(s) => s.runs_of(id, limit)?,
+            Store::Postgres(s) => s.runs_of(id, limit)?,
+        };
+        let mut out: Vec<TestRun> = Vec::new();
+        for row in rows {
+            let attempt = Attempt {
+                outcome: row.outcome,
+                duration_ms: row.duration_ms,
+            };
+            match out.last_mut() {
+                Some(last) if last.seq == row.seq => last.attempts.push(attempt),
+                _ => out.push(TestRun {
+                    seq: row.seq,
+                    run: row.run,
+                    attempt: row.attempt,
+                    leg: row.leg,
+                    commit: row.commit,
+                    branch: row.branch,
+                    attempts: vec![attempt],
+                }),
+            }
+        }
+        Ok(out)
+    }
+
     /// The store as the user named it, for messages (a URL without its password).
     pub(crate) fn name(&self) -> String {
         match self {
@@ -201,6 +229,45 @@ pub(crate) struct Leg {
     pub env: serde_json::Value,
     /// What the results were read from: `junit`, `go-json`.
     pub source: String,
+}
+
+/// One stored result row of a test, as the stores read it (newest leg first, attempts in order).
+pub(crate) struct Row {
+    pub seq: i64,
+    pub run: String,
+    pub attempt: u32,
+    pub leg: String,
+    pub commit: String,
+    pub branch: Option<String>,
+    pub outcome: String,
+    pub duration_ms: i64,
+}
+
+/// The query both stores answer for `runs_of`: a test's rows in its latest `?2` legs.
+const RUNS_OF: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.commit_sha, r.branch, x.outcome, x.duration_ms \
+     FROM results x JOIN runs r ON r.seq = x.seq \
+     WHERE x.test_id = $1 AND x.seq IN \
+       (SELECT seq FROM results WHERE test_id = $1 GROUP BY seq ORDER BY seq DESC LIMIT $2) \
+     ORDER BY r.seq DESC, x.try";
+
+/// A test in one recorded leg.
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct TestRun {
+    /// The store's sequence number of the leg: its place in recording order.
+    pub seq: i64,
+    pub run: String,
+    pub attempt: u32,
+    pub leg: String,
+    pub commit: String,
+    pub branch: Option<String>,
+    /// Every attempt within the run, in order (a rerun's failure then pass).
+    pub attempts: Vec<Attempt>,
+}
+
+#[derive(Debug, serde::Serialize)]
+pub(crate) struct Attempt {
+    pub outcome: String,
+    pub duration_ms: i64,
 }
 
 /// What recording a leg did.

@@ -3,7 +3,10 @@
 //! sequence is also commit order (triage's "only what was recorded before" holds), and a leg's
 //! results go in one multi-row insert (`UNNEST` of arrays: one round trip per leg).
 
-use super::{Dialect, Leg, Recorded, SCHEMA_VERSION, StoreError, fail, migrations, outcome_name};
+use super::{
+    Dialect, Leg, RUNS_OF, Recorded, Row, SCHEMA_VERSION, StoreError, fail, migrations,
+    outcome_name,
+};
 use crate::run::events::TestResult;
 use postgres::{Client, NoTls};
 
@@ -140,6 +143,27 @@ impl Store {
             Some(_) => Recorded::Replaced(seq),
             None => Recorded::New(seq),
         })
+    }
+
+    pub(super) fn runs_of(&mut self, id: &str, limit: u32) -> Result<Vec<Row>, StoreError> {
+        let err = |what: &str| fail::<postgres::Error>(&self.name, what);
+        let rows = self
+            .client
+            .query(RUNS_OF, &[&id, &i64::from(limit)])
+            .map_err(err("cannot read the test's runs"))?;
+        Ok(rows
+            .iter()
+            .map(|r| Row {
+                seq: r.get(0),
+                run: r.get(1),
+                attempt: r.get::<_, i32>(2) as u32,
+                leg: r.get(3),
+                commit: r.get(4),
+                branch: r.get(5),
+                outcome: r.get(6),
+                duration_ms: r.get(7),
+            })
+            .collect())
     }
 }
 

@@ -1,7 +1,10 @@
 //! The SQLite store: WAL, a busy timeout, and `BEGIN IMMEDIATE` for every write, so several
 //! `gate` processes recording at once queue instead of failing or losing a leg.
 
-use super::{Dialect, Leg, Recorded, SCHEMA_VERSION, StoreError, fail, migrations, outcome_name};
+use super::{
+    Dialect, Leg, RUNS_OF, Recorded, Row, SCHEMA_VERSION, StoreError, fail, migrations,
+    outcome_name,
+};
 use crate::run::events::TestResult;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 use std::path::Path;
@@ -160,5 +163,31 @@ impl Store {
             Some(_) => Recorded::Replaced(seq),
             None => Recorded::New(seq),
         })
+    }
+
+    pub(super) fn runs_of(&mut self, id: &str, limit: u32) -> Result<Vec<Row>, StoreError> {
+        let err = |what: &str| fail::<rusqlite::Error>(&self.name, what);
+        // The shared query's `$n` placeholders are SQLite's `?n`.
+        let sql = RUNS_OF.replace('$', "?");
+        let mut q = self
+            .conn
+            .prepare(&sql)
+            .map_err(err("cannot read the test's runs"))?;
+        let rows = q
+            .query_map(params![id, limit], |r| {
+                Ok(Row {
+                    seq: r.get(0)?,
+                    run: r.get(1)?,
+                    attempt: r.get(2)?,
+                    leg: r.get(3)?,
+                    commit: r.get(4)?,
+                    branch: r.get(5)?,
+                    outcome: r.get(6)?,
+                    duration_ms: r.get(7)?,
+                })
+            })
+            .map_err(err("cannot read the test's runs"))?;
+        rows.collect::<Result<Vec<Row>, _>>()
+            .map_err(err("cannot read the test's runs"))
     }
 }

@@ -493,3 +493,80 @@ fn go_json_from_a_real_go_test_is_recorded_per_test(kind: Kind) {
         assert!(got.contains(&want), "{want:?} in {got:?}");
     }
 }
+
+on_both!(a_tests_history_lists_its_runs_newest_first: history_sqlite, history_postgres);
+/// `gate history TEST`: the test's recorded runs newest first (by the store's order, not the
+/// files' timestamps), each with its attempts; `--json` follows its schema; an id nothing was
+/// recorded for is an error, as JSON under `--json`.
+fn a_tests_history_lists_its_runs_newest_first(kind: Kind) {
+    let t = repo();
+    let store = Store::new(kind, &t);
+    let failing = junit(&t, "xunit2");
+    let fixed = t.root.parent().unwrap().join("fixed.xml");
+    std::fs::write(
+        &fixed,
+        std::fs::read_to_string(&failing)
+            .unwrap()
+            .replace("<failure", "<system-out")
+            .replace("</failure>", "</system-out>"),
+    )
+    .unwrap();
+    for (file, run) in [(&failing, "1"), (&fixed, "2")] {
+        let out = record(&t, &store, &["--junit", p(file), "--run", run]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    }
+    let id = "tests/test_params.py::TestKinds::test_fail";
+    let out = t
+        .gate(&["history", id, "--json", "--db", &store.url])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::plans::validate("history.schema.json", &doc);
+    let runs: Vec<(String, String)> = doc["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["run"].as_str().unwrap().to_string(),
+                r["attempts"][0]["outcome"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        runs,
+        [
+            ("2".to_string(), "passed".to_string()),
+            ("1".to_string(), "failed".to_string())
+        ]
+    );
+    let human = t
+        .gate(&["history", id, "--limit", "1", "--db", &store.url])
+        .output()
+        .unwrap();
+    let said = text(&human);
+    assert!(said.contains("run 2 attempt 1  leg default"), "{said}");
+    assert!(!said.contains("run 1 attempt"), "--limit 1: {said}");
+    assert!(said.contains("1 recorded run(s), newest first"), "{said}");
+    let unknown = t
+        .gate(&[
+            "history",
+            "tests/test_nope.py::test_x",
+            "--json",
+            "--db",
+            &store.url,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(unknown.status.code(), Some(3), "{}", text(&unknown));
+    let err: serde_json::Value = serde_json::from_slice(&unknown.stdout).unwrap();
+    crate::plans::validate("error.schema.json", &err);
+    assert!(
+        err["error"]
+            .as_str()
+            .unwrap()
+            .contains("no recorded result"),
+        "{err}"
+    );
+}
