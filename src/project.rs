@@ -300,21 +300,12 @@ fn tests_of(
     };
     let mut tests: BTreeSet<String> = python.into_iter().cloned().collect();
     let declares_plugin = framework.kind == Kind::Pytest
-        && snapshot
-            .files
-            .iter()
-            .filter(|f| {
-                !f.contains('/')
-                    && (matches!(
-                        f.as_str(),
-                        "pyproject.toml" | "setup.cfg" | "setup.py" | "tox.ini" | "noxfile.py"
-                    ) || (f.starts_with("requirements") && f.ends_with(".txt")))
-            })
-            .filter_map(|f| read(f))
-            .any(|b| {
-                let text = String::from_utf8_lossy(&b);
-                text.contains("pytest-mypy-plugins") || text.contains("pytest_mypy_plugins")
-            });
+        && framework::declared_in(
+            &snapshot.files,
+            &read,
+            &["pytest-mypy-plugins", "pytest_mypy_plugins"],
+        )
+        .is_some();
     tests.extend(
         snapshot
             .files

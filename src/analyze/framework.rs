@@ -67,21 +67,7 @@ pub(crate) fn detect(
     if let Some(source) = &discovery.source {
         return framework(Kind::Pytest, None, format!("{source} configures pytest"));
     }
-    let declared = [
-        "pyproject.toml",
-        "setup.cfg",
-        "setup.py",
-        "tox.ini",
-        "noxfile.py",
-    ]
-    .into_iter()
-    .chain(
-        files
-            .iter()
-            .map(String::as_str)
-            .filter(|f| !f.contains('/') && f.starts_with("requirements")),
-    )
-    .find(|f| files.contains(*f) && text(f).is_some_and(|t| t.contains("pytest")));
+    let declared = declared_in(files, read, &["pytest"]);
     if let Some(file) = declared {
         return framework(Kind::Pytest, None, format!("{file} names pytest"));
     }
@@ -118,6 +104,37 @@ pub(crate) fn detect(
         None,
         "pytest's defaults (nothing names another framework)".into(),
     )
+}
+
+/// The first root file a project declares its tools and dependencies in (pyproject.toml,
+/// setup.cfg, setup.py, tox.ini, noxfile.py, then `requirements*`) whose text names one of
+/// `names`.
+pub(crate) fn declared_in<'f>(
+    files: &'f BTreeSet<String>,
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    names: &[&str],
+) -> Option<&'f str> {
+    const DECLARING: &[&str] = &[
+        "pyproject.toml",
+        "setup.cfg",
+        "setup.py",
+        "tox.ini",
+        "noxfile.py",
+    ];
+    let requirements = files
+        .iter()
+        .map(String::as_str)
+        .filter(|f| !f.contains('/') && f.starts_with("requirements"));
+    DECLARING
+        .iter()
+        .filter_map(|d| files.get(*d).map(String::as_str))
+        .chain(requirements)
+        .find(|f| {
+            read(f).is_some_and(|b| {
+                let text = String::from_utf8_lossy(&b);
+                names.iter().any(|n| text.contains(n))
+            })
+        })
 }
 
 /// unittest's default pattern, `test*.py`.

@@ -189,12 +189,33 @@ struct Dialect {
     now: &'static str,
 }
 
-/// The migrations from version `from` on, in `dialect`.
-fn migrations(dialect: &Dialect, from: i64) -> impl Iterator<Item = String> + '_ {
-    MIGRATIONS.iter().skip(from.max(0) as usize).map(|m| {
+/// The table the schema version is kept in, and the statements that read and write it (`$1`
+/// placeholders; SQLite's are `?1`).
+const META_TABLE: &str =
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
+const READ_VERSION: &str = "SELECT value FROM meta WHERE key = 'schema_version'";
+const WRITE_VERSION: &str = "INSERT INTO meta (key, value) VALUES ('schema_version', $1) \
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+
+/// The migrations a store at `found` (the stored version text, none for a new store) still
+/// needs, in `dialect` — or the refusal of a store newer than this gate.
+fn migrations(
+    store: &str,
+    dialect: &'static Dialect,
+    found: Option<String>,
+) -> Result<impl Iterator<Item = String>, StoreError> {
+    let found = found.map_or(0, |v| v.parse().unwrap_or(i64::MAX));
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::Newer {
+            store: store.to_string(),
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    Ok(MIGRATIONS.iter().skip(found.max(0) as usize).map(|m| {
         m.replace("{serial}", dialect.serial)
             .replace("{now}", dialect.now)
-    })
+    }))
 }
 
 /// What a leg's content is: its stored fields and every result, hashed.

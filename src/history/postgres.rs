@@ -4,8 +4,8 @@
 //! results go in one multi-row insert (`UNNEST` of arrays: one round trip per leg).
 
 use super::{
-    Dialect, Leg, RUNS_OF, Recorded, Row, SCHEMA_VERSION, StoreError, fail, migrations,
-    outcome_name,
+    Dialect, Leg, META_TABLE, READ_VERSION, RUNS_OF, Recorded, Row, SCHEMA_VERSION, StoreError,
+    WRITE_VERSION, fail, migrations, outcome_name,
 };
 use crate::run::events::TestResult;
 use postgres::{Client, NoTls};
@@ -48,31 +48,18 @@ impl Store {
             .map_err(err("cannot begin the migration"))?;
         tx.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])
             .map_err(err("cannot lock the store to migrate it"))?;
-        tx.batch_execute(
-            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-        )
-        .map_err(err("cannot create the schema table"))?;
-        let found: i64 = tx
-            .query_opt("SELECT value FROM meta WHERE key = 'schema_version'", &[])
+        tx.batch_execute(META_TABLE)
+            .map_err(err("cannot create the schema table"))?;
+        let found: Option<String> = tx
+            .query_opt(READ_VERSION, &[])
             .map_err(err("cannot read the schema version"))?
-            .map_or(0, |row| row.get::<_, String>(0).parse().unwrap_or(i64::MAX));
-        if found > SCHEMA_VERSION {
-            return Err(StoreError::Newer {
-                store: name,
-                found,
-                known: SCHEMA_VERSION,
-            });
-        }
-        for migration in migrations(&DIALECT, found) {
+            .map(|row| row.get(0));
+        for migration in migrations(&name, &DIALECT, found)? {
             tx.batch_execute(&migration)
                 .map_err(err("cannot migrate the schema"))?;
         }
-        tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('schema_version', $1) \
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
-            &[&SCHEMA_VERSION.to_string()],
-        )
-        .map_err(err("cannot write the schema version"))?;
+        tx.execute(WRITE_VERSION, &[&SCHEMA_VERSION.to_string()])
+            .map_err(err("cannot write the schema version"))?;
         tx.commit().map_err(err("cannot commit the migration"))
     }
 

@@ -2,8 +2,8 @@
 //! `gate` processes recording at once queue instead of failing or losing a leg.
 
 use super::{
-    Dialect, Leg, RUNS_OF, Recorded, Row, SCHEMA_VERSION, StoreError, fail, migrations,
-    outcome_name,
+    Dialect, Leg, META_TABLE, READ_VERSION, RUNS_OF, Recorded, Row, SCHEMA_VERSION, StoreError,
+    WRITE_VERSION, fail, migrations, outcome_name,
 };
 use crate::run::events::TestResult;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
@@ -57,33 +57,18 @@ impl Store {
             .conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(err("cannot lock the store to migrate it"))?;
-        tx.execute_batch(
-            "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);",
-        )
-        .map_err(err("cannot create the schema table"))?;
-        let found: i64 = tx
-            .query_row(
-                "SELECT value FROM meta WHERE key = 'schema_version'",
-                [],
-                |row| row.get::<_, String>(0),
-            )
+        tx.execute_batch(META_TABLE)
+            .map_err(err("cannot create the schema table"))?;
+        let found: Option<String> = tx
+            .query_row(READ_VERSION, [], |row| row.get(0))
             .optional()
-            .map_err(err("cannot read the schema version"))?
-            .map_or(0, |v| v.parse().unwrap_or(i64::MAX));
-        if found > SCHEMA_VERSION {
-            return Err(StoreError::Newer {
-                store: name,
-                found,
-                known: SCHEMA_VERSION,
-            });
-        }
-        for migration in migrations(&DIALECT, found) {
+            .map_err(err("cannot read the schema version"))?;
+        for migration in migrations(&name, &DIALECT, found)? {
             tx.execute_batch(&migration)
                 .map_err(err("cannot migrate the schema"))?;
         }
         tx.execute(
-            "INSERT INTO meta (key, value) VALUES ('schema_version', ?1) \
-             ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+            &WRITE_VERSION.replace('$', "?"),
             params![SCHEMA_VERSION.to_string()],
         )
         .map_err(err("cannot write the schema version"))?;
