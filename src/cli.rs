@@ -43,6 +43,15 @@ pub struct GateArgs {
     /// Record a human decision (a citation) that lets a refused run go on with its bounded remainder.
     #[arg(long, value_name = "CITATION")]
     pub affected_decision: Option<String>,
+    /// Record the run's results and its selection in the history store.
+    #[arg(long)]
+    pub record: bool,
+    /// The leg the run is recorded under (with --record).
+    #[arg(long, value_name = "NAME", requires = "record")]
+    pub leg: Option<String>,
+    /// The history store (with --record): `postgres://…`, `sqlite:PATH` or a path.
+    #[arg(long, value_name = "URL", requires = "record")]
+    pub db: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -119,9 +128,13 @@ pub enum Sub {
         /// The commit the results are of (default: HEAD).
         #[arg(long, value_name = "REV", default_value = "HEAD")]
         commit: String,
-        /// The branch (default: the current one).
+        /// The branch (default: the current one, else CI's GITHUB_HEAD_REF, GITHUB_REF_NAME …).
         #[arg(long, value_name = "NAME")]
         branch: Option<String>,
+        /// The base the commit's change is taken against (default: the merge-base with the
+        /// default branch; none on the default branch itself).
+        #[arg(long, value_name = "REV")]
+        base: Option<String>,
         /// The store: `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
         #[arg(long, value_name = "URL")]
         db: Option<String>,
@@ -137,6 +150,28 @@ pub enum Sub {
         #[arg(long)]
         json: bool,
         /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
+    },
+    /// Recompute the per-test rollup over the window (`gate record` rolls up its own leg).
+    Rollup {
+        /// The window (default: `[history] window`, else 90d).
+        #[arg(long, value_name = "DAYS")]
+        window: Option<humantime::Duration>,
+        /// The store: `postgres://…`, `sqlite:PATH` or a path.
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
+    },
+    /// Give every failing test of a recorded run one verdict: new_regression, pre_existing,
+    /// flaky or unknown. Exits 1 when there is a new regression.
+    Triage {
+        /// The run (default: the latest recorded one).
+        #[arg(long, value_name = "ID")]
+        run: Option<String>,
+        /// Print the verdicts as JSON (plans/triage.schema.json).
+        #[arg(long)]
+        json: bool,
+        /// The store: `postgres://…`, `sqlite:PATH` or a path.
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
@@ -179,10 +214,11 @@ impl Cli {
             || g.list
             || g.json
             || g.verbose
-            || g.affected_decision.is_some();
+            || g.affected_decision.is_some()
+            || g.record;
         match (&self.command, gate_flags) {
             (Some(_), true) => Err(
-                "--affected, --since, --files, --list, --json, --verbose and --affected-decision go without a subcommand (`gate --affected RANGE`); a subcommand takes its own".into(),
+                "--affected, --since, --files, --list, --json, --verbose, --affected-decision and --record go without a subcommand (`gate --affected RANGE`); a subcommand takes its own".into(),
             ),
             _ => Ok(()),
         }
@@ -193,7 +229,10 @@ impl Cli {
         match &self.command {
             None => self.gate.json,
             Some(
-                Sub::Verify { json, .. } | Sub::Audit { json, .. } | Sub::History { json, .. },
+                Sub::Verify { json, .. }
+                | Sub::Audit { json, .. }
+                | Sub::History { json, .. }
+                | Sub::Triage { json, .. },
             ) => *json,
             Some(_) => false,
         }

@@ -45,6 +45,16 @@ pub(super) struct Options<'a> {
     pub retry: String,
     /// Build the JSON report even without `--json` (a receipt is written from it).
     pub keep_json: bool,
+    /// Record the run in the history store (`--record`; `[history] record` for the hook and
+    /// `verify`).
+    pub record: Option<RecordTo>,
+}
+
+/// Where and as what a run is recorded.
+#[derive(Clone)]
+pub(super) struct RecordTo {
+    pub leg: String,
+    pub db: Option<String>,
 }
 
 /// The exit code and the JSON report (a `verify` receipt is this report).
@@ -92,13 +102,24 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
         styles,
         retry,
         keep_json: false,
+        record: args.record.then(|| RecordTo {
+            leg: args.leg.clone().unwrap_or_else(|| "default".into()),
+            db: args.db.clone(),
+        }),
     };
     gate(&repo, target, &opts).map(|g| g.code)
 }
 
-pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Result<Gated> {
-    let started = Instant::now();
-    let root = repo::workdir(repo)?;
+/// What a target is before anything runs: its changes and tree, the project gated under the
+/// governing configuration, and every change's verdict.
+pub(super) struct Analyzed {
+    pub input: Input,
+    pub project: Project,
+    pub decided: Decision,
+}
+
+/// The stages before the run plan: inputs → configuration → project → verdicts.
+pub(super) fn analyze(repo: &git2::Repository, target: Target) -> Result<Analyzed> {
     let input = input::read(repo, target)?;
     crate::timings::mark("changes and tree read");
     let governing = super::config_change::governing(repo, &input.snapshot, &input.bases)?;
@@ -122,6 +143,25 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         change.explain(repo, &input, &deleted, &project, &mut decided)?;
     }
     crate::timings::mark("verdicts decided");
+    Ok(Analyzed {
+        input,
+        project,
+        decided,
+    })
+}
+
+pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) -> Result<Gated> {
+    let started = Instant::now();
+    let root = repo::workdir(repo)?;
+    let Analyzed {
+        input,
+        project,
+        mut decided,
+    } = analyze(repo, target)?;
+    let state = repo::state_dir(repo);
+    for note in crate::history::signals::add(&state, &project, &input.changed(), &mut decided) {
+        super::warn(note);
+    }
     let plan = run::select::select(
         &decided,
         &project,
@@ -152,11 +192,21 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     crate::timings::mark("rows printed");
     let mut collected = Collected::default();
     let ran = execute(repo, &input, &project, &view, opts, &mut collected)?;
-    let code = match &ran {
+    let mut code = match &ran {
         Some(r) => r.code,
         None if decided.verdict == RunVerdict::Refused && record.is_none() => exit_codes::REFUSED,
         None => exit_codes::OK,
     };
+    let record_to = opts.record.clone().or_else(|| {
+        (opts.caller != Caller::Command && project.config.history.record).then(|| RecordTo {
+            leg: "default".into(),
+            db: None,
+        })
+    });
+    // A run that ran no test (every change inert, nothing changed) has nothing to record.
+    if let (Some(to), Some(_), true) = (&record_to, &ran, plan.runs()) {
+        code = record_run(repo, &input, &project, &decided, &collected, to, code);
+    }
     // Steps are reported where a caller runs them, and only when they ran.
     let steps_ran = ran.is_some() && opts.caller != Caller::Command;
     let report = Report::new(
@@ -172,6 +222,69 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     drop(view);
     super::leave(Box::new((project, input)));
     Ok(Gated { code, json })
+}
+
+/// Records the run's results and selection in the history store. The run has happened, so
+/// a store that cannot take it is said on one line and fails the run (exit 8) only when the
+/// tests themselves passed.
+fn record_run(
+    repo: &git2::Repository,
+    input: &Input,
+    project: &Project,
+    decided: &Decision,
+    collected: &Collected,
+    to: &RecordTo,
+    code: u8,
+) -> u8 {
+    let Some(head) = input.head else {
+        super::warn(
+            "not recorded: the working tree is not a commit (gate a range to record it)".into(),
+        );
+        return code;
+    };
+    let recorded = (|| -> Result<()> {
+        let branch = super::record::branch_of(repo);
+        let main = repo::range::default_branch(repo);
+        let mainline = super::record::is_mainline(branch.as_deref(), main.as_ref());
+        let has_go = collected
+            .tests
+            .iter()
+            .any(|t| t.file.as_deref().is_some_and(crate::graph::is_go_unit));
+        let leg = crate::history::Leg {
+            run: super::record::run_id(None).0,
+            attempt: super::record::attempt(None)?,
+            leg: to.leg.clone(),
+            commit: head.to_string(),
+            branch,
+            mainline,
+            base: input.range.as_ref().and_then(|r| r.base.clone()),
+            env: super::record::environment(!has_go, has_go, &to.leg),
+            source: "gate".into(),
+        };
+        super::record::store_leg(
+            repo,
+            &project.config.history,
+            to.db.as_deref(),
+            &leg,
+            &collected.tests,
+            &super::record::change_of(decided),
+            &mut |line| {
+                eprintln!("{line}");
+                Ok(())
+            },
+        )
+    })();
+    match recorded {
+        Ok(()) => code,
+        Err(e) => {
+            eprintln!("error: the run was not recorded: {e}");
+            if code == exit_codes::OK {
+                e.exit_code()
+            } else {
+                code
+            }
+        }
+    }
 }
 
 /// The run: nothing for a refusal that stands (it is named, with how to cite a decision) or

@@ -1,5 +1,7 @@
-//! `gate history TEST`: a test's recent recorded runs, newest first, every attempt of each.
+//! `gate history TEST`: a test's recent recorded runs, newest first, every attempt of each,
+//! and its rollup on each leg (flaky evidence, failing on main since when).
 
+use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::exit_codes;
 use crate::history::{self, Store};
@@ -7,12 +9,22 @@ use crate::repo;
 use std::path::Path;
 
 /// Version of the `gate history --json` document (`plans/history.schema.json`).
-const HISTORY_VERSION: u32 = 1;
+const HISTORY_VERSION: u32 = 2;
+
+/// The store a history command reads, and the configuration it is read under: HEAD's
+/// `.gate.toml` (`[history] url`, `window`, `known_flaky`), else the defaults.
+pub(super) fn open_store(repo: &git2::Repository, db: Option<&str>) -> Result<(Store, Config)> {
+    let config = match repo.head().ok().and_then(|h| h.target()) {
+        Some(head) => crate::config::at_commit(repo, head)?,
+        None => Config::defaults(),
+    };
+    let at = history::location(db, config.history.url.as_deref(), &repo::state_dir(repo))?;
+    Ok((Store::open(&at)?, config))
+}
 
 pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&str>) -> Result<u8> {
     let repo = repo::open(dir)?;
-    let at = history::location(db, &repo::state_dir(&repo))?;
-    let mut store = Store::open(&at)?;
+    let (mut store, _) = open_store(&repo, db)?;
     let runs = store.runs_of(test, limit)?;
     if runs.is_empty() {
         // A test id that matches nothing is an error, never an empty answer.
@@ -21,6 +33,7 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
             store.name()
         )));
     }
+    let rollup = store.rollup_of(test)?;
     if json {
         let doc = serde_json::json!({
             "version": HISTORY_VERSION,
@@ -29,6 +42,7 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
             "test": test,
             "store": store.name(),
             "runs": runs,
+            "rollup": rollup,
         });
         say!(
             "{}",
@@ -47,9 +61,31 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
             &r.commit[..12.min(r.commit.len())],
             r.branch
                 .as_deref()
-                .map(|b| format!(" ({b})"))
+                .map(|b| format!(" ({b}{})", if r.mainline { ", main" } else { "" }))
                 .unwrap_or_default(),
             outcomes.join(" then ")
+        );
+    }
+    for r in &rollup {
+        let main = match &r.failing_since {
+            Some(since) => format!(
+                "failing on main since {} ({} main runs)",
+                &since[..12.min(since.len())],
+                r.failing_main_runs
+            ),
+            None => "not failing on main".into(),
+        };
+        say!(
+            "leg {}: {} run(s): {} passed, {} failed, {} error, {} skipped; flaky {} time(s); {main}; median {} ms, p90 {} ms",
+            r.leg,
+            r.runs,
+            r.passed,
+            r.failed,
+            r.errors,
+            r.skipped,
+            r.flaky,
+            r.median_ms.map_or("-".into(), |v| v.to_string()),
+            r.p90_ms.map_or("-".into(), |v| v.to_string()),
         );
     }
     say!(

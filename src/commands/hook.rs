@@ -50,6 +50,7 @@ pub(super) fn pre_push(dir: &Path, remote: &str, styles: &Styles) -> Result<u8> 
         json: false,
         styles,
         keep_json: false,
+        record: None,
         retry:
             "GATE_DECISION=\"<citation>\" git push …   (the same push, with the decision recorded)"
                 .into(),

@@ -17,6 +17,8 @@ mod hook;
 mod install;
 mod plan;
 mod record;
+mod rollup;
+mod triage;
 mod verify;
 
 use crate::cli::{Cli, HookKind, Sub};
@@ -62,6 +64,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             attempt,
             commit,
             branch,
+            base,
             db,
         }) => record::run(
             &dir,
@@ -73,9 +76,16 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
                 attempt,
                 commit: &commit,
                 branch,
+                base: base.as_deref(),
                 db: db.as_deref(),
             },
         ),
+        Some(Sub::Rollup { window, db }) => {
+            rollup::run(&dir, window.map(|w| w.as_secs() / 86_400), db.as_deref())
+        }
+        Some(Sub::Triage { run, json, db }) => {
+            triage::run(&dir, run.as_deref(), json, db.as_deref())
+        }
         Some(Sub::History {
             test,
             limit,

@@ -4,8 +4,9 @@
 
 use crate::error::{Error, Result};
 use crate::exit_codes;
-use crate::history::{self, Leg, Recorded, Store};
+use crate::history::{self, Change, Leg, Recorded, Store};
 use crate::project::Project;
+use crate::repo::input::Target;
 use crate::repo::{self, snapshot::Snapshot};
 use crate::run::events::{TestOutcome, TestResult};
 use std::path::{Path, PathBuf};
@@ -18,6 +19,7 @@ pub(super) struct Args<'a> {
     pub attempt: Option<u32>,
     pub commit: &'a str,
     pub branch: Option<String>,
+    pub base: Option<&'a str>,
     pub db: Option<&'a str>,
 }
 
@@ -50,33 +52,43 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
     };
     let repo = repo::open(dir)?;
     let commit = repo::range::commit(&repo, args.commit)?;
-    let snapshot = Snapshot::of_commit(&repo, commit)?;
-    let project = Project::load(&repo, &snapshot, &[], &mut super::warn)?;
+    let branch = args.branch.clone().or_else(|| branch_of(&repo));
+    let main = repo::range::default_branch(&repo);
+    let mainline = is_mainline(branch.as_deref(), main.as_ref());
+    let base = match args.base {
+        Some(rev) => Some(repo::range::commit(&repo, rev)?),
+        None if mainline => None,
+        None => main
+            .as_ref()
+            .and_then(|m| repo.merge_base(commit, m.commit).ok())
+            .filter(|b| *b != commit),
+    };
+    // The change is gated as `gate --affected base...commit` would: the same verdicts and
+    // selection, so triage knows which failures the change can explain.
+    let (project, change) = match base {
+        Some(base) => {
+            let range = repo::range::resolve(&repo, &format!("{base}...{commit}"))?;
+            let analyzed = super::gate::analyze(&repo, Target::Ranges(vec![range]))?;
+            let change = change_of(&analyzed.decided);
+            (analyzed.project, change)
+        }
+        None => {
+            let snapshot = Snapshot::of_commit(&repo, commit)?;
+            let project = Project::load(&repo, &snapshot, &[], &mut super::warn)?;
+            (project, Change::default())
+        }
+    };
     let results = read_inputs(args, &project)?;
     crate::timings::mark("inputs read");
-    let (run, generated) = match args.run.clone().or_else(|| first_env(RUN_IDS)) {
-        Some(run) => (run, false),
-        None => (generated_run_id(), true),
-    };
-    let attempt = match args.attempt {
-        Some(n) => n,
-        None => first_env(ATTEMPTS)
-            .map(|v| {
-                v.parse().map_err(|_| {
-                    Error::Usage(format!(
-                        "the CI attempt `{v}` is not a number; pass --attempt N"
-                    ))
-                })
-            })
-            .transpose()?
-            .unwrap_or(1),
-    };
+    let (run, generated) = run_id(args.run.clone());
     let leg = Leg {
         run,
-        attempt,
+        attempt: attempt(args.attempt)?,
         leg: args.leg.clone(),
         commit: commit.to_string(),
-        branch: args.branch.clone().or_else(|| current_branch(&repo)),
+        branch,
+        mainline,
+        base: base.map(|b| b.to_string()),
         env: probe
             .join()
             .map_err(|_| Error::Internal("the environment probe panicked".into()))?,
@@ -87,11 +99,6 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
         }
         .into(),
     };
-    let at = history::location(args.db, &repo::state_dir(&repo))?;
-    let mut store = Store::open(&at)?;
-    crate::timings::mark("store open");
-    let recorded = store.record(&leg, &results)?;
-    crate::timings::mark("leg recorded");
     if generated {
         say!(
             "gate record: run {} (no CI run id in the environment: pass --run {} to the steps that follow)",
@@ -99,28 +106,125 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
             leg.run
         );
     }
+    if base.is_none() && !mainline {
+        super::warn(format!(
+            "no default branch found to take {}'s change against (origin/HEAD, main, master): its change is not stored; pass --base REV",
+            &leg.commit[..12]
+        ));
+    }
+    store_leg(
+        &repo,
+        &project.config.history,
+        args.db,
+        &leg,
+        &results,
+        &change,
+        &mut |line| crate::commands::say_line(format_args!("{line}")),
+    )?;
+    Ok(exit_codes::OK)
+}
+
+/// Records `leg` and rolls up its tests; says what it did. Shared by `gate record` and a gate
+/// run with `--record`.
+pub(super) fn store_leg(
+    repo: &git2::Repository,
+    history: &crate::config::History,
+    db: Option<&str>,
+    leg: &Leg,
+    results: &[TestResult],
+    change: &Change,
+    say: &mut dyn FnMut(String) -> Result<()>,
+) -> Result<()> {
+    let at = history::location(db, history.url.as_deref(), &repo::state_dir(repo))?;
+    let mut store = Store::open(&at)?;
+    crate::timings::mark("store open");
+    let recorded = store.record(leg, results, change)?;
+    crate::timings::mark("leg recorded");
     let what = match recorded {
         Recorded::New(_) => "recorded",
         Recorded::Unchanged(_) => "already recorded, unchanged",
         Recorded::Replaced(_) => "replaced the earlier upload of",
     };
-    say!(
+    say(format!(
         "gate record: {what} leg `{}` of run {} attempt {} at {}: {} ({} #{})",
         leg.leg,
         leg.run,
         leg.attempt,
         &leg.commit[..12.min(leg.commit.len())],
-        counts(&results),
+        counts(results),
         store.name(),
         recorded.seq()
-    );
+    ))?;
     if results.is_empty() {
         super::warn(format!(
-            "warning: leg `{}` uploaded zero results — recorded as such, not as a pass",
+            "leg `{}` uploaded zero results — recorded as such, not as a pass",
             leg.leg
         ));
     }
-    Ok(exit_codes::OK)
+    if !matches!(recorded, Recorded::Unchanged(_)) {
+        let n = store.rollup_leg(recorded.seq(), &leg.leg, history.window_days)?;
+        crate::timings::mark("leg rolled up");
+        say(format!(
+            "gate rollup: {n} test(s) on leg `{}` over {} days",
+            leg.leg, history.window_days
+        ))?;
+    }
+    Ok(())
+}
+
+/// What a gate knows of its change, for the store: every changed path with its verdict, and
+/// every test a changed path selected (by an edge or a `[[depends]]` rule).
+pub(super) fn change_of(decided: &crate::verdict::Decision) -> Change {
+    let mut change = Change::default();
+    for row in &decided.rows {
+        let verdict = serde_json::to_value(row.verdict)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        change.paths.push((row.path.to_string(), verdict));
+        for test in &row.tests {
+            change.selected.push((test.clone(), row.path.to_string()));
+        }
+    }
+    change.paths.sort();
+    change.paths.dedup_by(|a, b| a.0 == b.0);
+    change.selected.sort();
+    change.selected.dedup();
+    change
+}
+
+/// The run id: given, else from CI variables, else generated (and said so).
+pub(super) fn run_id(given: Option<String>) -> (String, bool) {
+    match given.or_else(|| first_env(RUN_IDS)) {
+        Some(run) => (run, false),
+        None => (generated_run_id(), true),
+    }
+}
+
+/// The attempt: given, else from CI variables, else 1.
+pub(super) fn attempt(given: Option<u32>) -> Result<u32> {
+    match given {
+        Some(n) => Ok(n),
+        None => first_env(ATTEMPTS)
+            .map(|v| {
+                v.parse().map_err(|_| {
+                    Error::Usage(format!(
+                        "the CI attempt `{v}` is not a number; pass --attempt N"
+                    ))
+                })
+            })
+            .transpose()
+            .map(|n| n.unwrap_or(1)),
+    }
+}
+
+/// Whether `branch` is the default branch.
+pub(super) fn is_mainline(branch: Option<&str>, main: Option<&repo::range::DefaultBranch>) -> bool {
+    match (branch, main) {
+        (Some(b), Some(m)) => b == m.name,
+        (Some(b), None) => b == "main" || b == "master",
+        _ => false,
+    }
 }
 
 /// Every input read and checked, before anything is written.
@@ -162,16 +266,25 @@ fn generated_run_id() -> String {
     )
 }
 
-fn current_branch(repo: &git2::Repository) -> Option<String> {
-    let head = repo.head().ok()?;
-    if !head.is_branch() {
-        return None;
-    }
-    head.shorthand().ok().map(str::to_string)
+/// CI variables that name the branch of a detached checkout (a pull request's head first).
+const BRANCHES: &[&str] = &[
+    "GITHUB_HEAD_REF",
+    "GITHUB_REF_NAME",
+    "CI_COMMIT_REF_NAME",
+    "BUILDKITE_BRANCH",
+    "CIRCLE_BRANCH",
+];
+
+/// The current branch, else the one CI names.
+pub(super) fn branch_of(repo: &git2::Repository) -> Option<String> {
+    let head = repo.head().ok();
+    head.filter(git2::Reference::is_branch)
+        .and_then(|h| h.shorthand().ok().map(str::to_string))
+        .or_else(|| first_env(BRANCHES))
 }
 
 /// The leg's environment: what can change a result besides the code.
-fn environment(junit: bool, go_json: bool, leg: &str) -> serde_json::Value {
+pub(super) fn environment(junit: bool, go_json: bool, leg: &str) -> serde_json::Value {
     let version = |argv: &[&str]| {
         std::process::Command::new(argv[0])
             .args(&argv[1..])
@@ -200,7 +313,7 @@ fn environment(junit: bool, go_json: bool, leg: &str) -> serde_json::Value {
     env
 }
 
-fn counts(results: &[TestResult]) -> String {
+pub(super) fn counts(results: &[TestResult]) -> String {
     let n = |o: TestOutcome| results.iter().filter(|r| r.outcome == o).count();
     format!(
         "{} result(s): {} passed, {} failed, {} error, {} skipped",

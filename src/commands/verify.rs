@@ -25,6 +25,7 @@ pub(super) fn run(
         json,
         styles: &styles,
         keep_json: receipt.is_some(),
+        record: None,
         retry: format!(
             "gate verify {spec} --affected-decision \"<citation>\"   (or GATE_DECISION=\"<citation>\")"
         ),

@@ -117,6 +117,15 @@ pub(crate) const DEFAULT_WHOLE_SUITE: &[(&str, &str)] = &[
     ("**/vendor/modules.txt", "vendored Go module versions"),
 ];
 
+/// `[history]`, resolved.
+#[derive(Debug, Clone)]
+pub(crate) struct History {
+    pub record: bool,
+    pub url: Option<String>,
+    pub signals: bool,
+    pub window_days: u64,
+}
+
 pub(crate) struct Config {
     /// A hash of the text the settings were parsed from: what a kept graph was built under.
     pub digest: u64,
@@ -138,6 +147,7 @@ pub(crate) struct Config {
     pub python_roots_line: usize,
     /// Extra `go test` flags.
     pub go_flags: Vec<String>,
+    pub history: History,
     pub base_branch: Option<String>,
     /// In order; always holds the affected-tests step (last unless placed).
     pub steps: Vec<Step>,

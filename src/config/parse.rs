@@ -49,6 +49,7 @@ pub(super) fn parse(file: Option<&str>, text: &str) -> Result<Config> {
         python_roots: raw.python.roots.map(|r| p.roots(r)).transpose()?,
         python_framework: raw.python.framework,
         go_flags: raw.go.flags,
+        history: p.history(raw.history)?,
         base_branch: raw.base_branch,
         steps: p.steps(raw.step)?,
         references: p.references(raw.reference)?,
@@ -96,6 +97,33 @@ impl Parser<'_> {
             include: build(include)?,
             exclude: build(exclude)?,
             text: shown.join(", "),
+        })
+    }
+
+    fn history(&self, raw: super::raw::RawHistory) -> Result<super::History> {
+        let window_days = match raw.window {
+            None => crate::history::DEFAULT_WINDOW_DAYS,
+            Some(w) => {
+                let line = self.line(w.span());
+                let text = w.into_inner();
+                let days = humantime::parse_duration(&text)
+                    .map(|d| d.as_secs() / 86_400)
+                    .map_err(|e| {
+                        self.err(format!("line {line}: `[history] window`: `{text}`: {e}"))
+                    })?;
+                if days == 0 {
+                    return Err(self.err(format!(
+                        "line {line}: `[history] window`: `{text}` is under a day"
+                    )));
+                }
+                days
+            }
+        };
+        Ok(super::History {
+            record: raw.record,
+            url: raw.url,
+            signals: raw.signals,
+            window_days,
         })
     }
 

@@ -49,6 +49,8 @@ pub(super) struct RawConfig {
     pub(super) python: RawPython,
     #[serde(default)]
     pub(super) go: RawGo,
+    #[serde(default)]
+    pub(super) history: RawHistory,
     /// The branch a new branch is compared with when pushed, after the remote's own HEAD.
     pub(super) base_branch: Option<String>,
     /// Ordered checks run by the pre-push hook and `gate verify` around the affected tests.
@@ -105,6 +107,35 @@ pub(super) struct RawStep {
     pub(super) on: Option<Spanned<OneOrMany>>,
     #[serde(default)]
     pub(super) when: When,
+}
+
+/// `[history]`: the store runs are recorded in and what selection takes from it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawHistory {
+    /// Record every run the pre-push hook and `gate verify` make (`gate --affected … --record`
+    /// does it for one run).
+    #[serde(default)]
+    pub(super) record: bool,
+    /// The store: `postgres://…` or `sqlite:PATH` (default `.git/gate/history.sqlite`;
+    /// `--db` and `GATE_DB` come first).
+    pub(super) url: Option<String>,
+    /// `false` keeps history out of selection (tests failing on main, co-failures).
+    #[serde(default = "yes")]
+    pub(super) signals: bool,
+    /// The rollup and triage window (`90d`).
+    pub(super) window: Option<Spanned<String>>,
+}
+
+impl Default for RawHistory {
+    fn default() -> Self {
+        RawHistory {
+            record: false,
+            url: None,
+            signals: true,
+            window: None,
+        }
+    }
 }
 
 #[derive(Deserialize, Default)]

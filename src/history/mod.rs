@@ -4,11 +4,17 @@
 //! rollup, triage, the green ledger, shadow audits — read it; its schema is versioned and
 //! migrated on first use, and a store whose schema is newer than this gate is never written.
 
+pub(crate) mod evidence;
 mod postgres;
+mod schema;
+pub(crate) mod signals;
 mod sqlite;
+pub(crate) mod triage;
 
 use crate::run::events::{TestOutcome, TestResult};
+use evidence::{Past, Summary};
 use std::path::{Path, PathBuf};
+pub(crate) use triage::{Change, LegInfo};
 
 type Source = Box<dyn std::error::Error + Send + Sync>;
 
@@ -41,6 +47,19 @@ pub enum StoreError {
     Url(String),
 }
 
+impl StoreError {
+    /// The error and its causes on one line.
+    pub(crate) fn one_line(&self) -> String {
+        let mut line = self.to_string();
+        let mut source = std::error::Error::source(self);
+        while let Some(cause) = source {
+            line.push_str(&format!(": {cause}"));
+            source = cause.source();
+        }
+        line
+    }
+}
+
 /// An error of `store` while doing `what`.
 fn fail<E: std::error::Error + Send + Sync + 'static>(
     store: &str,
@@ -61,11 +80,17 @@ pub(crate) enum Location {
     Postgres(String),
 }
 
-/// Where the store is: `--db`, else `GATE_DB`, else `.git/gate/history.sqlite`.
-pub(crate) fn location(db: Option<&str>, state: &Path) -> Result<Location, StoreError> {
+/// Where the store is: `--db`, else `GATE_DB`, else `[history] url`, else
+/// `.git/gate/history.sqlite`.
+pub(crate) fn location(
+    db: Option<&str>,
+    configured: Option<&str>,
+    state: &Path,
+) -> Result<Location, StoreError> {
     let url = db
         .map(str::to_string)
-        .or_else(|| std::env::var("GATE_DB").ok().filter(|v| !v.is_empty()));
+        .or_else(|| std::env::var("GATE_DB").ok().filter(|v| !v.is_empty()))
+        .or_else(|| configured.map(str::to_string));
     match url {
         None => Ok(Location::Sqlite(state.join("history.sqlite"))),
         Some(url) if url.starts_with("postgres://") || url.starts_with("postgresql://") => {
@@ -80,11 +105,51 @@ pub(crate) fn location(db: Option<&str>, state: &Path) -> Result<Location, Store
     }
 }
 
+/// A parameter of a read query: the reads are written once, for both stores.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Param<'a> {
+    Int(i64),
+    Text(&'a str),
+}
+
+/// A column value a read query returned.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Value {
+    Int(i64),
+    Text(String),
+    Null,
+}
+
+impl Value {
+    fn int(&self) -> i64 {
+        match self {
+            Value::Int(v) => *v,
+            Value::Text(t) => t.parse().unwrap_or_default(),
+            Value::Null => 0,
+        }
+    }
+
+    fn text(&self) -> Option<String> {
+        match self {
+            Value::Text(t) => Some(t.clone()),
+            Value::Int(v) => Some(v.to_string()),
+            Value::Null => None,
+        }
+    }
+
+    fn string(&self) -> String {
+        self.text().unwrap_or_default()
+    }
+}
+
 /// An open store, of either kind.
 pub(crate) enum Store {
     Sqlite(sqlite::Store),
     Postgres(postgres::Store),
 }
+
+/// The rollup window when none is given.
+pub(crate) const DEFAULT_WINDOW_DAYS: u64 = 90;
 
 impl Store {
     /// Opens (creating it when missing) and migrates the store.
@@ -95,44 +160,233 @@ impl Store {
         })
     }
 
-    /// Records one leg's results, all or nothing. The same (run, attempt, leg) with the same
-    /// content is left as it is; with other content it is replaced in the same transaction.
+    /// Records one leg's results and what it knows of its change, all or nothing. The same
+    /// (run, attempt, leg) with the same content is left as it is; with other content it is
+    /// replaced in the same transaction.
     pub(crate) fn record(
         &mut self,
         leg: &Leg,
         results: &[TestResult],
+        change: &Change,
     ) -> Result<Recorded, StoreError> {
         let results = numbered(results);
-        let digest = digest(leg, &results);
+        let digest = digest(leg, &results, change);
         match self {
-            Store::Sqlite(s) => s.record(leg, &results, &digest),
-            Store::Postgres(s) => s.record(leg, &results, &digest),
+            Store::Sqlite(s) => s.record(leg, &results, change, &digest),
+            Store::Postgres(s) => s.record(leg, &results, change, &digest),
         }
+    }
+
+    fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Vec<Value>>, StoreError> {
+        match self {
+            Store::Sqlite(s) => s.query(sql, params),
+            Store::Postgres(s) => s.query(sql, params),
+        }
+    }
+
+    /// The store's clock, in seconds since the epoch: windows are the store's time, never a
+    /// producer's.
+    fn now_unix(&mut self) -> Result<i64, StoreError> {
+        let sql = match self {
+            Store::Sqlite(_) => sqlite::DIALECT.spell("SELECT {unix_now}"),
+            Store::Postgres(_) => postgres::DIALECT.spell("SELECT {unix_now}"),
+        };
+        Ok(self
+            .query(&sql, &[])?
+            .first()
+            .and_then(|r| r.first())
+            .map_or(0, Value::int))
     }
 
     /// The most recent `limit` recorded runs of test `id`, newest first, with every attempt.
     pub(crate) fn runs_of(&mut self, id: &str, limit: u32) -> Result<Vec<TestRun>, StoreError> {
-        let rows = match self {
-            Store::Sqlite(s) => s.runs_of(id, limit)?,
-            Store::Postgres(s) => s.runs_of(id, limit)?,
-        };
+        let rows = self.query(
+            schema::RUNS_OF,
+            &[Param::Text(id), Param::Int(i64::from(limit))],
+        )?;
         let mut out: Vec<TestRun> = Vec::new();
         for row in rows {
             let attempt = Attempt {
-                outcome: row.outcome,
-                duration_ms: row.duration_ms,
+                outcome: row[7].string(),
+                duration_ms: row[8].int(),
             };
             match out.last_mut() {
-                Some(last) if last.seq == row.seq => last.attempts.push(attempt),
+                Some(last) if last.seq == row[0].int() => last.attempts.push(attempt),
                 _ => out.push(TestRun {
-                    seq: row.seq,
-                    run: row.run,
-                    attempt: row.attempt,
-                    leg: row.leg,
-                    commit: row.commit,
-                    branch: row.branch,
+                    seq: row[0].int(),
+                    run: row[1].string(),
+                    attempt: row[2].int() as u32,
+                    leg: row[3].string(),
+                    commit: row[4].string(),
+                    branch: row[5].text(),
+                    mainline: row[6].int() != 0,
                     attempts: vec![attempt],
                 }),
+            }
+        }
+        Ok(out)
+    }
+
+    /// A test's rollup on each leg it was recorded on.
+    pub(crate) fn rollup_of(&mut self, id: &str) -> Result<Vec<Rolled>, StoreError> {
+        let rows = self.query(schema::ROLLUP_OF, &[Param::Text(id)])?;
+        Ok(rows
+            .iter()
+            .map(|r| Rolled {
+                leg: r[0].string(),
+                runs: r[1].int() as u32,
+                passed: r[2].int() as u32,
+                failed: r[3].int() as u32,
+                errors: r[4].int() as u32,
+                skipped: r[5].int() as u32,
+                flaky: r[6].int() as u32,
+                failing_since: r[7].text(),
+                failing_main_runs: r[8].int() as u32,
+                median_ms: r[9].text().map(|_| r[9].int()),
+                p90_ms: r[10].text().map(|_| r[10].int()),
+            })
+            .collect())
+    }
+
+    /// Recomputes the rollup of the tests of leg `seq` on its leg over the window: a rollup
+    /// after one leg touches only that leg's tests. Returns how many tests it rolled up.
+    pub(crate) fn rollup_leg(
+        &mut self,
+        seq: i64,
+        leg: &str,
+        window_days: u64,
+    ) -> Result<usize, StoreError> {
+        let from = self.now_unix()? - window_secs(window_days);
+        let rows = past(self.query(
+            &schema::past_of_leg_tests(),
+            &[
+                Param::Text(leg),
+                Param::Int(from),
+                Param::Int(i64::MAX),
+                Param::Int(seq),
+            ],
+        )?);
+        let summaries = evidence::summarize(&rows);
+        match self {
+            Store::Sqlite(s) => s.write_rollup(leg, &summaries)?,
+            Store::Postgres(s) => s.write_rollup(leg, &summaries)?,
+        }
+        Ok(summaries.len())
+    }
+
+    /// Recomputes the whole rollup over the window: every leg recorded in it, and nothing of
+    /// what fell out of it. Returns the (test, leg) pairs rolled up.
+    pub(crate) fn rollup_all(&mut self, window_days: u64) -> Result<usize, StoreError> {
+        let from = self.now_unix()? - window_secs(window_days);
+        let legs: Vec<String> = self
+            .query(schema::LEGS_SINCE, &[Param::Int(from)])?
+            .iter()
+            .map(|r| r[0].string())
+            .collect();
+        let mut all = Vec::new();
+        for leg in legs {
+            let rows = past(self.query(
+                &schema::past_of_leg(),
+                &[Param::Text(&leg), Param::Int(from), Param::Int(i64::MAX)],
+            )?);
+            all.push((leg, evidence::summarize(&rows)));
+        }
+        let n = all.iter().map(|(_, s)| s.len()).sum();
+        match self {
+            Store::Sqlite(s) => s.replace_rollup(&all)?,
+            Store::Postgres(s) => s.replace_rollup(&all)?,
+        }
+        Ok(n)
+    }
+
+    /// The latest recorded run's id.
+    pub(crate) fn latest_run(&mut self) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .query(schema::LATEST_RUN, &[])?
+            .first()
+            .map(|r| r[0].string()))
+    }
+
+    /// A run's legs (the latest attempt of each), by leg name.
+    pub(crate) fn legs_of_run(&mut self, run: &str) -> Result<Vec<LegInfo>, StoreError> {
+        let rows = self.query(schema::LEGS_OF_RUN, &[Param::Text(run)])?;
+        Ok(rows
+            .iter()
+            .map(|r| LegInfo {
+                seq: r[0].int(),
+                run: r[1].string(),
+                attempt: r[2].int() as u32,
+                leg: r[3].string(),
+                commit: r[4].string(),
+                branch: r[5].text(),
+                mainline: r[6].int() != 0,
+                base: r[7].text(),
+                recorded_unix: r[8].int(),
+            })
+            .collect())
+    }
+
+    /// What leg `seq` recorded of its change.
+    pub(crate) fn change_of(&mut self, seq: i64) -> Result<Change, StoreError> {
+        let pairs = |rows: Vec<Vec<Value>>| {
+            rows.iter()
+                .map(|r| (r[0].string(), r[1].string()))
+                .collect()
+        };
+        Ok(Change {
+            paths: pairs(self.query(schema::CHANGES_OF, &[Param::Int(seq)])?),
+            selected: pairs(self.query(schema::SELECTED_OF, &[Param::Int(seq)])?),
+        })
+    }
+
+    /// Every failing test of `leg`, each with one verdict from what was recorded before it.
+    pub(crate) fn triage(
+        &mut self,
+        leg: &LegInfo,
+        rules: &triage::Rules<'_>,
+    ) -> Result<Vec<triage::Triaged>, StoreError> {
+        let from = leg.recorded_unix - window_secs(rules.window_days);
+        let rows = past(self.query(
+            &schema::past_of_failing(),
+            &[
+                Param::Text(&leg.leg),
+                Param::Int(from),
+                Param::Int(leg.seq),
+                Param::Int(leg.seq),
+            ],
+        )?);
+        let change = self.change_of(leg.seq)?;
+        Ok(triage::triage_leg(leg, &rows, &change, rules))
+    }
+
+    /// The tests failing on the default branch now, on any leg, by the rollup.
+    pub(crate) fn failing_on_main(&mut self) -> Result<Vec<FailingTest>, StoreError> {
+        let rows = self.query(schema::FAILING_ON_MAIN, &[])?;
+        Ok(rows
+            .iter()
+            .map(|r| FailingTest {
+                file: r[1].text(),
+                leg: r[2].string(),
+                since: r[3].string(),
+                runs: r[4].int() as u32,
+            })
+            .collect())
+    }
+
+    /// The test units that failed, in the window, in runs whose change touched `path`, each
+    /// with one such run.
+    pub(crate) fn co_failed(
+        &mut self,
+        path: &str,
+        window_days: u64,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        let from = self.now_unix()? - window_secs(window_days);
+        let rows = self.query(schema::CO_FAILED, &[Param::Int(from), Param::Text(path)])?;
+        let mut out: Vec<(String, String)> = Vec::new();
+        for r in rows {
+            let (unit, run) = (r[0].string(), r[1].string());
+            if out.last().is_none_or(|(u, _)| *u != unit) {
+                out.push((unit, run));
             }
         }
         Ok(out)
@@ -147,79 +401,54 @@ impl Store {
     }
 }
 
-/// The schema, one migration per version (version N is the first N applied in order), written
-/// once for both stores: `{serial}` and `{now}` are each dialect's. `runs.seq` is the store's
-/// own monotonic order (never reused): triage orders by it, never by the timestamps producers
-/// write in their files. `results` has no foreign key — a per-row check would cost more than
-/// the leg's insert — and goes with its leg in the same transaction.
-const MIGRATIONS: &[&str] = &[r#"
-CREATE TABLE runs (
-    seq {serial},
-    run_id TEXT NOT NULL,
-    attempt INTEGER NOT NULL,
-    leg TEXT NOT NULL,
-    commit_sha TEXT NOT NULL,
-    branch TEXT,
-    env TEXT NOT NULL,
-    source TEXT NOT NULL,
-    digest TEXT NOT NULL,
-    recorded_at {now},
-    UNIQUE (run_id, attempt, leg)
-);
-CREATE TABLE results (
-    seq BIGINT NOT NULL,
-    test_id TEXT NOT NULL,
-    file TEXT,
-    try INTEGER NOT NULL,
-    outcome TEXT NOT NULL,
-    duration_ms BIGINT NOT NULL,
-    PRIMARY KEY (seq, test_id, try)
-);
-CREATE INDEX results_by_test ON results (test_id, seq);
-"#];
-
-/// Both stores are at the same version.
-const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
-
-/// A store's spelling of the schema's dialect-specific parts.
-struct Dialect {
-    /// A monotonic integer key.
-    serial: &'static str,
-    /// A time column that defaults to the time of the insert.
-    now: &'static str,
+fn window_secs(days: u64) -> i64 {
+    (days as i64).saturating_mul(86_400)
 }
 
-/// The table the schema version is kept in, and the statements that read and write it (`$1`
-/// placeholders; SQLite's are `?1`).
-const META_TABLE: &str =
-    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
-const READ_VERSION: &str = "SELECT value FROM meta WHERE key = 'schema_version'";
-const WRITE_VERSION: &str = "INSERT INTO meta (key, value) VALUES ('schema_version', $1) \
-     ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+/// Evidence rows read back in `Past`'s column order.
+fn past(rows: Vec<Vec<Value>>) -> Vec<Past> {
+    rows.iter()
+        .map(|r| Past {
+            test: r[0].string(),
+            file: r[1].text(),
+            seq: r[2].int(),
+            run: r[3].string(),
+            commit: r[4].string(),
+            mainline: r[5].int() != 0,
+            attempt: r[6].int() as u32,
+            outcome: r[7].string(),
+            duration_ms: r[8].int(),
+        })
+        .collect()
+}
 
-/// The migrations a store at `found` (the stored version text, none for a new store) still
-/// needs, in `dialect` — or the refusal of a store newer than this gate.
-fn migrations(
-    store: &str,
-    dialect: &'static Dialect,
-    found: Option<String>,
-) -> Result<impl Iterator<Item = String>, StoreError> {
-    let found = found.map_or(0, |v| v.parse().unwrap_or(i64::MAX));
-    if found > SCHEMA_VERSION {
-        return Err(StoreError::Newer {
-            store: store.to_string(),
-            found,
-            known: SCHEMA_VERSION,
-        });
-    }
-    Ok(MIGRATIONS.iter().skip(found.max(0) as usize).map(|m| {
-        m.replace("{serial}", dialect.serial)
-            .replace("{now}", dialect.now)
-    }))
+/// A test's stored rollup on one leg.
+#[derive(Debug, Clone, serde::Serialize)]
+pub(crate) struct Rolled {
+    pub leg: String,
+    pub runs: u32,
+    pub passed: u32,
+    pub failed: u32,
+    pub errors: u32,
+    pub skipped: u32,
+    pub flaky: u32,
+    pub failing_since: Option<String>,
+    pub failing_main_runs: u32,
+    pub median_ms: Option<i64>,
+    pub p90_ms: Option<i64>,
+}
+
+/// A test failing on the default branch, on one leg.
+#[derive(Debug, Clone)]
+pub(crate) struct FailingTest {
+    pub file: Option<String>,
+    pub leg: String,
+    pub since: String,
+    pub runs: u32,
 }
 
 /// What a leg's content is: its stored fields and every result, hashed.
-fn digest(leg: &Leg, results: &[TestResult]) -> String {
+fn digest(leg: &Leg, results: &[TestResult], change: &Change) -> String {
     /// The serialized bytes go straight into the hash: no text, no value tree.
     struct Hasher(xxhash_rust::xxh3::Xxh3);
     impl std::io::Write for Hasher {
@@ -233,7 +462,7 @@ fn digest(leg: &Leg, results: &[TestResult]) -> String {
     }
     let mut h = Hasher(xxhash_rust::xxh3::Xxh3::new());
     // Serializing plain structs into a writer that never fails cannot fail.
-    let _ = serde_json::to_writer(&mut h, &(leg, results));
+    let _ = serde_json::to_writer(&mut h, &(leg, results, change));
     format!("{:032x}", h.0.digest128())
 }
 
@@ -246,30 +475,15 @@ pub(crate) struct Leg {
     pub leg: String,
     pub commit: String,
     pub branch: Option<String>,
+    /// Whether the leg ran on the default branch (its failures are "failing on main").
+    pub mainline: bool,
+    /// The commit its change was taken against (the merge-base with the default branch).
+    pub base: Option<String>,
     /// The leg's environment: OS, architecture, interpreter and toolchain versions.
     pub env: serde_json::Value,
     /// What the results were read from: `junit`, `go-json`.
     pub source: String,
 }
-
-/// One stored result row of a test, as the stores read it (newest leg first, attempts in order).
-pub(crate) struct Row {
-    pub seq: i64,
-    pub run: String,
-    pub attempt: u32,
-    pub leg: String,
-    pub commit: String,
-    pub branch: Option<String>,
-    pub outcome: String,
-    pub duration_ms: i64,
-}
-
-/// The query both stores answer for `runs_of`: a test's rows in its latest `?2` legs.
-const RUNS_OF: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.commit_sha, r.branch, x.outcome, x.duration_ms \
-     FROM results x JOIN runs r ON r.seq = x.seq \
-     WHERE x.test_id = $1 AND x.seq IN \
-       (SELECT seq FROM results WHERE test_id = $1 GROUP BY seq ORDER BY seq DESC LIMIT $2) \
-     ORDER BY r.seq DESC, x.try";
 
 /// A test in one recorded leg.
 #[derive(Debug, serde::Serialize)]
@@ -281,6 +495,7 @@ pub(crate) struct TestRun {
     pub leg: String,
     pub commit: String,
     pub branch: Option<String>,
+    pub mainline: bool,
     /// Every attempt within the run, in order (a rerun's failure then pass).
     pub attempts: Vec<Attempt>,
 }
@@ -367,19 +582,19 @@ mod tests {
     fn store_locations() {
         let state = Path::new("/repo/.git/gate");
         assert_eq!(
-            location(Some("sqlite:/tmp/h.db"), state).unwrap(),
+            location(Some("sqlite:/tmp/h.db"), None, state).unwrap(),
             Location::Sqlite(PathBuf::from("/tmp/h.db"))
         );
         assert_eq!(
-            location(Some("rel.db"), state).unwrap(),
+            location(Some("rel.db"), None, state).unwrap(),
             Location::Sqlite(PathBuf::from("rel.db"))
         );
         assert_eq!(
-            location(Some("postgres://u@h/db"), state).unwrap(),
+            location(None, Some("postgres://u@h/db"), state).unwrap(),
             Location::Postgres("postgres://u@h/db".into())
         );
         assert!(matches!(
-            location(Some("mysql://h/db"), state),
+            location(Some("mysql://h/db"), Some("sqlite:x"), state),
             Err(StoreError::Url(_))
         ));
     }

@@ -101,6 +101,41 @@ pub(crate) fn resolve(repo: &Repository, spec: &str) -> Result<Resolution> {
     }))
 }
 
+/// The default branch of the repository: its short name and where it points.
+#[derive(Debug, Clone)]
+pub(crate) struct DefaultBranch {
+    pub name: String,
+    pub commit: Oid,
+}
+
+/// The default branch, as git and forges name it: where `origin/HEAD` points, else the first
+/// of `origin/main`, `origin/master`, `main`, `master` that exists.
+pub(crate) fn default_branch(repo: &Repository) -> Option<DefaultBranch> {
+    let found = |refname: &str, name: &str| {
+        let oid = repo.refname_to_id(refname).ok()?;
+        let commit = repo.find_commit(oid).ok()?.id();
+        Some(DefaultBranch {
+            name: name.to_string(),
+            commit,
+        })
+    };
+    if let Ok(head) = repo.find_reference("refs/remotes/origin/HEAD")
+        && let Some(target) = head.symbolic_target().ok().flatten()
+        && let Some(name) = target.strip_prefix("refs/remotes/origin/")
+        && let Some(b) = found(target, name)
+    {
+        return Some(b);
+    }
+    [
+        ("refs/remotes/origin/main", "main"),
+        ("refs/remotes/origin/master", "master"),
+        ("refs/heads/main", "main"),
+        ("refs/heads/master", "master"),
+    ]
+    .iter()
+    .find_map(|(r, n)| found(r, n))
+}
+
 /// Resolves a revision to a commit; an unknown revision is an error (exit 3).
 pub(crate) fn commit(repo: &Repository, rev: &str) -> Result<Oid> {
     let object = repo

@@ -32,14 +32,14 @@ fn junit(t: &TestRepo, family: &str) -> PathBuf {
 }
 
 /// A stored result: (test id, try, outcome).
-type Stored = (String, u32, String);
+pub(crate) type Stored = (String, u32, String);
 /// A stored leg: run, attempt, leg, and its results in id order.
-type StoredLeg = (String, u32, String, Vec<Stored>);
+pub(crate) type StoredLeg = (String, u32, String, Vec<Stored>);
 
 /// The store kinds every test here runs against: SQLite, and the real PostgreSQL at
 /// 127.0.0.1:5432 in a fresh database of its own, dropped afterwards.
 #[derive(Clone, Copy)]
-enum Kind {
+pub(crate) enum Kind {
     Sqlite,
     Postgres,
 }
@@ -47,14 +47,14 @@ enum Kind {
 const SERVER: &str = "postgres://root@127.0.0.1:5432";
 
 /// A store a test records into and reads back from.
-struct Store {
-    url: String,
+pub(crate) struct Store {
+    pub(crate) url: String,
     /// PostgreSQL: the test's own database, dropped with the store.
     database: Option<String>,
 }
 
 impl Store {
-    fn new(kind: Kind, t: &TestRepo) -> Store {
+    pub(crate) fn new(kind: Kind, t: &TestRepo) -> Store {
         match kind {
             Kind::Sqlite => Store {
                 url: format!(
@@ -82,7 +82,7 @@ impl Store {
     }
 
     /// The rows of `sql` (text and integer columns), each as text.
-    fn rows(&self, sql: &str) -> Vec<Vec<String>> {
+    pub(crate) fn rows(&self, sql: &str) -> Vec<Vec<String>> {
         match &self.database {
             None => {
                 let c = rusqlite::Connection::open(self.url.trim_start_matches("sqlite:")).unwrap();
@@ -128,7 +128,7 @@ impl Store {
         }
     }
 
-    fn execute(&self, sql: &str) {
+    pub(crate) fn execute(&self, sql: &str) {
         match &self.database {
             None => {
                 rusqlite::Connection::open(self.url.trim_start_matches("sqlite:"))
@@ -144,7 +144,7 @@ impl Store {
     }
 
     /// Every stored leg, in (run, attempt, leg) order.
-    fn legs(&self) -> Vec<StoredLeg> {
+    pub(crate) fn legs(&self) -> Vec<StoredLeg> {
         self.rows("SELECT seq, run_id, attempt, leg FROM runs ORDER BY run_id, attempt, leg")
             .into_iter()
             .map(|r| {
@@ -174,7 +174,7 @@ impl Drop for Store {
 }
 
 /// `gate record ARGS --db STORE`, with no CI run id from the environment.
-fn record(t: &TestRepo, store: &Store, args: &[&str]) -> std::process::Output {
+pub(crate) fn record(t: &TestRepo, store: &Store, args: &[&str]) -> std::process::Output {
     let mut all = vec!["record"];
     all.extend(args);
     all.extend(["--db", store.url.as_str()]);
@@ -199,7 +199,7 @@ macro_rules! on_both {
     };
 }
 
-fn p(path: &Path) -> &str {
+pub(crate) fn p(path: &Path) -> &str {
     path.to_str().unwrap()
 }
 
@@ -391,7 +391,7 @@ fn a_newer_schema_or_an_unusable_store_is_refused(kind: Kind) {
     let out = record(&t, &store, &["--junit", p(&good), "--run", "2"]);
     assert_eq!(out.status.code(), Some(8), "{}", text(&out));
     assert!(
-        text(&out).contains("schema version 99, newer than this gate's 1"),
+        text(&out).contains("schema version 99, newer than this gate's 2"),
         "{}",
         text(&out)
     );

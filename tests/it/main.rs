@@ -7,6 +7,7 @@ mod config_guard;
 mod errors;
 mod frameworks;
 mod golang;
+#[macro_use]
 mod history;
 mod hook;
 mod install;
@@ -24,4 +25,5 @@ mod snapshots;
 mod steps;
 mod support;
 mod symlinks;
+mod triage;
 mod verdicts;

@@ -1,0 +1,94 @@
+//! `gate triage`: every failing test of a recorded run, one verdict each, from what was
+//! recorded before it. Exits 1 when a failure is a new regression, so CI can gate on it.
+
+use crate::error::{Error, Result};
+use crate::exit_codes;
+use crate::history::triage::{self, Confidence, Rules, Triaged};
+use crate::repo;
+use std::path::Path;
+
+/// Version of the `gate triage --json` document (`plans/triage.schema.json`).
+const TRIAGE_VERSION: u32 = 1;
+
+pub(super) fn run(dir: &Path, run: Option<&str>, json: bool, db: Option<&str>) -> Result<u8> {
+    let repo = repo::open(dir)?;
+    let (mut store, config) = super::history::open_store(&repo, db)?;
+    let run = match run {
+        Some(r) => r.to_string(),
+        None => store.latest_run()?.ok_or_else(|| {
+            Error::Usage(format!(
+                "nothing is recorded in {} yet: `gate record` a run first",
+                store.name()
+            ))
+        })?,
+    };
+    let legs = store.legs_of_run(&run)?;
+    if legs.is_empty() {
+        return Err(Error::Usage(format!(
+            "run {run}: nothing recorded under that id in {}",
+            store.name()
+        )));
+    }
+    let known_flaky = |file: &str| {
+        config
+            .known_flaky
+            .is_match(file)
+            .then(|| config.known_flaky.text.clone())
+    };
+    let rules = Rules {
+        window_days: config.history.window_days,
+        known_flaky: &known_flaky,
+    };
+    let mut verdicts: Vec<Triaged> = Vec::new();
+    for leg in &legs {
+        verdicts.extend(store.triage(leg, &rules)?);
+    }
+    let counts = triage::counts(&verdicts);
+    let code = if counts[0].1 > 0 {
+        exit_codes::TESTS_FAILED
+    } else {
+        exit_codes::OK
+    };
+    if json {
+        let doc = serde_json::json!({
+            "version": TRIAGE_VERSION,
+            "kind": "triage",
+            "gate": crate::version::ANALYZER,
+            "store": store.name(),
+            "run": run,
+            "window_days": rules.window_days,
+            "legs": legs,
+            "verdicts": verdicts,
+            "counts": counts.iter().map(|(v, n)| (v.name(), *n)).collect::<std::collections::BTreeMap<_, _>>(),
+        });
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("triage serializes")
+        );
+        return Ok(code);
+    }
+    let several = legs.len() > 1;
+    for t in &verdicts {
+        let confidence = match t.confidence {
+            Confidence::High => "high",
+            Confidence::Medium => "medium",
+            Confidence::Low => "low",
+        };
+        let leg = if several {
+            format!("  [{}]", t.leg)
+        } else {
+            String::new()
+        };
+        say!("{:<15} {:<7} {}{leg}", t.verdict.name(), confidence, t.test);
+        say!("    {}", t.evidence);
+    }
+    say!(
+        "gate: {} failing test(s): {} new regression, {} pre existing, {} flaky, {} unknown",
+        verdicts.len(),
+        counts[0].1,
+        counts[1].1,
+        counts[2].1,
+        counts[3].1
+    );
+    Ok(code)
+}

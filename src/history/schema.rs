@@ -1,0 +1,220 @@
+//! The store's schema, written once for both stores, and the statements both run: each
+//! dialect's spellings are placeholders (`{serial}`, `{now}`, `{unix_now}`,
+//! `{unix_of_recorded_at}`), parameters are `$n` (SQLite's are `?n`).
+
+use super::StoreError;
+
+/// One migration per version (version N is the first N applied in order).
+///
+/// 1. `runs` (one row per recorded leg; `seq` is the store's own monotonic order, never reused:
+///    triage orders by it, never by the timestamps producers write in their files) and
+///    `results` (every attempt of every test; no foreign key — a per-row check would cost more
+///    than the leg's insert — it goes with its leg in the same transaction).
+/// 2. What a run knows of its change: whether it ran on the default branch, the base its
+///    change was taken against, the changed paths with their verdicts and the tests each
+///    selected; the store's own time as a number (the window's unit); the per-test rollup.
+pub(super) const MIGRATIONS: &[&str] = &[
+    r#"
+CREATE TABLE runs (
+    seq {serial},
+    run_id TEXT NOT NULL,
+    attempt INTEGER NOT NULL,
+    leg TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    branch TEXT,
+    env TEXT NOT NULL,
+    source TEXT NOT NULL,
+    digest TEXT NOT NULL,
+    recorded_at {now},
+    UNIQUE (run_id, attempt, leg)
+);
+CREATE TABLE results (
+    seq BIGINT NOT NULL,
+    test_id TEXT NOT NULL,
+    file TEXT,
+    try INTEGER NOT NULL,
+    outcome TEXT NOT NULL,
+    duration_ms BIGINT NOT NULL,
+    PRIMARY KEY (seq, test_id, try)
+);
+CREATE INDEX results_by_test ON results (test_id, seq);
+"#,
+    r#"
+ALTER TABLE runs ADD COLUMN mainline INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE runs ADD COLUMN base_sha TEXT;
+ALTER TABLE runs ADD COLUMN recorded_unix BIGINT NOT NULL DEFAULT 0;
+UPDATE runs SET recorded_unix = {unix_of_recorded_at};
+CREATE INDEX runs_by_leg ON runs (leg, recorded_unix);
+CREATE INDEX runs_by_run ON runs (run_id, attempt);
+CREATE TABLE changes (
+    seq BIGINT NOT NULL,
+    path TEXT NOT NULL,
+    verdict TEXT NOT NULL,
+    PRIMARY KEY (seq, path)
+);
+CREATE INDEX changes_by_path ON changes (path, seq);
+CREATE TABLE selected (
+    seq BIGINT NOT NULL,
+    unit TEXT NOT NULL,
+    cause TEXT NOT NULL,
+    PRIMARY KEY (seq, unit, cause)
+);
+CREATE TABLE rollup (
+    test_id TEXT NOT NULL,
+    leg TEXT NOT NULL,
+    file TEXT,
+    through_seq BIGINT NOT NULL,
+    runs INTEGER NOT NULL,
+    passed INTEGER NOT NULL,
+    failed INTEGER NOT NULL,
+    errors INTEGER NOT NULL,
+    skipped INTEGER NOT NULL,
+    flaky INTEGER NOT NULL,
+    failing_since TEXT,
+    failing_main_runs INTEGER NOT NULL,
+    median_ms BIGINT,
+    p90_ms BIGINT,
+    PRIMARY KEY (test_id, leg)
+);
+CREATE INDEX rollup_failing ON rollup (failing_main_runs);
+"#,
+];
+
+/// Both stores are at the same version.
+pub(super) const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// A store's spelling of the schema's dialect-specific parts.
+pub(super) struct Dialect {
+    /// A monotonic integer key.
+    pub serial: &'static str,
+    /// A time column that defaults to the time of the insert.
+    pub now: &'static str,
+    /// The store's clock now, in seconds since the epoch.
+    pub unix_now: &'static str,
+    /// `recorded_at` in seconds since the epoch.
+    pub unix_of_recorded_at: &'static str,
+}
+
+impl Dialect {
+    /// `sql` in this dialect.
+    pub(super) fn spell(&self, sql: &str) -> String {
+        sql.replace("{serial}", self.serial)
+            .replace("{now}", self.now)
+            .replace("{unix_now}", self.unix_now)
+            .replace("{unix_of_recorded_at}", self.unix_of_recorded_at)
+    }
+}
+
+/// The table the schema version is kept in, and the statements that read and write it.
+pub(super) const META_TABLE: &str =
+    "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)";
+pub(super) const READ_VERSION: &str = "SELECT value FROM meta WHERE key = 'schema_version'";
+pub(super) const WRITE_VERSION: &str = "INSERT INTO meta (key, value) VALUES ('schema_version', $1) \
+     ON CONFLICT (key) DO UPDATE SET value = excluded.value";
+
+/// The migrations a store at `found` (the stored version text, none for a new store) still
+/// needs, in `dialect` — or the refusal of a store newer than this gate.
+pub(super) fn migrations(
+    store: &str,
+    dialect: &'static Dialect,
+    found: Option<String>,
+) -> Result<impl Iterator<Item = String>, StoreError> {
+    let found = found.map_or(0, |v| v.parse().unwrap_or(i64::MAX));
+    if found > SCHEMA_VERSION {
+        return Err(StoreError::Newer {
+            store: store.to_string(),
+            found,
+            known: SCHEMA_VERSION,
+        });
+    }
+    Ok(MIGRATIONS
+        .iter()
+        .skip(found.max(0) as usize)
+        .map(|m| dialect.spell(m)))
+}
+
+/// A leg: its key, then what is stored with it (`$12`: the store's time, spelled in).
+pub(super) const INSERT_RUN: &str = "INSERT INTO runs (run_id, attempt, leg, commit_sha, branch, env, source, digest, mainline, base_sha, recorded_unix) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, {unix_now})";
+pub(super) const FIND_RUN: &str =
+    "SELECT seq, digest FROM runs WHERE run_id = $1 AND attempt = $2 AND leg = $3";
+/// The tables a leg's rows are in, keyed by its `seq`: deleted with it when it is replaced.
+pub(super) const LEG_TABLES: &[&str] = &["results", "changes", "selected", "runs"];
+
+/// A test's rows in its latest `$2` legs, newest first.
+pub(super) const RUNS_OF: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.commit_sha, r.branch, r.mainline, x.outcome, x.duration_ms \
+     FROM results x JOIN runs r ON r.seq = x.seq \
+     WHERE x.test_id = $1 AND x.seq IN \
+       (SELECT seq FROM results WHERE test_id = $1 GROUP BY seq ORDER BY seq DESC LIMIT $2) \
+     ORDER BY r.seq DESC, x.try";
+
+/// The columns every evidence query reads, in `Past`'s order.
+const PAST: &str = "SELECT x.test_id, x.file, x.seq, r.run_id, r.commit_sha, r.mainline, x.try, x.outcome, x.duration_ms \
+     FROM results x JOIN runs r ON r.seq = x.seq";
+
+/// The history on leg `$1` since `$2` (store time) and up to seq `$3`, of the tests of leg
+/// `$4`: what a rollup after that leg recomputes.
+pub(super) fn past_of_leg_tests() -> String {
+    format!(
+        "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 AND x.seq <= $3 \
+         AND x.test_id IN (SELECT test_id FROM results WHERE seq = $4) \
+         ORDER BY x.test_id, x.seq, x.try"
+    )
+}
+
+/// The same, of the tests of leg `$4` that failed or errored in it: what triage reads.
+pub(super) fn past_of_failing() -> String {
+    format!(
+        "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 AND x.seq <= $3 \
+         AND x.test_id IN (SELECT test_id FROM results WHERE seq = $4 AND outcome IN ('failed', 'error')) \
+         ORDER BY x.test_id, x.seq, x.try"
+    )
+}
+
+/// The whole history on leg `$1` since `$2`, up to seq `$3`: a full rollup.
+pub(super) fn past_of_leg() -> String {
+    format!(
+        "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 AND x.seq <= $3 \
+         ORDER BY x.test_id, x.seq, x.try"
+    )
+}
+
+/// The legs recorded since `$1`.
+pub(super) const LEGS_SINCE: &str =
+    "SELECT DISTINCT leg FROM runs WHERE recorded_unix >= $1 ORDER BY leg";
+
+/// A run's legs: the latest attempt of each.
+pub(super) const LEGS_OF_RUN: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.commit_sha, r.branch, r.mainline, r.base_sha, r.recorded_unix \
+     FROM runs r WHERE r.run_id = $1 AND r.attempt = (SELECT max(attempt) FROM runs WHERE run_id = $1 AND leg = r.leg) \
+     ORDER BY r.leg";
+
+/// The latest recorded run.
+pub(super) const LATEST_RUN: &str = "SELECT run_id FROM runs ORDER BY seq DESC LIMIT 1";
+
+/// A leg's change: its paths with their verdicts, and the tests each selected.
+pub(super) const CHANGES_OF: &str =
+    "SELECT path, verdict FROM changes WHERE seq = $1 ORDER BY path";
+pub(super) const SELECTED_OF: &str =
+    "SELECT unit, cause FROM selected WHERE seq = $1 ORDER BY unit, cause";
+
+/// A rollup row, written over the earlier one of the same (test, leg).
+pub(super) const UPSERT_ROLLUP: &str = "INSERT INTO rollup (test_id, leg, file, through_seq, runs, passed, failed, errors, skipped, flaky, failing_since, failing_main_runs, median_ms, p90_ms) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+     ON CONFLICT (test_id, leg) DO UPDATE SET file = excluded.file, through_seq = excluded.through_seq, \
+     runs = excluded.runs, passed = excluded.passed, failed = excluded.failed, errors = excluded.errors, \
+     skipped = excluded.skipped, flaky = excluded.flaky, failing_since = excluded.failing_since, \
+     failing_main_runs = excluded.failing_main_runs, median_ms = excluded.median_ms, p90_ms = excluded.p90_ms";
+
+/// A test's rollup on every leg.
+pub(super) const ROLLUP_OF: &str = "SELECT leg, runs, passed, failed, errors, skipped, flaky, failing_since, failing_main_runs, median_ms, p90_ms \
+     FROM rollup WHERE test_id = $1 ORDER BY leg";
+
+/// Tests failing on the default branch now, on any leg: a selection signal.
+pub(super) const FAILING_ON_MAIN: &str = "SELECT test_id, file, leg, failing_since, failing_main_runs FROM rollup \
+     WHERE failing_main_runs > 0 ORDER BY test_id, leg";
+
+/// Tests that failed in runs, since `$1`, whose change touched `$2`: a selection signal.
+pub(super) const CO_FAILED: &str = "SELECT DISTINCT x.file, r.run_id FROM changes c \
+     JOIN runs r ON r.seq = c.seq JOIN results x ON x.seq = c.seq \
+     WHERE c.path = $2 AND r.recorded_unix >= $1 AND x.outcome IN ('failed', 'error') AND x.file IS NOT NULL \
+     ORDER BY x.file, r.run_id";

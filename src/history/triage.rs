@@ -1,0 +1,283 @@
+//! Triage: every failing test of a recorded leg gets exactly one verdict, by ordered rules —
+//! passed on the same commit → `flaky`; failing on main on the same leg → `pre_existing`;
+//! selected because of a changed file, with no flaky evidence → `new_regression`; unlinked but
+//! known flaky or with flaky evidence → `flaky`; otherwise `unknown`. It never peeks: only
+//! what was recorded before the leg (by the store's sequence) counts, so a verdict never
+//! changes when later runs arrive. Pure: the store fetches, this decides.
+
+use super::evidence::{self, Flake, Past};
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Verdict {
+    NewRegression,
+    PreExisting,
+    Flaky,
+    Unknown,
+}
+
+impl Verdict {
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Verdict::NewRegression => "new_regression",
+            Verdict::PreExisting => "pre_existing",
+            Verdict::Flaky => "flaky",
+            Verdict::Unknown => "unknown",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Confidence {
+    High,
+    Medium,
+    Low,
+}
+
+/// A recorded leg, as triage reads it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct LegInfo {
+    pub seq: i64,
+    pub run: String,
+    pub attempt: u32,
+    pub leg: String,
+    pub commit: String,
+    pub branch: Option<String>,
+    pub mainline: bool,
+    /// The base its change was taken against; none on the default branch.
+    pub base: Option<String>,
+    pub recorded_unix: i64,
+}
+
+/// What a leg knows of its change: each changed path with its verdict, and each selected test
+/// unit with the changed path that selected it.
+#[derive(Debug, Clone, Default, Serialize, PartialEq, Eq)]
+pub(crate) struct Change {
+    pub paths: Vec<(String, String)>,
+    pub selected: Vec<(String, String)>,
+}
+
+/// One failing test's verdict.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub(crate) struct Triaged {
+    pub test: String,
+    pub leg: String,
+    pub verdict: Verdict,
+    pub confidence: Confidence,
+    /// One line: why.
+    pub evidence: String,
+}
+
+/// What triage is told besides the history.
+pub(crate) struct Rules<'a> {
+    /// The window, in days, for messages.
+    pub window_days: u64,
+    /// The `known_flaky` glob a test file matches, if any.
+    pub known_flaky: &'a dyn Fn(&str) -> Option<String>,
+}
+
+/// The verdicts of `leg`'s failing tests, from `rows`: the history of those tests on the
+/// leg, ordered by test, sequence and attempt (rows of later legs may be among them; they
+/// are never read).
+pub(crate) fn triage_leg(
+    leg: &LegInfo,
+    rows: &[Past],
+    change: &Change,
+    rules: &Rules<'_>,
+) -> Vec<Triaged> {
+    rows.chunk_by(|a, b| a.test == b.test)
+        .filter_map(|test_rows| {
+            let own: Vec<&Past> = test_rows.iter().filter(|r| r.seq == leg.seq).collect();
+            let last = own.last()?;
+            if !evidence::failing(&last.outcome) {
+                return None;
+            }
+            // Never peeks: the rows before this leg, and nothing after it.
+            let prior: Vec<Past> = test_rows
+                .iter()
+                .filter(|r| r.seq < leg.seq)
+                .cloned()
+                .collect();
+            Some(judge(leg, last, &own, &prior, change, rules))
+        })
+        .collect()
+}
+
+fn judge(
+    leg: &LegInfo,
+    last: &Past,
+    own: &[&Past],
+    prior: &[Past],
+    change: &Change,
+    rules: &Rules<'_>,
+) -> Triaged {
+    let verdict = |verdict, confidence, evidence: String| Triaged {
+        test: last.test.clone(),
+        leg: leg.leg.clone(),
+        verdict,
+        confidence,
+        evidence,
+    };
+    let short = |c: &str| c[..12.min(c.len())].to_string();
+    if let Some(p) = prior
+        .iter()
+        .find(|r| r.commit == leg.commit && r.outcome == "passed")
+    {
+        return verdict(
+            Verdict::Flaky,
+            Confidence::High,
+            format!(
+                "passed on the same commit {} in run {} (#{})",
+                short(&leg.commit),
+                p.run,
+                p.seq
+            ),
+        );
+    }
+    if own.iter().any(|r| r.outcome == "passed") {
+        return verdict(
+            Verdict::Flaky,
+            Confidence::High,
+            format!(
+                "passed on an earlier try of this run, on the same commit {}",
+                short(&leg.commit)
+            ),
+        );
+    }
+    let summary = (!prior.is_empty()).then(|| evidence::summary_of(prior));
+    if let Some(f) = summary.as_ref().and_then(|s| s.failing_on_main.as_ref()) {
+        return verdict(
+            Verdict::PreExisting,
+            Confidence::High,
+            format!(
+                "failing on main on {} since {} ({} main run{})",
+                leg.leg,
+                short(&f.since),
+                f.runs,
+                if f.runs == 1 { "" } else { "s" }
+            ),
+        );
+    }
+    let flakes: &[Flake] = summary.as_ref().map_or(&[], |s| &s.flaky);
+    let file = last.file.as_deref();
+    let causes = links(change, &last.test, file);
+    if !causes.is_empty() && flakes.is_empty() {
+        return verdict(
+            Verdict::NewRegression,
+            Confidence::High,
+            format!(
+                "{} tests changed {}",
+                file.unwrap_or(&last.test),
+                causes.join(", ")
+            ),
+        );
+    }
+    let in_window = format!("in {} days", rules.window_days);
+    if causes.is_empty() {
+        if let Some(glob) = file.and_then(|f| (rules.known_flaky)(f)) {
+            return verdict(
+                Verdict::Flaky,
+                Confidence::Medium,
+                format!("unlinked to the change, and known flaky (`known_flaky`: {glob})"),
+            );
+        }
+        if !flakes.is_empty() {
+            return verdict(
+                Verdict::Flaky,
+                Confidence::Medium,
+                format!(
+                    "flaky {} {in_window} ({})",
+                    times(flakes.len()),
+                    flake_kinds(flakes)
+                ),
+            );
+        }
+    }
+    verdict(
+        Verdict::Unknown,
+        Confidence::Low,
+        unknown_why(change, &causes, flakes, &in_window),
+    )
+}
+
+/// Why nothing explains a failure.
+fn unknown_why(change: &Change, causes: &[String], flakes: &[Flake], in_window: &str) -> String {
+    if !causes.is_empty() {
+        format!(
+            "tests changed {}, but flaky {} {in_window} ({})",
+            causes.join(", "),
+            times(flakes.len()),
+            flake_kinds(flakes)
+        )
+    } else if let Some((path, v)) = change
+        .paths
+        .iter()
+        .find(|(_, v)| v == "named_full" || v == "refused")
+    {
+        format!("no edge links it to the change; {path} ({v}) may affect the whole suite")
+    } else if change.paths.is_empty() {
+        "no change recorded for this run (on the default branch, or no base): nothing links it"
+            .to_string()
+    } else {
+        format!(
+            "no edge links it to the {} changed file(s), and no history explains it",
+            change.paths.len()
+        )
+    }
+}
+
+/// The changed paths that selected the test (its file or Go unit, or a node id of it).
+fn links(change: &Change, test: &str, file: Option<&str>) -> Vec<String> {
+    let mut causes: Vec<String> = change
+        .selected
+        .iter()
+        .filter(|(unit, _)| {
+            Some(unit.as_str()) == file
+                || unit == test
+                || test
+                    .strip_prefix(unit.as_str())
+                    .is_some_and(|rest| rest.starts_with("::") || rest.starts_with('['))
+        })
+        .map(|(_, cause)| cause.clone())
+        .collect();
+    causes.sort();
+    causes.dedup();
+    causes
+}
+
+fn times(n: usize) -> String {
+    if n == 1 {
+        "1 time".into()
+    } else {
+        format!("{n} times")
+    }
+}
+
+fn flake_kinds(flakes: &[Flake]) -> String {
+    let reruns = flakes
+        .iter()
+        .filter(|f| matches!(f, Flake::FailThenPass { .. }))
+        .count();
+    let same = flakes.len() - reruns;
+    let mut parts = Vec::new();
+    if reruns > 0 {
+        parts.push(format!("{reruns} fail-then-pass"));
+    }
+    if same > 0 {
+        parts.push(format!("{same} failed and passed on one commit"));
+    }
+    parts.join(", ")
+}
+
+/// The closing line's counts, in the verdicts' order.
+pub(crate) fn counts(verdicts: &[Triaged]) -> [(Verdict, usize); 4] {
+    [
+        Verdict::NewRegression,
+        Verdict::PreExisting,
+        Verdict::Flaky,
+        Verdict::Unknown,
+    ]
+    .map(|v| (v, verdicts.iter().filter(|t| t.verdict == v).count()))
+}
