@@ -5,6 +5,9 @@
 //! nothing and says why.
 
 use super::{Location, Store};
+
+/// What every reason history adds starts with.
+pub(crate) const REASON: &str = "history: ";
 use crate::project::Project;
 use crate::verdict::{Decision, RunVerdict};
 
@@ -35,7 +38,10 @@ pub(crate) fn add(
         let mut co = Vec::new();
         for path in changed {
             for (unit, run) in store.co_failed(path, history.window_days)? {
-                co.push((unit, format!("failed with a change to {path} in run {run}")));
+                co.push((
+                    unit,
+                    format!("{REASON}failed with a change to {path} in run {run}"),
+                ));
             }
         }
         Ok((failing, co))
@@ -63,7 +69,7 @@ pub(crate) fn add(
             add(
                 file,
                 format!(
-                    "failing on main since {} ({} main run{} on {})",
+                    "{REASON}failing on main since {} ({} main run{} on {})",
                     &f.since[..12.min(f.since.len())],
                     f.runs,
                     if f.runs == 1 { "" } else { "s" },

@@ -281,3 +281,187 @@ pub(crate) fn counts(verdicts: &[Triaged]) -> [(Verdict, usize); 4] {
     ]
     .map(|v| (v, verdicts.iter().filter(|t| t.verdict == v).count()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// One random leg: its commit (of three), whether on main, and each of three tests'
+    /// attempts (none: not run).
+    type Spec = (u8, bool, Vec<Vec<u8>>);
+
+    fn history(specs: &[Spec]) -> (Vec<LegInfo>, Vec<Past>) {
+        const OUTCOMES: [&str; 4] = ["passed", "failed", "error", "skipped"];
+        let mut legs = Vec::new();
+        let mut rows = Vec::new();
+        for (i, (commit, mainline, tests)) in specs.iter().enumerate() {
+            let seq = i as i64 + 1;
+            let commit = format!("c{commit}");
+            legs.push(LegInfo {
+                seq,
+                run: format!("r{seq}"),
+                attempt: 1,
+                leg: "py".into(),
+                commit: commit.clone(),
+                branch: None,
+                mainline: *mainline,
+                base: None,
+                recorded_unix: seq,
+            });
+            for (t, attempts) in tests.iter().enumerate() {
+                for (a, o) in attempts.iter().enumerate() {
+                    rows.push(Past {
+                        test: format!("t{t}.py::t"),
+                        file: Some(format!("t{t}.py")),
+                        seq,
+                        run: format!("r{seq}"),
+                        commit: commit.clone(),
+                        mainline: *mainline,
+                        attempt: a as u32 + 1,
+                        outcome: OUTCOMES[*o as usize % 4].into(),
+                        duration_ms: 1,
+                    });
+                }
+            }
+        }
+        rows.sort_by(|a, b| (&a.test, a.seq, a.attempt).cmp(&(&b.test, b.seq, b.attempt)));
+        (legs, rows)
+    }
+
+    fn spec() -> impl Strategy<Value = Spec> {
+        (
+            0u8..3,
+            any::<bool>(),
+            proptest::collection::vec(proptest::collection::vec(0u8..4, 0..3), 3),
+        )
+    }
+
+    proptest! {
+        /// A leg's verdicts depend only on what was recorded before it: appending any later
+        /// legs to the history changes none of them.
+        #[test]
+        fn never_peeks(
+            specs in proptest::collection::vec(spec(), 1..12),
+            later in proptest::collection::vec(spec(), 1..8),
+        ) {
+            let change = Change {
+                paths: vec![("src/x.py".into(), "resolved".into())],
+                selected: vec![("t0.py".into(), "src/x.py".into())],
+            };
+            let flaky = |f: &str| (f == "t2.py").then(|| "t2.py".to_string());
+            let rules = Rules { window_days: 90, known_flaky: &flaky };
+            let (legs, rows) = history(&specs);
+            let all: Vec<Spec> = specs.iter().chain(&later).cloned().collect();
+            let (_, longer) = history(&all);
+            for leg in &legs {
+                let before = triage_leg(leg, &rows, &change, &rules);
+                let after = triage_leg(leg, &longer, &change, &rules);
+                prop_assert_eq!(&before, &after);
+                // Exactly one verdict per failing test of the leg.
+                let failing = rows
+                    .chunk_by(|a, b| a.test == b.test)
+                    .filter(|t| {
+                        t.iter()
+                            .filter(|r| r.seq == leg.seq)
+                            .last()
+                            .is_some_and(|r| evidence::failing(&r.outcome))
+                    })
+                    .count();
+                prop_assert_eq!(before.len(), failing);
+            }
+        }
+    }
+
+    fn leg(seq: i64, commit: &str) -> LegInfo {
+        LegInfo {
+            seq,
+            run: format!("r{seq}"),
+            attempt: 1,
+            leg: "py".into(),
+            commit: commit.into(),
+            branch: None,
+            mainline: false,
+            base: None,
+            recorded_unix: 0,
+        }
+    }
+
+    fn row(seq: i64, commit: &str, mainline: bool, attempt: u32, outcome: &str) -> Past {
+        Past {
+            test: "t.py::t".into(),
+            file: Some("t.py".into()),
+            seq,
+            run: format!("r{seq}"),
+            commit: commit.into(),
+            mainline,
+            attempt,
+            outcome: outcome.into(),
+            duration_ms: 1,
+        }
+    }
+
+    /// The rules' order: a same-commit pass outranks failing on main, which outranks the link.
+    #[test]
+    fn the_first_rule_that_holds_decides() {
+        let linked = Change {
+            paths: vec![("src/x.py".into(), "resolved".into())],
+            selected: vec![("t.py".into(), "src/x.py".into())],
+        };
+        let none = |_: &str| None;
+        let rules = Rules {
+            window_days: 90,
+            known_flaky: &none,
+        };
+        let judge = |rows: &[Past], change: &Change| {
+            let got = triage_leg(&leg(9, "b"), rows, change, &rules);
+            assert_eq!(got.len(), 1, "{got:?}");
+            (got[0].verdict, got[0].confidence)
+        };
+        let fail = row(9, "b", false, 1, "failed");
+        let main_fail = row(1, "a", true, 1, "failed");
+        let same_pass = row(2, "b", false, 1, "passed");
+        assert_eq!(
+            judge(&[main_fail.clone(), same_pass, fail.clone()], &linked),
+            (Verdict::Flaky, Confidence::High)
+        );
+        assert_eq!(
+            judge(&[main_fail, fail.clone()], &linked),
+            (Verdict::PreExisting, Confidence::High)
+        );
+        assert_eq!(
+            judge(std::slice::from_ref(&fail), &linked),
+            (Verdict::NewRegression, Confidence::High)
+        );
+        assert_eq!(
+            judge(std::slice::from_ref(&fail), &Change::default()),
+            (Verdict::Unknown, Confidence::Low)
+        );
+        // Linked, but with a fail-then-pass before: not a new regression.
+        let retry = [
+            row(3, "z", false, 1, "failed"),
+            row(3, "z", false, 2, "passed"),
+            fail.clone(),
+        ];
+        assert_eq!(judge(&retry, &linked), (Verdict::Unknown, Confidence::Low));
+        assert_eq!(
+            judge(&retry, &Change::default()),
+            (Verdict::Flaky, Confidence::Medium)
+        );
+        // A pass on main ends the streak; a test that passed in the end is not failing.
+        let healed = [
+            row(1, "a", true, 1, "failed"),
+            row(2, "c", true, 1, "passed"),
+            fail,
+        ];
+        assert_eq!(
+            judge(&healed, &linked),
+            (Verdict::NewRegression, Confidence::High)
+        );
+        let passed = [
+            row(9, "b", false, 1, "failed"),
+            row(9, "b", false, 2, "passed"),
+        ];
+        assert!(triage_leg(&leg(9, "b"), &passed, &linked, &rules).is_empty());
+    }
+}

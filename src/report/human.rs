@@ -164,8 +164,17 @@ fn selection(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()>
     if !d.selected.is_empty() {
         writeln!(out, "selected ({}):", d.selected.len())?;
         let shown = Cut::of(view).tests;
-        for test in d.selected.keys().take(shown) {
-            writeln!(out, "  {test}")?;
+        for (test, reasons) in d.selected.iter().take(shown) {
+            // History's reasons are shown here: no changed file's row names them.
+            let history: Vec<&str> = reasons
+                .iter()
+                .filter_map(|r| r.strip_prefix(crate::history::signals::REASON))
+                .collect();
+            if history.is_empty() {
+                writeln!(out, "  {test}")?;
+            } else {
+                writeln!(out, "  {test}  (history: {})", history.join("; "))?;
+            }
         }
         more(out, "  ", d.selected.len(), shown, "selected")?;
     }

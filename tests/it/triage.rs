@@ -361,3 +361,260 @@ fn the_window_bounds_what_counts(kind: Kind) {
         "a test with no run in the window has no rollup row"
     );
 }
+
+/// The selected test files of `gate --affected master...HEAD` with `db` as the store (none: no
+/// store configured), each with its reasons; and gate's stderr.
+fn selection(t: &TestRepo, db: Option<&str>) -> (Vec<(String, Vec<String>)>, String) {
+    let mut cmd = t.gate(&["--affected", "master...HEAD", "--json", "--list"]);
+    match db {
+        Some(db) => cmd.env("GATE_DB", db),
+        None => cmd.env_remove("GATE_DB"),
+    };
+    let out = cmd.output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
+    let selected = doc["selected"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["path"].as_str().unwrap().to_string(),
+                crate::support::strings(&s["reasons"]),
+            )
+        })
+        .collect();
+    (selected, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn reasons_of<'a>(selected: &'a [(String, Vec<String>)], file: &str) -> Option<&'a [String]> {
+    selected
+        .iter()
+        .find(|(f, _)| f == file)
+        .map(|(_, r)| r.as_slice())
+}
+
+on_both!(history_only_adds_tests_to_a_selection: signals_sqlite, signals_postgres);
+/// A test failing on main and a test that failed with a change to the same file are added,
+/// each with a history reason; `[history] signals = false` and a store that is down add
+/// nothing and change nothing else.
+fn history_only_adds_tests_to_a_selection(kind: Kind) {
+    let t = TestRepo::from_fixture("shop");
+    let store = Store::new(kind, &t);
+    // Master: test_plugins fails.
+    rec(
+        &t,
+        &store,
+        "m1",
+        "1",
+        "py",
+        &[(PLUGINS, "failed"), (MONEY, "passed")],
+    );
+    // A branch whose change touched src/shop/untested.py (no test imports it) saw
+    // test_prices fail.
+    t.branch("untested");
+    t.checkout("untested");
+    t.append("src/shop/untested.py", "\n# touched\n");
+    t.commit("untested");
+    let prices = "tests/test_prices.py::test_price";
+    rec(&t, &store, "c1", "1", "py", &[(prices, "failed")]);
+    // A new branch touching both files.
+    t.checkout("master");
+    t.branch("both");
+    t.checkout("both");
+    t.append("src/shop/money.py", "\n# plain\n");
+    t.append("src/shop/untested.py", "\n# again\n");
+    t.commit("both");
+    // No store there: the graph's selection alone (and no store is made by looking).
+    let nowhere = t.root.parent().unwrap().join("none.sqlite");
+    let (plain, _) = selection(&t, Some(&format!("sqlite:{}", nowhere.display())));
+    assert!(!nowhere.exists());
+    assert!(
+        reasons_of(&plain, "tests/test_money.py").is_some(),
+        "{plain:?}"
+    );
+    let (with, _) = selection(&t, Some(&store.url));
+    let plugins = reasons_of(&with, "tests/test_plugins.py").expect("failing on main: added");
+    assert_eq!(plugins.len(), 1, "{plugins:?}");
+    assert!(
+        plugins[0].starts_with("history: failing on main since ")
+            && plugins[0].ends_with("(1 main run on py)"),
+        "{plugins:?}"
+    );
+    assert_eq!(
+        reasons_of(&with, "tests/test_prices.py").expect("co-failure: added"),
+        ["history: failed with a change to src/shop/untested.py in run c1"]
+    );
+    // Everything the graph selected is still there, with the same reasons.
+    for (file, reasons) in &plain {
+        assert_eq!(reasons_of(&with, file), Some(reasons.as_slice()), "{file}");
+    }
+    assert_eq!(with.len(), plain.len() + 2, "{with:?}");
+    // A store that is down: the graph's selection, and one warning.
+    let (down, err) = selection(&t, Some("postgres://root@127.0.0.1:1/gate"));
+    assert_eq!(down, plain);
+    assert!(err.contains("history signals skipped"), "{err}");
+    // `[history] signals = false` (on the base, where it governs): the graph's selection.
+    t.checkout("master");
+    t.write(".gate.toml", "[history]\nsignals = false\n");
+    t.commit("no signals");
+    t.checkout("both");
+    let rebased = t
+        .repo
+        .find_commit(t.repo.head().unwrap().target().unwrap())
+        .unwrap();
+    let master = t
+        .repo
+        .revparse_single("master")
+        .unwrap()
+        .peel_to_commit()
+        .unwrap();
+    let sig = rebased.author();
+    let tree = {
+        let mut index = t.repo.merge_commits(&master, &rebased, None).unwrap();
+        t.repo
+            .find_tree(index.write_tree_to(&t.repo).unwrap())
+            .unwrap()
+    };
+    t.repo
+        .commit(
+            Some("HEAD"),
+            &sig,
+            &sig,
+            "both, on master",
+            &tree,
+            &[&rebased, &master],
+        )
+        .unwrap();
+    let (off, _) = selection(&t, Some(&store.url));
+    assert_eq!(off, plain);
+}
+
+on_both!(a_store_that_is_down_is_one_line_and_exit_8: store_down_sqlite, store_down_postgres);
+/// rollup, triage, history and a recorded run each say so on one line with exit 8 — a
+/// recorded run after its tests ran and passed.
+fn a_store_that_is_down_is_one_line_and_exit_8(kind: Kind) {
+    let t = TestRepo::from_fixture("shop");
+    let _store = Store::new(kind, &t);
+    let down = match kind {
+        Kind::Sqlite => {
+            let blocker = t.root.parent().unwrap().join("file");
+            std::fs::write(&blocker, "x").unwrap();
+            format!("sqlite:{}/h.sqlite", blocker.display())
+        }
+        Kind::Postgres => "postgres://root@127.0.0.1:1/gate".into(),
+    };
+    for args in [
+        vec!["rollup", "--db", &down],
+        vec!["triage", "--db", &down],
+        vec!["triage", "--json", "--db", &down],
+        vec!["history", MONEY, "--db", &down],
+    ] {
+        let out = t.gate(&args).output().unwrap();
+        assert_eq!(out.status.code(), Some(8), "{args:?}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.lines()
+                .next()
+                .unwrap()
+                .contains("cannot open the history store"),
+            "{args:?}: {err}"
+        );
+        if args.contains(&"--json") {
+            let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(doc["kind"], "error", "{doc}");
+        }
+    }
+    feature(&t);
+    let out = t
+        .gate(&["--affected", "master...HEAD", "--record", "--db", &down])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("error: the run was not recorded: "), "{err}");
+    assert!(
+        text(&out).contains("passed"),
+        "the tests ran: {}",
+        text(&out)
+    );
+}
+
+on_both!(the_readme_walk_through_runs_verbatim: walk_through_sqlite, walk_through_postgres);
+/// The README's walk-through, verbatim but for its build line (the binary under test is first
+/// on PATH): a recorded selected run, two legs from JUnit and go-json, a rollup, and a triage
+/// showing each of the four verdicts.
+fn the_readme_walk_through_runs_verbatim(kind: Kind) {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let block = readme
+        .split("<!-- walkthrough -->\n```sh\n")
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .expect("the README holds the walk-through");
+    let (build, script) = block.split_once('\n').unwrap();
+    assert!(build.starts_with("cargo build --release"), "{build}");
+    // A TestRepo only for a scratch HOME and, on PostgreSQL, a fresh database.
+    let scratch = TestRepo::from_fixture("shop");
+    let store = Store::new(kind, &scratch);
+    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_gate"))
+        .parent()
+        .unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(format!("{script}\necho \"walk-through dir: $PWD\""))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PATH", path)
+        .env("HOME", scratch.root.parent().unwrap())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("NO_COLOR", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("GITHUB_RUN_ID")
+        .env_remove("GITHUB_RUN_ATTEMPT");
+    match kind {
+        Kind::Sqlite => cmd.env_remove("GATE_DB"),
+        Kind::Postgres => cmd.env("GATE_DB", &store.url),
+    };
+    let out = cmd.output().unwrap();
+    let all = text(&out);
+    for line in [
+        "gate record: recorded leg `py` of run main-1 attempt 1",
+        "gate record: recorded leg `py` of run 7 attempt 1",
+        "gate record: recorded leg `py` of run 7 attempt 2",
+        "gate record: recorded leg `go` of run 7 attempt 2",
+        "new_regression  high    tests/test_money.py::test_to_cents  [py]",
+        "pre_existing    high    tests/test_rounding.py::test_rounding  [py]",
+        "flaky           medium  tests/test_net.py::test_fetch  [py]",
+        "unknown         low     tests/test_clock.py::test_utc  [py]",
+        "gate: 7 failing test(s): 4 new regression, 1 pre existing, 1 flaky, 1 unknown",
+        "history: failing on main since ",
+        "gate history: tests/test_rounding.py::test_rounding: 3 recorded run(s)",
+    ] {
+        assert!(all.contains(line), "missing `{line}`:\n{all}");
+    }
+    let dir = all
+        .lines()
+        .find_map(|l| l.strip_prefix("walk-through dir: "))
+        .unwrap();
+    let mut triage = std::process::Command::new(env!("CARGO_BIN_EXE_gate"));
+    triage
+        .args(["triage", "--run", "7", "--json"])
+        .current_dir(dir);
+    if let Kind::Postgres = kind {
+        triage.env("GATE_DB", &store.url);
+    } else {
+        triage.env_remove("GATE_DB");
+    }
+    let out = triage.output().unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a new regression: {}",
+        text(&out)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::plans::validate("triage.schema.json", &doc);
+    assert_eq!(doc["legs"].as_array().unwrap().len(), 2, "{doc}");
+    let _ = std::fs::remove_dir_all(std::path::Path::new(dir).parent().unwrap());
+}
