@@ -363,8 +363,7 @@ mod tests {
                     .chunk_by(|a, b| a.test == b.test)
                     .filter(|t| {
                         t.iter()
-                            .filter(|r| r.seq == leg.seq)
-                            .last()
+                            .rfind(|r| r.seq == leg.seq)
                             .is_some_and(|r| evidence::failing(&r.outcome))
                     })
                     .count();
