@@ -138,7 +138,7 @@ pub(super) fn store_leg(
     let at = history::location(db, history.url.as_deref(), &repo::state_dir(repo))?;
     let mut store = Store::open(&at)?;
     crate::timings::mark("store open");
-    let recorded = store.record(leg, results, change)?;
+    let recorded = store.record(leg, results, change, history.window_days)?;
     crate::timings::mark("leg recorded");
     let what = match recorded {
         Recorded::New(_) => "recorded",
@@ -160,14 +160,6 @@ pub(super) fn store_leg(
             "leg `{}` uploaded zero results — recorded as such, not as a pass",
             leg.leg
         ));
-    }
-    if !matches!(recorded, Recorded::Unchanged(_)) {
-        let n = store.rollup_leg(recorded.seq(), &leg.leg, history.window_days)?;
-        crate::timings::mark("leg rolled up");
-        say(format!(
-            "gate rollup: {n} test(s) on leg `{}` over {} days",
-            leg.leg, history.window_days
-        ))?;
     }
     Ok(())
 }

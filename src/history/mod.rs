@@ -6,13 +6,14 @@
 
 pub(crate) mod evidence;
 mod postgres;
+mod rollup;
 mod schema;
 pub(crate) mod signals;
 mod sqlite;
 pub(crate) mod triage;
 
 use crate::run::events::{TestOutcome, TestResult};
-use evidence::{Past, Summary};
+use evidence::Past;
 use std::path::{Path, PathBuf};
 pub(crate) use triage::{Change, LegInfo};
 
@@ -109,6 +110,8 @@ pub(crate) fn location(
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Param<'a> {
     Int(i64),
+    /// An `INTEGER` column's value (PostgreSQL's is 32 bits).
+    Small(i32),
     Text(&'a str),
 }
 
@@ -163,17 +166,22 @@ impl Store {
     /// Records one leg's results and what it knows of its change, all or nothing. The same
     /// (run, attempt, leg) with the same content is left as it is; with other content it is
     /// replaced in the same transaction.
+    /// The rollup of the leg's tests moves on to it in the same transaction.
     pub(crate) fn record(
         &mut self,
         leg: &Leg,
         results: &[TestResult],
         change: &Change,
+        window_days: u64,
     ) -> Result<Recorded, StoreError> {
         let results = numbered(results);
         let digest = digest(leg, &results, change);
+        let write = |tx: &mut dyn rollup::Tx| {
+            rollup::record(tx, leg, &results, change, &digest, window_days)
+        };
         match self {
-            Store::Sqlite(s) => s.record(leg, &results, change, &digest),
-            Store::Postgres(s) => s.record(leg, &results, change, &digest),
+            Store::Sqlite(s) => s.write(write),
+            Store::Postgres(s) => s.write(write),
         }
     }
 
@@ -248,55 +256,14 @@ impl Store {
             .collect())
     }
 
-    /// Recomputes the rollup of the tests of leg `seq` on its leg over the window: a rollup
-    /// after one leg touches only that leg's tests. Returns how many tests it rolled up.
-    pub(crate) fn rollup_leg(
-        &mut self,
-        seq: i64,
-        leg: &str,
-        window_days: u64,
-    ) -> Result<usize, StoreError> {
-        let from = self.now_unix()? - window_secs(window_days);
-        let rows = past(self.query(
-            &schema::past_of_leg_tests(),
-            &[
-                Param::Text(leg),
-                Param::Int(from),
-                Param::Int(i64::MAX),
-                Param::Int(seq),
-            ],
-        )?);
-        let summaries = evidence::summarize(&rows);
-        match self {
-            Store::Sqlite(s) => s.write_rollup(leg, &summaries)?,
-            Store::Postgres(s) => s.write_rollup(leg, &summaries)?,
-        }
-        Ok(summaries.len())
-    }
-
-    /// Recomputes the whole rollup over the window: every leg recorded in it, and nothing of
+    /// Rebuilds the whole rollup over the window: every leg recorded in it, and nothing of
     /// what fell out of it. Returns the (test, leg) pairs rolled up.
     pub(crate) fn rollup_all(&mut self, window_days: u64) -> Result<usize, StoreError> {
-        let from = self.now_unix()? - window_secs(window_days);
-        let legs: Vec<String> = self
-            .query(schema::LEGS_SINCE, &[Param::Int(from)])?
-            .iter()
-            .map(|r| r[0].string())
-            .collect();
-        let mut all = Vec::new();
-        for leg in legs {
-            let rows = past(self.query(
-                &schema::past_of_leg(),
-                &[Param::Text(&leg), Param::Int(from), Param::Int(i64::MAX)],
-            )?);
-            all.push((leg, evidence::summarize(&rows)));
-        }
-        let n = all.iter().map(|(_, s)| s.len()).sum();
+        let rebuild = |tx: &mut dyn rollup::Tx| rollup::rebuild(tx, window_days);
         match self {
-            Store::Sqlite(s) => s.replace_rollup(&all)?,
-            Store::Postgres(s) => s.replace_rollup(&all)?,
+            Store::Sqlite(s) => s.write(rebuild),
+            Store::Postgres(s) => s.write(rebuild),
         }
-        Ok(n)
     }
 
     /// The latest recorded run's id.
@@ -360,8 +327,12 @@ impl Store {
     }
 
     /// The tests failing on the default branch now, on any leg, by the rollup.
-    pub(crate) fn failing_on_main(&mut self) -> Result<Vec<FailingTest>, StoreError> {
-        let rows = self.query(schema::FAILING_ON_MAIN, &[])?;
+    pub(crate) fn failing_on_main(
+        &mut self,
+        window_days: u64,
+    ) -> Result<Vec<FailingTest>, StoreError> {
+        let from = self.now_unix()? - window_secs(window_days);
+        let rows = self.query(schema::FAILING_ON_MAIN, &[Param::Int(from)])?;
         Ok(rows
             .iter()
             .map(|r| FailingTest {
@@ -401,12 +372,12 @@ impl Store {
     }
 }
 
-fn window_secs(days: u64) -> i64 {
+pub(super) fn window_secs(days: u64) -> i64 {
     (days as i64).saturating_mul(86_400)
 }
 
 /// Evidence rows read back in `Past`'s column order.
-fn past(rows: Vec<Vec<Value>>) -> Vec<Past> {
+pub(super) fn past(rows: Vec<Vec<Value>>) -> Vec<Past> {
     rows.iter()
         .map(|r| Past {
             test: r[0].string(),
@@ -418,6 +389,8 @@ fn past(rows: Vec<Vec<Value>>) -> Vec<Past> {
             attempt: r[6].int() as u32,
             outcome: r[7].string(),
             duration_ms: r[8].int(),
+            recorded_unix: r[9].int(),
+            flake: evidence::Flake::of_code(r[10].int()),
         })
         .collect()
 }

@@ -3,11 +3,13 @@
 //! sequence is also commit order (triage's "only what was recorded before" holds), and a leg's
 //! results go in one multi-row insert (`UNNEST` of arrays: one round trip per leg).
 
+use super::evidence::{Flake, Rollup};
+use super::rollup::Tx;
 use super::schema::{self, Dialect, SCHEMA_VERSION, migrations};
-use super::{Change, Leg, Param, Recorded, StoreError, Summary, Value, fail, outcome_name};
+use super::{Change, Leg, Param, StoreError, Value, fail, outcome_name};
 use crate::run::events::TestResult;
 use postgres::types::{ToSql, Type};
-use postgres::{Client, NoTls, Transaction};
+use postgres::{Client, GenericClient, NoTls, Transaction};
 
 pub(super) const DIALECT: Dialect = Dialect {
     serial: "BIGSERIAL PRIMARY KEY",
@@ -66,90 +68,121 @@ impl Store {
         tx.commit().map_err(err("cannot commit the migration"))
     }
 
-    /// A write transaction holding the writers' lock: legs commit one at a time, so the
-    /// sequence is commit order.
-    fn write(&mut self, what: &str) -> Result<Transaction<'_>, StoreError> {
-        let name = self.name.clone();
-        let mut tx = self
-            .client
-            .transaction()
-            .map_err(fail::<Err>(&name, what))?;
-        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])
-            .map_err(fail::<Err>(&name, what))?;
-        Ok(tx)
-    }
-
     pub(super) fn query(
         &mut self,
         text: &str,
         params: &[Param<'_>],
     ) -> Result<Vec<Vec<Value>>, StoreError> {
-        let err = |what: &str| fail::<Err>(&self.name, what);
-        let owned: Vec<Box<dyn ToSql + Sync>> = params
-            .iter()
-            .map(|p| -> Box<dyn ToSql + Sync> {
-                match p {
-                    Param::Int(v) => Box::new(*v),
-                    Param::Text(t) => Box::new(t.to_string()),
-                }
-            })
-            .collect();
-        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|b| b.as_ref()).collect();
-        let rows = self
-            .client
-            .query(DIALECT.spell(text).as_str(), &refs)
-            .map_err(err("cannot read the store"))?;
-        Ok(rows
-            .iter()
-            .map(|row| {
-                (0..row.len())
-                    .map(|i| {
-                        let t = row.columns()[i].type_();
-                        let v = if *t == Type::INT8 {
-                            row.get::<_, Option<i64>>(i).map(Value::Int)
-                        } else if *t == Type::INT4 {
-                            row.get::<_, Option<i32>>(i).map(|v| Value::Int(v.into()))
-                        } else {
-                            row.get::<_, Option<String>>(i).map(Value::Text)
-                        };
-                        v.unwrap_or(Value::Null)
-                    })
-                    .collect()
-            })
-            .collect())
+        query(&mut self.client, &self.name, text, params)
     }
 
-    pub(super) fn record(
+    /// Runs `f` in one write transaction holding the writers' lock (legs commit one at a time,
+    /// so the sequence is commit order), committed when it succeeds.
+    pub(super) fn write<T>(
         &mut self,
-        leg: &Leg,
-        results: &[TestResult],
-        change: &Change,
-        digest: &str,
-    ) -> Result<Recorded, StoreError> {
+        f: impl FnOnce(&mut dyn Tx) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
         let name = self.name.clone();
         let err = |what: &str| fail::<Err>(&name, what);
-        let mut tx = self.write("cannot lock the store to record")?;
-        let attempt = leg.attempt as i32;
-        let existing: Option<(i64, String)> = tx
-            .query_opt(schema::FIND_RUN, &[&leg.run, &attempt, &leg.leg])
-            .map_err(err("cannot look the leg up"))?
-            .map(|row| (row.get(0), row.get(1)));
-        match &existing {
-            Some((seq, old)) if old == digest => return Ok(Recorded::Unchanged(*seq)),
-            Some((seq, _)) => {
-                for table in schema::LEG_TABLES {
-                    tx.execute(&format!("DELETE FROM {table} WHERE seq = $1"), &[seq])
-                        .map_err(err("cannot replace the leg"))?;
-                }
+        let mut tx = self
+            .client
+            .transaction()
+            .map_err(err("cannot begin writing"))?;
+        tx.execute("SELECT pg_advisory_xact_lock($1)", &[&WRITE_LOCK])
+            .map_err(err("cannot lock the store to write it"))?;
+        let mut w = Writer {
+            tx,
+            name: name.clone(),
+        };
+        let out = f(&mut w)?;
+        w.tx.commit().map_err(err("cannot commit"))?;
+        Ok(out)
+    }
+}
+
+/// A read in the shared form, on the client or inside a transaction.
+fn query(
+    client: &mut impl GenericClient,
+    name: &str,
+    text: &str,
+    params: &[Param<'_>],
+) -> Result<Vec<Vec<Value>>, StoreError> {
+    let owned = owned(params);
+    let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|b| b.as_ref()).collect();
+    let rows = client
+        .query(DIALECT.spell(text).as_str(), &refs)
+        .map_err(fail::<Err>(name, "cannot read the store"))?;
+    Ok(rows
+        .iter()
+        .map(|row| {
+            (0..row.len())
+                .map(|i| {
+                    let t = row.columns()[i].type_();
+                    let v = if *t == Type::INT8 {
+                        row.get::<_, Option<i64>>(i).map(Value::Int)
+                    } else if *t == Type::INT4 {
+                        row.get::<_, Option<i32>>(i).map(|v| Value::Int(v.into()))
+                    } else {
+                        row.get::<_, Option<String>>(i).map(Value::Text)
+                    };
+                    v.unwrap_or(Value::Null)
+                })
+                .collect()
+        })
+        .collect())
+}
+
+fn owned(params: &[Param<'_>]) -> Vec<Box<dyn ToSql + Sync>> {
+    params
+        .iter()
+        .map(|p| -> Box<dyn ToSql + Sync> {
+            match p {
+                Param::Int(v) => Box::new(*v),
+                Param::Small(v) => Box::new(*v),
+                Param::Text(t) => Box::new(t.to_string()),
             }
-            None => {}
-        }
-        let seq: i64 = tx
+        })
+        .collect()
+}
+
+/// A write transaction, as the shared record and rollup code uses it.
+struct Writer<'c> {
+    tx: Transaction<'c>,
+    name: String,
+}
+
+impl Tx for Writer<'_> {
+    fn now_unix(&mut self) -> Result<i64, StoreError> {
+        Ok(self
+            .query("SELECT {unix_now}", &[])?
+            .first()
+            .map_or(0, |r| match r[0] {
+                Value::Int(v) => v,
+                _ => 0,
+            }))
+    }
+
+    fn query(&mut self, text: &str, params: &[Param<'_>]) -> Result<Vec<Vec<Value>>, StoreError> {
+        query(&mut self.tx, &self.name, text, params)
+    }
+
+    fn execute(&mut self, text: &str, params: &[Param<'_>]) -> Result<(), StoreError> {
+        let owned = owned(params);
+        let refs: Vec<&(dyn ToSql + Sync)> = owned.iter().map(|b| b.as_ref()).collect();
+        self.tx
+            .execute(DIALECT.spell(text).as_str(), &refs)
+            .map(|_| ())
+            .map_err(fail::<Err>(&self.name, "cannot write the store"))
+    }
+
+    fn insert_run(&mut self, leg: &Leg, digest: &str) -> Result<i64, StoreError> {
+        Ok(self
+            .tx
             .query_one(
                 &format!("{} RETURNING seq", DIALECT.spell(schema::INSERT_RUN)),
                 &[
                     &leg.run,
-                    &attempt,
+                    &(leg.attempt as i32),
                     &leg.leg,
                     &leg.commit,
                     &leg.branch,
@@ -160,37 +193,23 @@ impl Store {
                     &leg.base,
                 ],
             )
-            .map_err(err("cannot write the leg"))?
-            .get(0);
-        insert_rows(&mut tx, seq, results, change).map_err(err("cannot write the leg's rows"))?;
-        tx.commit().map_err(err("cannot commit the leg"))?;
-        Ok(match existing {
-            Some(_) => Recorded::Replaced(seq),
-            None => Recorded::New(seq),
-        })
+            .map_err(fail::<Err>(&self.name, "cannot write the leg"))?
+            .get(0))
     }
 
-    pub(super) fn write_rollup(&mut self, leg: &str, rows: &[Summary]) -> Result<(), StoreError> {
-        let name = self.name.clone();
-        let mut tx = self.write("cannot lock the store to roll up")?;
-        upsert(&mut tx, leg, rows).map_err(fail::<Err>(&name, "cannot write the rollup"))?;
-        tx.commit()
-            .map_err(fail::<Err>(&name, "cannot commit the rollup"))
-    }
-
-    pub(super) fn replace_rollup(
+    fn insert_rows(
         &mut self,
-        legs: &[(String, Vec<Summary>)],
+        seq: i64,
+        results: &[TestResult],
+        flakes: &[Flake],
+        change: &Change,
     ) -> Result<(), StoreError> {
-        let name = self.name.clone();
-        let err = |what: &str| fail::<Err>(&name, what);
-        let mut tx = self.write("cannot lock the store to roll up")?;
-        tx.execute("DELETE FROM rollup", &[])
-            .map_err(err("cannot clear the rollup"))?;
-        for (leg, rows) in legs {
-            upsert(&mut tx, leg, rows).map_err(err("cannot write the rollup"))?;
-        }
-        tx.commit().map_err(err("cannot commit the rollup"))
+        insert_rows(&mut self.tx, seq, results, flakes, change)
+            .map_err(fail::<Err>(&self.name, "cannot write the leg's rows"))
+    }
+
+    fn upsert_rollup(&mut self, leg: &str, rows: &[Rollup]) -> Result<(), StoreError> {
+        upsert(&mut self.tx, leg, rows).map_err(fail::<Err>(&self.name, "cannot write the rollup"))
     }
 }
 
@@ -199,6 +218,7 @@ fn insert_rows(
     tx: &mut Transaction<'_>,
     seq: i64,
     results: &[TestResult],
+    flakes: &[Flake],
     change: &Change,
 ) -> Result<(), Err> {
     let ids: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
@@ -206,20 +226,21 @@ fn insert_rows(
     let tries: Vec<i32> = results.iter().map(|r| r.attempt as i32).collect();
     let outcomes: Vec<&str> = results.iter().map(|r| outcome_name(r.outcome)).collect();
     let durations: Vec<i64> = results.iter().map(|r| r.duration_ms as i64).collect();
+    let flakes: Vec<i32> = flakes.iter().map(|f| f.code() as i32).collect();
     tx.execute(
-        "INSERT INTO results (seq, test_id, file, try, outcome, duration_ms) \
-         SELECT $1, * FROM UNNEST($2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[])",
-        &[&seq, &ids, &files, &tries, &outcomes, &durations],
+        "INSERT INTO results (seq, test_id, file, try, outcome, duration_ms, flake) \
+         SELECT $1, * FROM UNNEST($2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[], $7::int[])",
+        &[&seq, &ids, &files, &tries, &outcomes, &durations, &flakes],
     )?;
-    let firsts = |pairs: &[(String, String)]| -> (Vec<String>, Vec<String>) {
+    let pairs = |pairs: &[(String, String)]| -> (Vec<String>, Vec<String>) {
         pairs.iter().cloned().unzip()
     };
-    let (paths, verdicts) = firsts(&change.paths);
+    let (paths, verdicts) = pairs(&change.paths);
     tx.execute(
         "INSERT INTO changes (seq, path, verdict) SELECT $1, * FROM UNNEST($2::text[], $3::text[])",
         &[&seq, &paths, &verdicts],
     )?;
-    let (units, causes) = firsts(&change.selected);
+    let (units, causes) = pairs(&change.selected);
     tx.execute(
         "INSERT INTO selected (seq, unit, cause) SELECT $1, * FROM UNNEST($2::text[], $3::text[])",
         &[&seq, &units, &causes],
@@ -228,23 +249,26 @@ fn insert_rows(
 }
 
 /// Rollup rows, one multi-row upsert.
-fn upsert(tx: &mut Transaction<'_>, leg: &str, rows: &[Summary]) -> Result<(), Err> {
-    let int = |f: fn(&Summary) -> u32| -> Vec<i32> { rows.iter().map(|s| f(s) as i32).collect() };
+fn upsert(tx: &mut Transaction<'_>, leg: &str, rows: &[Rollup]) -> Result<(), Err> {
+    let int = |f: fn(&Rollup) -> u32| -> Vec<i32> { rows.iter().map(|s| f(s) as i32).collect() };
+    let big = |f: fn(&Rollup) -> i64| -> Vec<i64> { rows.iter().map(f).collect() };
+    let opt = |f: fn(&Rollup) -> Option<i64>| -> Vec<Option<i64>> { rows.iter().map(f).collect() };
     let tests: Vec<&str> = rows.iter().map(|s| s.test.as_str()).collect();
     let files: Vec<Option<&str>> = rows.iter().map(|s| s.file.as_deref()).collect();
-    let through: Vec<i64> = rows.iter().map(|s| s.through_seq).collect();
     let since: Vec<Option<&str>> = rows
         .iter()
         .map(|s| s.failing_on_main.as_ref().map(|f| f.since.as_str()))
         .collect();
-    let median: Vec<Option<i64>> = rows.iter().map(|s| s.median_ms).collect();
-    let p90: Vec<Option<i64>> = rows.iter().map(|s| s.p90_ms).collect();
+    let durations: Vec<String> = rows.iter().map(|s| s.durations.text()).collect();
+    let on_conflict =
+        &schema::UPSERT_ROLLUP[schema::UPSERT_ROLLUP.find("ON CONFLICT").unwrap_or(0)..];
     let sql = format!(
-        "{} {}",
-        "INSERT INTO rollup (test_id, leg, file, through_seq, runs, passed, failed, errors, skipped, flaky, failing_since, failing_main_runs, median_ms, p90_ms) \
-         SELECT t, $1, f, th, ru, pa, fa, er, sk, fl, si, fm, me, p9 FROM UNNEST($2::text[], $3::text[], $4::bigint[], $5::int[], $6::int[], $7::int[], $8::int[], $9::int[], $10::int[], $11::text[], $12::int[], $13::bigint[], $14::bigint[]) \
-         AS u(t, f, th, ru, pa, fa, er, sk, fl, si, fm, me, p9)",
-        &schema::UPSERT_ROLLUP[schema::UPSERT_ROLLUP.find("ON CONFLICT").unwrap_or(0)..]
+        "INSERT INTO rollup (test_id, leg, file, through_seq, last_unix, window_from, runs, passed, failed, errors, skipped, \
+         flaky, fail_then_pass, failing_since, failing_since_seq, failing_main_runs, durations, median_ms, p90_ms) \
+         SELECT t, $1, f, th, la, wf, ru, pa, fa, er, sk, fl, ft, si, ss, fm, du, me, p9 FROM UNNEST(\
+         $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::int[], $8::int[], $9::int[], $10::int[], \
+         $11::int[], $12::int[], $13::int[], $14::text[], $15::bigint[], $16::int[], $17::text[], $18::bigint[], $19::bigint[]) \
+         AS u(t, f, th, la, wf, ru, pa, fa, er, sk, fl, ft, si, ss, fm, du, me, p9) {on_conflict}"
     );
     tx.execute(
         sql.as_str(),
@@ -252,17 +276,22 @@ fn upsert(tx: &mut Transaction<'_>, leg: &str, rows: &[Summary]) -> Result<(), E
             &leg,
             &tests,
             &files,
-            &through,
+            &big(|s| s.through_seq),
+            &big(|s| s.last_unix),
+            &big(|s| s.window_from),
             &int(|s| s.runs),
             &int(|s| s.passed),
             &int(|s| s.failed),
             &int(|s| s.errors),
             &int(|s| s.skipped),
-            &int(|s| s.flaky.len() as u32),
+            &int(|s| s.flaky),
+            &int(|s| s.fail_then_pass),
             &since,
+            &big(|s| s.failing_on_main.as_ref().map_or(0, |f| f.since_seq)),
             &int(|s| s.failing_on_main.as_ref().map_or(0, |f| f.runs)),
-            &median,
-            &p90,
+            &durations,
+            &opt(Rollup::median_ms),
+            &opt(Rollup::p90_ms),
         ],
     )?;
     Ok(())

@@ -12,7 +12,9 @@ use super::StoreError;
 ///    than the leg's insert — it goes with its leg in the same transaction).
 /// 2. What a run knows of its change: whether it ran on the default branch, the base its
 ///    change was taken against, the changed paths with their verdicts and the tests each
-///    selected; the store's own time as a number (the window's unit); the per-test rollup.
+///    selected; the store's own time as a number (the window's unit); each result's flaky
+///    evidence, decided when it was recorded; the per-test rollup, kept leg by leg (its
+///    durations as a histogram, so a leg is added and retired without reading the others).
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -43,9 +45,11 @@ CREATE INDEX results_by_test ON results (test_id, seq);
 ALTER TABLE runs ADD COLUMN mainline INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE runs ADD COLUMN base_sha TEXT;
 ALTER TABLE runs ADD COLUMN recorded_unix BIGINT NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN flake INTEGER NOT NULL DEFAULT 0;
 UPDATE runs SET recorded_unix = {unix_of_recorded_at};
 CREATE INDEX runs_by_leg ON runs (leg, recorded_unix);
 CREATE INDEX runs_by_run ON runs (run_id, attempt);
+CREATE INDEX runs_by_commit ON runs (leg, commit_sha);
 CREATE TABLE changes (
     seq BIGINT NOT NULL,
     path TEXT NOT NULL,
@@ -64,14 +68,19 @@ CREATE TABLE rollup (
     leg TEXT NOT NULL,
     file TEXT,
     through_seq BIGINT NOT NULL,
+    last_unix BIGINT NOT NULL,
+    window_from BIGINT NOT NULL,
     runs INTEGER NOT NULL,
     passed INTEGER NOT NULL,
     failed INTEGER NOT NULL,
     errors INTEGER NOT NULL,
     skipped INTEGER NOT NULL,
     flaky INTEGER NOT NULL,
+    fail_then_pass INTEGER NOT NULL,
     failing_since TEXT,
+    failing_since_seq BIGINT NOT NULL,
     failing_main_runs INTEGER NOT NULL,
+    durations TEXT NOT NULL,
     median_ms BIGINT,
     p90_ms BIGINT,
     PRIMARY KEY (test_id, leg)
@@ -149,20 +158,29 @@ pub(super) const RUNS_OF: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.co
      ORDER BY r.seq DESC, x.try";
 
 /// The columns every evidence query reads, in `Past`'s order.
-const PAST: &str = "SELECT x.test_id, x.file, x.seq, r.run_id, r.commit_sha, r.mainline, x.try, x.outcome, x.duration_ms \
+const PAST: &str = "SELECT x.test_id, x.file, x.seq, r.run_id, r.commit_sha, r.mainline, x.try, x.outcome, x.duration_ms, r.recorded_unix, x.flake \
      FROM results x JOIN runs r ON r.seq = x.seq";
 
-/// The history on leg `$1` since `$2` (store time) and up to seq `$3`, of the tests of leg
-/// `$4`: what a rollup after that leg recomputes.
+/// The history on leg `$1` in store time [`$2`, `$3`) and before seq `$4`, of the tests of leg
+/// `$4`: what a rollup after that leg retires (or reads again).
 pub(super) fn past_of_leg_tests() -> String {
     format!(
-        "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 AND x.seq <= $3 \
+        "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 AND r.recorded_unix < $3 AND x.seq < $4 \
          AND x.test_id IN (SELECT test_id FROM results WHERE seq = $4) \
          ORDER BY x.test_id, x.seq, x.try"
     )
 }
 
-/// The same, of the tests of leg `$4` that failed or errored in it: what triage reads.
+/// One test's history on leg `$1` since `$2`, before seq `$4`: `$3` is the test.
+pub(super) fn past_of_test() -> String {
+    format!(
+        "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 AND x.test_id = $3 AND x.seq < $4 \
+         ORDER BY x.test_id, x.seq, x.try"
+    )
+}
+
+/// The history on leg `$1` since `$2`, up to seq `$3`, of the tests of leg `$4` that failed
+/// or errored in it: what triage reads.
 pub(super) fn past_of_failing() -> String {
     format!(
         "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 AND x.seq <= $3 \
@@ -171,13 +189,27 @@ pub(super) fn past_of_failing() -> String {
     )
 }
 
-/// The whole history on leg `$1` since `$2`, up to seq `$3`: a full rollup.
+/// The whole history on leg `$1` since `$2`: a full rollup.
 pub(super) fn past_of_leg() -> String {
     format!(
-        "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 AND x.seq <= $3 \
+        "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 \
          ORDER BY x.test_id, x.seq, x.try"
     )
 }
+
+/// Earlier legs of one commit on one leg, in the window: what flaky evidence is decided from
+/// (`$1` leg, `$2` commit, `$3` the new leg's seq, `$4` the window's start).
+pub(super) const SAME_COMMIT: &str = "SELECT x.test_id, x.outcome FROM runs r JOIN results x ON x.seq = r.seq \
+     WHERE r.leg = $1 AND r.commit_sha = $2 AND r.seq < $3 AND r.recorded_unix >= $4";
+
+/// Whether a leg of `$1` was recorded in store time [`$2`, `$3`): anything to retire.
+pub(super) const ANY_LEG_BETWEEN: &str =
+    "SELECT 1 FROM runs WHERE leg = $1 AND recorded_unix >= $2 AND recorded_unix < $3 LIMIT 1";
+
+/// The rollup rows of leg `$2`'s tests on leg `$1`.
+pub(super) const ROLLUP_STATE: &str = "SELECT test_id, file, through_seq, last_unix, window_from, runs, passed, failed, errors, skipped, \
+     flaky, fail_then_pass, failing_since, failing_since_seq, failing_main_runs, durations \
+     FROM rollup WHERE leg = $1 AND test_id IN (SELECT test_id FROM results WHERE seq = $2)";
 
 /// The legs recorded since `$1`.
 pub(super) const LEGS_SINCE: &str =
@@ -198,12 +230,15 @@ pub(super) const SELECTED_OF: &str =
     "SELECT unit, cause FROM selected WHERE seq = $1 ORDER BY unit, cause";
 
 /// A rollup row, written over the earlier one of the same (test, leg).
-pub(super) const UPSERT_ROLLUP: &str = "INSERT INTO rollup (test_id, leg, file, through_seq, runs, passed, failed, errors, skipped, flaky, failing_since, failing_main_runs, median_ms, p90_ms) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14) \
+pub(super) const UPSERT_ROLLUP: &str = "INSERT INTO rollup (test_id, leg, file, through_seq, last_unix, window_from, runs, passed, failed, errors, skipped, \
+     flaky, fail_then_pass, failing_since, failing_since_seq, failing_main_runs, durations, median_ms, p90_ms) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) \
      ON CONFLICT (test_id, leg) DO UPDATE SET file = excluded.file, through_seq = excluded.through_seq, \
-     runs = excluded.runs, passed = excluded.passed, failed = excluded.failed, errors = excluded.errors, \
-     skipped = excluded.skipped, flaky = excluded.flaky, failing_since = excluded.failing_since, \
-     failing_main_runs = excluded.failing_main_runs, median_ms = excluded.median_ms, p90_ms = excluded.p90_ms";
+     last_unix = excluded.last_unix, window_from = excluded.window_from, runs = excluded.runs, \
+     passed = excluded.passed, failed = excluded.failed, errors = excluded.errors, skipped = excluded.skipped, \
+     flaky = excluded.flaky, fail_then_pass = excluded.fail_then_pass, failing_since = excluded.failing_since, \
+     failing_since_seq = excluded.failing_since_seq, failing_main_runs = excluded.failing_main_runs, \
+     durations = excluded.durations, median_ms = excluded.median_ms, p90_ms = excluded.p90_ms";
 
 /// A test's rollup on every leg.
 pub(super) const ROLLUP_OF: &str = "SELECT leg, runs, passed, failed, errors, skipped, flaky, failing_since, failing_main_runs, median_ms, p90_ms \
@@ -211,7 +246,7 @@ pub(super) const ROLLUP_OF: &str = "SELECT leg, runs, passed, failed, errors, sk
 
 /// Tests failing on the default branch now, on any leg: a selection signal.
 pub(super) const FAILING_ON_MAIN: &str = "SELECT test_id, file, leg, failing_since, failing_main_runs FROM rollup \
-     WHERE failing_main_runs > 0 ORDER BY test_id, leg";
+     WHERE failing_main_runs > 0 AND last_unix >= $1 ORDER BY test_id, leg";
 
 /// Tests that failed in runs, since `$1`, whose change touched `$2`: a selection signal.
 pub(super) const CO_FAILED: &str = "SELECT DISTINCT x.file, r.run_id FROM changes c \

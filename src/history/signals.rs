@@ -34,7 +34,7 @@ pub(crate) fn add(
         return Vec::new();
     }
     let found = Store::open(&at).and_then(|mut store| {
-        let failing = store.failing_on_main()?;
+        let failing = store.failing_on_main(history.window_days)?;
         let mut co = Vec::new();
         for path in changed {
             for (unit, run) in store.co_failed(path, history.window_days)? {

@@ -1,8 +1,10 @@
 //! The SQLite store: WAL, a busy timeout, and `BEGIN IMMEDIATE` for every write, so several
 //! `gate` processes recording at once queue instead of failing or losing a leg.
 
+use super::evidence::{Flake, Rollup};
+use super::rollup::Tx;
 use super::schema::{self, Dialect, SCHEMA_VERSION, migrations};
-use super::{Change, Leg, Param, Recorded, StoreError, Summary, Value, fail, outcome_name};
+use super::{Change, Leg, Param, StoreError, Value, fail, outcome_name};
 use crate::run::events::TestResult;
 use rusqlite::{Connection, OptionalExtension, Transaction, TransactionBehavior, params};
 use std::path::Path;
@@ -60,7 +62,7 @@ impl Store {
         self.conn
             .pragma_update(None, "synchronous", "NORMAL")
             .map_err(err("cannot set the sync mode"))?;
-        let tx = self.write(&name, "cannot lock the store to migrate it")?;
+        let tx = self.write_tx(&name, "cannot lock the store to migrate it")?;
         tx.execute_batch(schema::META_TABLE)
             .map_err(err("cannot create the schema table"))?;
         let found: Option<String> = tx
@@ -83,7 +85,7 @@ impl Store {
     }
 
     /// A write transaction, taken at once: writers queue on the busy timeout.
-    fn write(&mut self, name: &str, what: &str) -> Result<Transaction<'_>, StoreError> {
+    fn write_tx(&mut self, name: &str, what: &str) -> Result<Transaction<'_>, StoreError> {
         self.conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
             .map_err(fail::<Err>(name, what))
@@ -94,113 +96,128 @@ impl Store {
         text: &str,
         params: &[Param<'_>],
     ) -> Result<Vec<Vec<Value>>, StoreError> {
-        let err = |what: &str| fail::<Err>(&self.name, what);
-        let mut q = self
-            .conn
-            .prepare_cached(&sql(text))
-            .map_err(err("cannot read the store"))?;
-        let values: Vec<rusqlite::types::Value> = params
-            .iter()
-            .map(|p| match p {
-                Param::Int(v) => rusqlite::types::Value::Integer(*v),
-                Param::Text(t) => rusqlite::types::Value::Text(t.to_string()),
-            })
-            .collect();
-        let n = q.column_count();
-        let rows = q
-            .query_map(rusqlite::params_from_iter(values), |r| {
-                (0..n)
-                    .map(|i| {
-                        Ok(match r.get_ref(i)? {
-                            rusqlite::types::ValueRef::Integer(v) => Value::Int(v),
-                            rusqlite::types::ValueRef::Text(t) => {
-                                Value::Text(String::from_utf8_lossy(t).into_owned())
-                            }
-                            rusqlite::types::ValueRef::Real(v) => Value::Int(v as i64),
-                            _ => Value::Null,
-                        })
+        query(&self.conn, &self.name, text, params)
+    }
+
+    /// Runs `f` in one write transaction, committed when it succeeds.
+    pub(super) fn write<T>(
+        &mut self,
+        f: impl FnOnce(&mut dyn Tx) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let name = self.name.clone();
+        let tx = self.write_tx(&name, "cannot lock the store to write it")?;
+        let mut w = Writer { tx, name };
+        let out = f(&mut w)?;
+        w.tx.commit()
+            .map_err(fail::<Err>(&w.name, "cannot commit"))?;
+        Ok(out)
+    }
+}
+
+/// A read in the shared form, on a connection or inside a transaction.
+fn query(
+    conn: &Connection,
+    name: &str,
+    text: &str,
+    params: &[Param<'_>],
+) -> Result<Vec<Vec<Value>>, StoreError> {
+    let err = |what: &str| fail::<Err>(name, what);
+    let mut q = conn
+        .prepare_cached(&sql(text))
+        .map_err(err("cannot read the store"))?;
+    let values: Vec<rusqlite::types::Value> = params.iter().map(value).collect();
+    let n = q.column_count();
+    let rows = q
+        .query_map(rusqlite::params_from_iter(values), |r| {
+            (0..n)
+                .map(|i| {
+                    Ok(match r.get_ref(i)? {
+                        rusqlite::types::ValueRef::Integer(v) => Value::Int(v),
+                        rusqlite::types::ValueRef::Text(t) => {
+                            Value::Text(String::from_utf8_lossy(t).into_owned())
+                        }
+                        rusqlite::types::ValueRef::Real(v) => Value::Int(v as i64),
+                        _ => Value::Null,
                     })
-                    .collect()
-            })
-            .map_err(err("cannot read the store"))?;
-        rows.collect::<Result<Vec<Vec<Value>>, _>>()
-            .map_err(err("cannot read the store"))
-    }
-
-    pub(super) fn record(
-        &mut self,
-        leg: &Leg,
-        results: &[TestResult],
-        change: &Change,
-        digest: &str,
-    ) -> Result<Recorded, StoreError> {
-        let name = self.name.clone();
-        let err = |what: &str| fail::<Err>(&name, what);
-        let tx = self.write(&name, "cannot lock the store to record")?;
-        let existing: Option<(i64, String)> = tx
-            .query_row(
-                &sql(schema::FIND_RUN),
-                params![leg.run, leg.attempt, leg.leg],
-                |row| Ok((row.get(0)?, row.get(1)?)),
-            )
-            .optional()
-            .map_err(err("cannot look the leg up"))?;
-        match &existing {
-            Some((seq, old)) if old == digest => return Ok(Recorded::Unchanged(*seq)),
-            Some((seq, _)) => {
-                for table in schema::LEG_TABLES {
-                    tx.execute(&format!("DELETE FROM {table} WHERE seq = ?1"), params![seq])
-                        .map_err(err("cannot replace the leg"))?;
-                }
-            }
-            None => {}
-        }
-        tx.execute(
-            &sql(schema::INSERT_RUN),
-            params![
-                leg.run,
-                leg.attempt,
-                leg.leg,
-                leg.commit,
-                leg.branch,
-                leg.env.to_string(),
-                leg.source,
-                digest,
-                i64::from(leg.mainline),
-                leg.base,
-            ],
-        )
-        .map_err(err("cannot write the leg"))?;
-        let seq = tx.last_insert_rowid();
-        insert_rows(&tx, seq, results, change).map_err(err("cannot write the leg's rows"))?;
-        tx.commit().map_err(err("cannot commit the leg"))?;
-        Ok(match existing {
-            Some(_) => Recorded::Replaced(seq),
-            None => Recorded::New(seq),
+                })
+                .collect()
         })
+        .map_err(err("cannot read the store"))?;
+    rows.collect::<Result<Vec<Vec<Value>>, _>>()
+        .map_err(err("cannot read the store"))
+}
+
+fn value(p: &Param<'_>) -> rusqlite::types::Value {
+    match p {
+        Param::Int(v) => rusqlite::types::Value::Integer(*v),
+        Param::Small(v) => rusqlite::types::Value::Integer(i64::from(*v)),
+        Param::Text(t) => rusqlite::types::Value::Text(t.to_string()),
+    }
+}
+
+/// A write transaction, as the shared record and rollup code uses it.
+struct Writer<'c> {
+    tx: Transaction<'c>,
+    name: String,
+}
+
+impl Tx for Writer<'_> {
+    fn now_unix(&mut self) -> Result<i64, StoreError> {
+        Ok(self
+            .query("SELECT {unix_now}", &[])?
+            .first()
+            .map_or(0, |r| match r[0] {
+                Value::Int(v) => v,
+                _ => 0,
+            }))
     }
 
-    pub(super) fn write_rollup(&mut self, leg: &str, rows: &[Summary]) -> Result<(), StoreError> {
-        let name = self.name.clone();
-        let tx = self.write(&name, "cannot lock the store to roll up")?;
-        upsert(&tx, leg, rows).map_err(fail::<Err>(&name, "cannot write the rollup"))?;
-        tx.commit()
-            .map_err(fail::<Err>(&name, "cannot commit the rollup"))
+    fn query(&mut self, text: &str, params: &[Param<'_>]) -> Result<Vec<Vec<Value>>, StoreError> {
+        query(&self.tx, &self.name, text, params)
     }
 
-    pub(super) fn replace_rollup(
+    fn execute(&mut self, text: &str, params: &[Param<'_>]) -> Result<(), StoreError> {
+        let values: Vec<rusqlite::types::Value> = params.iter().map(value).collect();
+        self.tx
+            .execute(&sql(text), rusqlite::params_from_iter(values))
+            .map(|_| ())
+            .map_err(fail::<Err>(&self.name, "cannot write the store"))
+    }
+
+    fn insert_run(&mut self, leg: &Leg, digest: &str) -> Result<i64, StoreError> {
+        self.tx
+            .execute(
+                &sql(schema::INSERT_RUN),
+                params![
+                    leg.run,
+                    leg.attempt,
+                    leg.leg,
+                    leg.commit,
+                    leg.branch,
+                    leg.env.to_string(),
+                    leg.source,
+                    digest,
+                    i64::from(leg.mainline),
+                    leg.base,
+                ],
+            )
+            .map_err(fail::<Err>(&self.name, "cannot write the leg"))?;
+        Ok(self.tx.last_insert_rowid())
+    }
+
+    fn insert_rows(
         &mut self,
-        legs: &[(String, Vec<Summary>)],
+        seq: i64,
+        results: &[TestResult],
+        flakes: &[Flake],
+        change: &Change,
     ) -> Result<(), StoreError> {
-        let name = self.name.clone();
-        let err = |what: &str| fail::<Err>(&name, what);
-        let tx = self.write(&name, "cannot lock the store to roll up")?;
-        tx.execute("DELETE FROM rollup", [])
-            .map_err(err("cannot clear the rollup"))?;
-        for (leg, rows) in legs {
-            upsert(&tx, leg, rows).map_err(err("cannot write the rollup"))?;
-        }
-        tx.commit().map_err(err("cannot commit the rollup"))
+        insert_rows(&self.tx, seq, results, flakes, change)
+            .map_err(fail::<Err>(&self.name, "cannot write the leg's rows"))
+    }
+
+    fn upsert_rollup(&mut self, leg: &str, rows: &[Rollup]) -> Result<(), StoreError> {
+        upsert(&self.tx, leg, rows).map_err(fail::<Err>(&self.name, "cannot write the rollup"))
     }
 }
 
@@ -209,20 +226,22 @@ fn insert_rows(
     tx: &Transaction<'_>,
     seq: i64,
     results: &[TestResult],
+    flakes: &[Flake],
     change: &Change,
 ) -> Result<(), Err> {
     let mut insert = tx.prepare_cached(
-        "INSERT INTO results (seq, test_id, file, try, outcome, duration_ms) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        "INSERT INTO results (seq, test_id, file, try, outcome, duration_ms, flake) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
     )?;
-    for r in results {
+    for (r, flake) in results.iter().zip(flakes) {
         insert.execute(params![
             seq,
             r.id,
             r.file,
             r.attempt,
             outcome_name(r.outcome),
-            r.duration_ms as i64
+            r.duration_ms as i64,
+            flake.code()
         ])?;
     }
     let mut paths =
@@ -238,7 +257,7 @@ fn insert_rows(
     Ok(())
 }
 
-fn upsert(tx: &Transaction<'_>, leg: &str, rows: &[Summary]) -> Result<(), Err> {
+fn upsert(tx: &Transaction<'_>, leg: &str, rows: &[Rollup]) -> Result<(), Err> {
     let mut q = tx.prepare_cached(&sql(schema::UPSERT_ROLLUP))?;
     for s in rows {
         let main = s.failing_on_main.as_ref();
@@ -247,17 +266,63 @@ fn upsert(tx: &Transaction<'_>, leg: &str, rows: &[Summary]) -> Result<(), Err> 
             leg,
             s.file,
             s.through_seq,
+            s.last_unix,
+            s.window_from,
             s.runs,
             s.passed,
             s.failed,
             s.errors,
             s.skipped,
-            s.flaky.len() as i64,
+            s.flaky,
+            s.fail_then_pass,
             main.map(|f| f.since.as_str()),
+            main.map_or(0, |f| f.since_seq),
             main.map_or(0, |f| f.runs),
-            s.median_ms,
-            s.p90_ms,
+            s.durations.text(),
+            s.median_ms(),
+            s.p90_ms(),
         ])?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A store gate wrote at schema version 1 is migrated on open: its legs keep their
+    /// results and get their store time from `recorded_at`.
+    #[test]
+    fn a_version_1_store_is_migrated() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        {
+            let c = Connection::open(&path).unwrap();
+            c.execute_batch(schema::META_TABLE).unwrap();
+            c.execute_batch(&DIALECT.spell(schema::MIGRATIONS[0]))
+                .unwrap();
+            c.execute_batch(
+                "INSERT INTO meta VALUES ('schema_version', '1');
+                 INSERT INTO runs (run_id, attempt, leg, commit_sha, env, source, digest, recorded_at)
+                   VALUES ('r', 1, 'py', 'abc', '{}', 'junit', 'd', '2026-01-02T03:04:05.000Z');
+                 INSERT INTO results VALUES (1, 't.py::t', 't.py', 1, 'failed', 5);",
+            )
+            .unwrap();
+        }
+        let mut store = Store::open(&path).unwrap();
+        let rows = store
+            .query(
+                "SELECT r.recorded_unix, x.flake, (SELECT value FROM meta) FROM runs r JOIN results x ON x.seq = r.seq",
+                &[],
+            )
+            .unwrap();
+        assert_eq!(
+            rows,
+            [[
+                Value::Int(1_767_323_045),
+                Value::Int(0),
+                Value::Text(SCHEMA_VERSION.to_string())
+            ]]
+        );
+    }
 }

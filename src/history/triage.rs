@@ -5,7 +5,7 @@
 //! what was recorded before the leg (by the store's sequence) counts, so a verdict never
 //! changes when later runs arrive. Pure: the store fetches, this decides.
 
-use super::evidence::{self, Flake, Past};
+use super::evidence::{self, Past};
 use serde::Serialize;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -95,11 +95,7 @@ pub(crate) fn triage_leg(
                 return None;
             }
             // Never peeks: the rows before this leg, and nothing after it.
-            let prior: Vec<Past> = test_rows
-                .iter()
-                .filter(|r| r.seq < leg.seq)
-                .cloned()
-                .collect();
+            let prior: Vec<&Past> = test_rows.iter().filter(|r| r.seq < leg.seq).collect();
             Some(judge(leg, last, &own, &prior, change, rules))
         })
         .collect()
@@ -109,7 +105,7 @@ fn judge(
     leg: &LegInfo,
     last: &Past,
     own: &[&Past],
-    prior: &[Past],
+    prior: &[&Past],
     change: &Change,
     rules: &Rules<'_>,
 ) -> Triaged {
@@ -146,7 +142,7 @@ fn judge(
             ),
         );
     }
-    let summary = (!prior.is_empty()).then(|| evidence::summary_of(prior));
+    let summary = (!prior.is_empty()).then(|| evidence::rollup_of(prior, 0));
     if let Some(f) = summary.as_ref().and_then(|s| s.failing_on_main.as_ref()) {
         return verdict(
             Verdict::PreExisting,
@@ -160,10 +156,13 @@ fn judge(
             ),
         );
     }
-    let flakes: &[Flake] = summary.as_ref().map_or(&[], |s| &s.flaky);
+    let flakes = summary.as_ref().map_or(Flakes::default(), |s| Flakes {
+        all: s.flaky,
+        reruns: s.fail_then_pass,
+    });
     let file = last.file.as_deref();
     let causes = links(change, &last.test, file);
-    if !causes.is_empty() && flakes.is_empty() {
+    if !causes.is_empty() && flakes.all == 0 {
         return verdict(
             Verdict::NewRegression,
             Confidence::High,
@@ -183,14 +182,14 @@ fn judge(
                 format!("unlinked to the change, and known flaky (`known_flaky`: {glob})"),
             );
         }
-        if !flakes.is_empty() {
+        if flakes.all > 0 {
             return verdict(
                 Verdict::Flaky,
                 Confidence::Medium,
                 format!(
                     "flaky {} {in_window} ({})",
-                    times(flakes.len()),
-                    flake_kinds(flakes)
+                    times(flakes.all),
+                    flakes.kinds()
                 ),
             );
         }
@@ -198,18 +197,18 @@ fn judge(
     verdict(
         Verdict::Unknown,
         Confidence::Low,
-        unknown_why(change, &causes, flakes, &in_window),
+        unknown_why(change, &causes, &flakes, &in_window),
     )
 }
 
 /// Why nothing explains a failure.
-fn unknown_why(change: &Change, causes: &[String], flakes: &[Flake], in_window: &str) -> String {
+fn unknown_why(change: &Change, causes: &[String], flakes: &Flakes, in_window: &str) -> String {
     if !causes.is_empty() {
         format!(
             "tests changed {}, but flaky {} {in_window} ({})",
             causes.join(", "),
-            times(flakes.len()),
-            flake_kinds(flakes)
+            times(flakes.all),
+            flakes.kinds()
         )
     } else if let Some((path, v)) = change
         .paths
@@ -247,7 +246,7 @@ fn links(change: &Change, test: &str, file: Option<&str>) -> Vec<String> {
     causes
 }
 
-fn times(n: usize) -> String {
+fn times(n: u32) -> String {
     if n == 1 {
         "1 time".into()
     } else {
@@ -255,20 +254,25 @@ fn times(n: usize) -> String {
     }
 }
 
-fn flake_kinds(flakes: &[Flake]) -> String {
-    let reruns = flakes
-        .iter()
-        .filter(|f| matches!(f, Flake::FailThenPass { .. }))
-        .count();
-    let same = flakes.len() - reruns;
-    let mut parts = Vec::new();
-    if reruns > 0 {
-        parts.push(format!("{reruns} fail-then-pass"));
+/// How much flaky evidence a test has in the window, and how much of it is fail-then-pass.
+#[derive(Default)]
+struct Flakes {
+    all: u32,
+    reruns: u32,
+}
+
+impl Flakes {
+    fn kinds(&self) -> String {
+        let same = self.all - self.reruns;
+        let mut parts = Vec::new();
+        if self.reruns > 0 {
+            parts.push(format!("{} fail-then-pass", self.reruns));
+        }
+        if same > 0 {
+            parts.push(format!("{same} failed and passed on one commit"));
+        }
+        parts.join(", ")
     }
-    if same > 0 {
-        parts.push(format!("{same} failed and passed on one commit"));
-    }
-    parts.join(", ")
 }
 
 /// The closing line's counts, in the verdicts' order.
@@ -310,6 +314,19 @@ mod tests {
                 recorded_unix: seq,
             });
             for (t, attempts) in tests.iter().enumerate() {
+                // The evidence `gate record` stores: from this test's earlier legs.
+                let outcomes: Vec<&str> =
+                    attempts.iter().map(|o| OUTCOMES[*o as usize % 4]).collect();
+                let earlier = |pred: fn(&str) -> bool| {
+                    rows.iter().any(|r: &Past| {
+                        r.test == format!("t{t}.py::t") && r.commit == commit && pred(&r.outcome)
+                    })
+                };
+                let flake = evidence::flake_of(
+                    &outcomes,
+                    earlier(evidence::failing),
+                    earlier(|o| o == "passed"),
+                );
                 for (a, o) in attempts.iter().enumerate() {
                     rows.push(Past {
                         test: format!("t{t}.py::t"),
@@ -321,6 +338,8 @@ mod tests {
                         attempt: a as u32 + 1,
                         outcome: OUTCOMES[*o as usize % 4].into(),
                         duration_ms: 1,
+                        recorded_unix: seq,
+                        flake,
                     });
                 }
             }
@@ -397,6 +416,8 @@ mod tests {
             attempt,
             outcome: outcome.into(),
             duration_ms: 1,
+            recorded_unix: seq,
+            flake: evidence::Flake::None,
         }
     }
 
@@ -437,11 +458,11 @@ mod tests {
             (Verdict::Unknown, Confidence::Low)
         );
         // Linked, but with a fail-then-pass before: not a new regression.
-        let retry = [
-            row(3, "z", false, 1, "failed"),
-            row(3, "z", false, 2, "passed"),
-            fail.clone(),
-        ];
+        let rerun = |attempt, outcome| Past {
+            flake: evidence::Flake::FailThenPass,
+            ..row(3, "z", false, attempt, outcome)
+        };
+        let retry = [rerun(1, "failed"), rerun(2, "passed"), fail.clone()];
         assert_eq!(judge(&retry, &linked), (Verdict::Unknown, Confidence::Low));
         assert_eq!(
             judge(&retry, &Change::default()),

@@ -380,3 +380,30 @@ fn a_push_runs_the_pre_push_steps_in_order_and_a_failing_step_blocks() {
         ran.text
     );
 }
+
+#[test]
+fn with_history_record_on_a_push_records_the_subset_it_ran() {
+    let r = Remote::with_fixture("shop");
+    r.install_hook();
+    r.write(".gate.toml", "[history]\nrecord = true\n");
+    r.commit("record runs");
+    let ran = r.push(&["origin", "master"], &[("GATE_DECISION", "")]);
+    assert!(ran.ok, "{}", ran.text);
+    r.append("src/shop/plugins/discount.py", "\n");
+    r.commit("plugin");
+    let ran = r.push(&["origin", "master"], &[]);
+    assert!(ran.ok, "{}", ran.text);
+    assert!(
+        ran.text
+            .contains("gate record: recorded leg `default` of run "),
+        "{}",
+        ran.text
+    );
+    let history = r.gate(&["history", "tests/test_plugins.py::test_discount"]);
+    assert!(history.ok, "{}", history.text);
+    assert!(history.text.contains("leg default"), "{}", history.text);
+    assert!(history.text.contains("passed"), "{}", history.text);
+    // Only what ran was recorded.
+    let money = r.gate(&["history", "tests/test_money.py::test_to_cents"]);
+    assert_eq!(money.code, Some(3), "{}", money.text);
+}

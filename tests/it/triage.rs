@@ -618,3 +618,85 @@ fn the_readme_walk_through_runs_verbatim(kind: Kind) {
     assert_eq!(doc["legs"].as_array().unwrap().len(), 2, "{doc}");
     let _ = std::fs::remove_dir_all(std::path::Path::new(dir).parent().unwrap());
 }
+
+on_both!(the_rollup_kept_leg_by_leg_is_the_rollup_rebuilt: incremental_sqlite, incremental_postgres);
+/// After stretches of legs, the rollup rows of their tests — moved on leg by leg, with legs
+/// leaving the window and a failing streak losing its first leg — are what `gate rollup`
+/// rebuilds from the window.
+fn the_rollup_kept_leg_by_leg_is_the_rollup_rebuilt(kind: Kind) {
+    let t = TestRepo::from_fixture("shop");
+    let store = Store::new(kind, &t);
+    let commits: Vec<String> = (0..3)
+        .map(|i| {
+            t.append("docs/guide.md", &format!("\nedit {i}\n"));
+            t.commit(&format!("c{i}")).to_string()
+        })
+        .collect();
+    // (commit, branch, days that pass before it, outcomes of MONEY / CART / PLUGINS).
+    let legs: &[(usize, &str, i64, [&str; 3])] = &[
+        (0, "master", 0, ["failed", "passed", "passed"]),
+        (0, "topic", 1, ["passed", "failed", "skipped"]),
+        (1, "master", 40, ["failed", "failed", "passed"]),
+        (1, "master", 1, ["error", "passed", "failed"]),
+        (1, "topic", 30, ["passed", "passed", "passed"]),
+        (2, "master", 25, ["failed", "skipped", "passed"]),
+        (2, "topic", 40, ["failed", "failed", "failed"]),
+        (2, "master", 60, ["passed", "failed", "passed"]),
+    ];
+    let rollup = |tests: &[&str]| -> Vec<Vec<String>> {
+        let list: Vec<String> = tests.iter().map(|t| format!("'{t}'")).collect();
+        store.rows(&format!(
+            "SELECT test_id, leg, file, through_seq, last_unix, runs, passed, failed, errors, skipped, flaky, \
+             fail_then_pass, failing_since, failing_since_seq, failing_main_runs, durations, median_ms, p90_ms \
+             FROM rollup WHERE test_id IN ({}) ORDER BY test_id, leg",
+            list.join(", ")
+        ))
+    };
+    for (i, (commit, branch, days, outcomes)) in legs.iter().enumerate() {
+        if i > 0 {
+            // Time passes: every stored time moves back.
+            let d = days * 86_400;
+            store.execute(&format!(
+                "UPDATE runs SET recorded_unix = recorded_unix - {d}; \
+                 UPDATE rollup SET window_from = window_from - {d}, last_unix = last_unix - {d}"
+            ));
+        }
+        // A retry on the third test of every fourth leg: failed, then its outcome.
+        let mut cases = vec![(MONEY, outcomes[0]), (CART, outcomes[1])];
+        if i % 4 == 3 {
+            cases.push((PLUGINS, "failed"));
+        }
+        cases.push((PLUGINS, outcomes[2]));
+        let xml = junit(&t, &format!("leg{i}"), &cases);
+        let run = format!("r{i}");
+        let out = record(
+            &t,
+            &store,
+            &[
+                "--junit",
+                p(&xml),
+                "--run",
+                &run,
+                "--leg",
+                "py",
+                "--commit",
+                &commits[*commit],
+                "--branch",
+                branch,
+            ],
+        );
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        // Compared after a stretch of legs kept one by one (retiring several).
+        if i % 4 == 3 {
+            let kept = rollup(&[MONEY, CART, PLUGINS]);
+            let out = t.gate(&["rollup", "--db", &store.url]).output().unwrap();
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+            assert_eq!(kept, rollup(&[MONEY, CART, PLUGINS]), "after leg {i}");
+        }
+    }
+    // The last state, spelled out for one test: MONEY's legs in the window (the last 90
+    // days: legs 5 to 7), the streak ended by the pass on master.
+    let money = &rollup(&[MONEY])[0];
+    assert_eq!(&money[5..10], ["2", "1", "1", "0", "0"], "{money:?}");
+    assert_eq!(money[14], "0", "{money:?}");
+}
