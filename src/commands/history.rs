@@ -35,6 +35,24 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
     }
     let rollup = store.rollup_of(test)?;
     if json {
+        let rollup: Vec<serde_json::Value> = rollup
+            .iter()
+            .map(|(leg, r)| {
+                serde_json::json!({
+                    "leg": leg,
+                    "runs": r.runs,
+                    "passed": r.passed,
+                    "failed": r.failed,
+                    "errors": r.errors,
+                    "skipped": r.skipped,
+                    "flaky": r.flaky,
+                    "failing_since": r.failing_on_main.as_ref().map(|f| &f.since),
+                    "failing_main_runs": r.failing_on_main.as_ref().map_or(0, |f| f.runs),
+                    "median_ms": r.median_ms(),
+                    "p90_ms": r.p90_ms(),
+                })
+            })
+            .collect();
         let doc = serde_json::json!({
             "version": HISTORY_VERSION,
             "kind": "history",
@@ -66,26 +84,25 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
             outcomes.join(" then ")
         );
     }
-    for r in &rollup {
-        let main = match &r.failing_since {
-            Some(since) => format!(
+    for (leg, r) in &rollup {
+        let main = match &r.failing_on_main {
+            Some(f) => format!(
                 "failing on main since {} ({} main runs)",
-                &since[..12.min(since.len())],
-                r.failing_main_runs
+                &f.since[..12.min(f.since.len())],
+                f.runs
             ),
             None => "not failing on main".into(),
         };
         say!(
-            "leg {}: {} run(s): {} passed, {} failed, {} error, {} skipped; flaky {} time(s); {main}; median {} ms, p90 {} ms",
-            r.leg,
+            "leg {leg}: {} run(s): {} passed, {} failed, {} error, {} skipped; flaky {} time(s); {main}; median {} ms, p90 {} ms",
             r.runs,
             r.passed,
             r.failed,
             r.errors,
             r.skipped,
             r.flaky,
-            r.median_ms.map_or("-".into(), |v| v.to_string()),
-            r.p90_ms.map_or("-".into(), |v| v.to_string()),
+            r.median_ms().map_or("-".into(), |v| v.to_string()),
+            r.p90_ms().map_or("-".into(), |v| v.to_string()),
         );
     }
     say!(

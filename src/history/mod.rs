@@ -13,7 +13,7 @@ mod sqlite;
 pub(crate) mod triage;
 
 use crate::run::events::{TestOutcome, TestResult};
-use evidence::Past;
+use evidence::{Past, Rollup};
 use std::path::{Path, PathBuf};
 pub(crate) use triage::{Change, LegInfo};
 
@@ -124,7 +124,7 @@ pub(super) enum Value {
 }
 
 impl Value {
-    fn int(&self) -> i64 {
+    pub(super) fn int(&self) -> i64 {
         match self {
             Value::Int(v) => *v,
             Value::Text(t) => t.parse().unwrap_or_default(),
@@ -132,7 +132,7 @@ impl Value {
         }
     }
 
-    fn text(&self) -> Option<String> {
+    pub(super) fn text(&self) -> Option<String> {
         match self {
             Value::Text(t) => Some(t.clone()),
             Value::Int(v) => Some(v.to_string()),
@@ -140,7 +140,7 @@ impl Value {
         }
     }
 
-    fn string(&self) -> String {
+    pub(super) fn string(&self) -> String {
         self.text().unwrap_or_default()
     }
 }
@@ -192,18 +192,12 @@ impl Store {
         }
     }
 
-    /// The store's clock, in seconds since the epoch: windows are the store's time, never a
-    /// producer's.
+    /// The store's clock, in seconds since the epoch.
     fn now_unix(&mut self) -> Result<i64, StoreError> {
-        let sql = match self {
-            Store::Sqlite(_) => sqlite::DIALECT.spell("SELECT {unix_now}"),
-            Store::Postgres(_) => postgres::DIALECT.spell("SELECT {unix_now}"),
-        };
         Ok(self
-            .query(&sql, &[])?
+            .query("SELECT {unix_now}", &[])?
             .first()
-            .and_then(|r| r.first())
-            .map_or(0, Value::int))
+            .map_or(0, |r| r[0].int()))
     }
 
     /// The most recent `limit` recorded runs of test `id`, newest first, with every attempt.
@@ -236,23 +230,11 @@ impl Store {
     }
 
     /// A test's rollup on each leg it was recorded on.
-    pub(crate) fn rollup_of(&mut self, id: &str) -> Result<Vec<Rolled>, StoreError> {
+    pub(crate) fn rollup_of(&mut self, id: &str) -> Result<Vec<(String, Rollup)>, StoreError> {
         let rows = self.query(schema::ROLLUP_OF, &[Param::Text(id)])?;
         Ok(rows
             .iter()
-            .map(|r| Rolled {
-                leg: r[0].string(),
-                runs: r[1].int() as u32,
-                passed: r[2].int() as u32,
-                failed: r[3].int() as u32,
-                errors: r[4].int() as u32,
-                skipped: r[5].int() as u32,
-                flaky: r[6].int() as u32,
-                failing_since: r[7].text(),
-                failing_main_runs: r[8].int() as u32,
-                median_ms: r[9].text().map(|_| r[9].int()),
-                p90_ms: r[10].text().map(|_| r[10].int()),
-            })
+            .map(|r| (r[16].string(), rollup::state(r)))
             .collect())
     }
 
@@ -393,22 +375,6 @@ pub(super) fn past(rows: Vec<Vec<Value>>) -> Vec<Past> {
             flake: evidence::Flake::of_code(r[10].int()),
         })
         .collect()
-}
-
-/// A test's stored rollup on one leg.
-#[derive(Debug, Clone, serde::Serialize)]
-pub(crate) struct Rolled {
-    pub leg: String,
-    pub runs: u32,
-    pub passed: u32,
-    pub failed: u32,
-    pub errors: u32,
-    pub skipped: u32,
-    pub flaky: u32,
-    pub failing_since: Option<String>,
-    pub failing_main_runs: u32,
-    pub median_ms: Option<i64>,
-    pub p90_ms: Option<i64>,
 }
 
 /// A test failing on the default branch, on one leg.

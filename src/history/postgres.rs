@@ -152,16 +152,6 @@ struct Writer<'c> {
 }
 
 impl Tx for Writer<'_> {
-    fn now_unix(&mut self) -> Result<i64, StoreError> {
-        Ok(self
-            .query("SELECT {unix_now}", &[])?
-            .first()
-            .map_or(0, |r| match r[0] {
-                Value::Int(v) => v,
-                _ => 0,
-            }))
-    }
-
     fn query(&mut self, text: &str, params: &[Param<'_>]) -> Result<Vec<Vec<Value>>, StoreError> {
         query(&mut self.tx, &self.name, text, params)
     }

@@ -12,9 +12,16 @@ use std::collections::BTreeMap;
 
 /// What a store does inside one write transaction (reads in the shared `$n` form).
 pub(super) trait Tx {
-    /// The store's clock, in seconds since the epoch.
-    fn now_unix(&mut self) -> Result<i64, StoreError>;
     fn query(&mut self, sql: &str, params: &[Param<'_>]) -> Result<Vec<Vec<Value>>, StoreError>;
+
+    /// The store's clock, in seconds since the epoch: windows are the store's time, never a
+    /// producer's.
+    fn now_unix(&mut self) -> Result<i64, StoreError> {
+        Ok(self
+            .query("SELECT {unix_now}", &[])?
+            .first()
+            .map_or(0, |r| r[0].int()))
+    }
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<(), StoreError>;
     /// Writes the leg's `runs` row at the store's time; its sequence number.
     fn insert_run(&mut self, leg: &Leg, digest: &str) -> Result<i64, StoreError>;
@@ -235,7 +242,7 @@ fn advance(
 }
 
 /// A rollup row as stored (`ROLLUP_STATE`'s columns).
-fn state(r: &[Value]) -> Rollup {
+pub(super) fn state(r: &[Value]) -> Rollup {
     let mut s = Rollup::new(&r[0].string(), r[1].text(), r[4].int());
     s.through_seq = r[2].int();
     s.last_unix = r[3].int();

@@ -240,8 +240,9 @@ pub(super) const UPSERT_ROLLUP: &str = "INSERT INTO rollup (test_id, leg, file, 
      failing_since_seq = excluded.failing_since_seq, failing_main_runs = excluded.failing_main_runs, \
      durations = excluded.durations, median_ms = excluded.median_ms, p90_ms = excluded.p90_ms";
 
-/// A test's rollup on every leg.
-pub(super) const ROLLUP_OF: &str = "SELECT leg, runs, passed, failed, errors, skipped, flaky, failing_since, failing_main_runs, median_ms, p90_ms \
+/// A test's rollup on every leg: `ROLLUP_STATE`'s columns, then the leg.
+pub(super) const ROLLUP_OF: &str = "SELECT test_id, file, through_seq, last_unix, window_from, runs, passed, failed, errors, skipped, \
+     flaky, fail_then_pass, failing_since, failing_since_seq, failing_main_runs, durations, leg \
      FROM rollup WHERE test_id = $1 ORDER BY leg";
 
 /// Tests failing on the default branch now, on any leg: a selection signal.
