@@ -6,7 +6,7 @@
 use super::evidence::{Flake, Rollup};
 use super::rollup::Tx;
 use super::schema::{self, Dialect, SCHEMA_VERSION, migrations};
-use super::{Change, Leg, Param, StoreError, Value, fail, outcome_name};
+use super::{Change, Leg, Param, Source, StoreError, Value, fail, outcome_name};
 use crate::run::events::TestResult;
 use postgres::types::{ToSql, Type};
 use postgres::{Client, GenericClient, NoTls, Transaction};
@@ -31,10 +31,16 @@ pub(crate) struct Store {
 impl Store {
     pub(crate) fn open(url: &str) -> Result<Store, StoreError> {
         let name = without_password(url);
-        let client = Client::connect(url, NoTls).map_err(|source| StoreError::Open {
+        let opened = |source: Source| StoreError::Open {
             store: name.clone(),
-            source: Box::new(source),
-        })?;
+            source,
+        };
+        let (url, tls) = split_tls(url);
+        let client = match tls {
+            None => Client::connect(&url, NoTls),
+            Some(tls) => Client::connect(&url, tls.connector().map_err(opened)?),
+        }
+        .map_err(|e| opened(Box::new(e)))?;
         let mut store = Store { client, name };
         store.setup()?;
         Ok(store)
@@ -287,22 +293,129 @@ fn upsert(tx: &mut Transaction<'_>, leg: &str, rows: &[Rollup]) -> Result<(), Er
     Ok(())
 }
 
+/// How a connection is encrypted, from the URL's `sslmode` (libpq's meanings): `require`
+/// encrypts without checking the server's certificate, `verify-ca` checks it against the
+/// roots (`sslrootcert=PATH`, else the system's), `verify-full` checks the host name too. No
+/// `sslmode`, `prefer` or `disable`: plain, as before.
+struct Tls {
+    verify_chain: bool,
+    verify_host: bool,
+    root: Option<String>,
+}
+
+impl Tls {
+    fn connector(&self) -> Result<postgres_native_tls::MakeTlsConnector, Source> {
+        let mut builder = native_tls::TlsConnector::builder();
+        builder
+            .danger_accept_invalid_certs(!self.verify_chain)
+            .danger_accept_invalid_hostnames(!self.verify_host);
+        if let Some(root) = &self.root {
+            let pem = std::fs::read(root)
+                .map_err(|e| format!("sslrootcert `{root}`: cannot read it: {e}"))?;
+            builder.add_root_certificate(native_tls::Certificate::from_pem(&pem)?);
+        }
+        Ok(postgres_native_tls::MakeTlsConnector::new(builder.build()?))
+    }
+}
+
+/// The URL the driver reads (its `sslmode` is `disable`, `prefer` or `require`: the
+/// verifying modes and `sslrootcert` are taken out and kept here), and the TLS it asks for.
+fn split_tls(url: &str) -> (String, Option<Tls>) {
+    let Some((base, query)) = url.split_once('?') else {
+        return (url.to_string(), None);
+    };
+    let mut kept = Vec::new();
+    let (mut mode, mut root) = (None, None);
+    for pair in query.split('&') {
+        match pair.split_once('=') {
+            Some(("sslmode", m)) => mode = Some(m.to_string()),
+            Some(("sslrootcert", r)) => root = Some(r.to_string()),
+            _ => kept.push(pair.to_string()),
+        }
+    }
+    let tls = match mode.as_deref() {
+        Some("require") => Some((false, false)),
+        Some("verify-ca") => Some((true, false)),
+        Some("verify-full") => Some((true, true)),
+        _ => None,
+    };
+    match (tls, mode) {
+        (Some((verify_chain, verify_host)), _) => {
+            kept.push("sslmode=require".into());
+            let tls = Tls {
+                verify_chain,
+                verify_host,
+                root,
+            };
+            (format!("{base}?{}", kept.join("&")), Some(tls))
+        }
+        // Any other mode is the driver's to read (and to refuse when it is not one).
+        (None, Some(m)) => {
+            kept.push(format!("sslmode={m}"));
+            (format!("{base}?{}", kept.join("&")), None)
+        }
+        (None, None) => (url.to_string(), None),
+    }
+}
+
 /// `postgres://user:secret@host/db` → `postgres://user@host/db`: a URL fit for messages.
 fn without_password(url: &str) -> String {
+    let url = match url.split_once('?') {
+        Some((base, query)) => {
+            let kept: Vec<&str> = query
+                .split('&')
+                .filter(|p| !p.starts_with("password="))
+                .collect();
+            format!("{base}?{}", kept.join("&"))
+        }
+        None => url.to_string(),
+    };
     let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_string();
+        return url;
     };
     match rest.split_once('@') {
         Some((auth, host)) => {
             let user = auth.split(':').next().unwrap_or_default();
             format!("{scheme}://{user}@{host}")
         }
-        None => url.to_string(),
+        None => url.clone(),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn tls_follows_libpq_s_sslmode() {
+        let (url, tls) = super::split_tls(
+            "postgres://h/db?sslmode=verify-full&sslrootcert=/ca.pem&application_name=x",
+        );
+        assert_eq!(url, "postgres://h/db?application_name=x&sslmode=require");
+        let tls = tls.unwrap();
+        assert!(tls.verify_chain && tls.verify_host);
+        assert_eq!(tls.root.as_deref(), Some("/ca.pem"));
+        let (_, tls) = super::split_tls("postgres://h/db?sslmode=verify-ca");
+        assert!(
+            tls.as_ref()
+                .is_some_and(|t| t.verify_chain && !t.verify_host)
+        );
+        let (_, tls) = super::split_tls("postgres://h/db?sslmode=require");
+        assert!(
+            tls.as_ref()
+                .is_some_and(|t| !t.verify_chain && !t.verify_host)
+        );
+        for plain in [
+            "postgres://h/db",
+            "postgres://h/db?sslmode=prefer",
+            "postgres://h/db?sslmode=disable",
+        ] {
+            assert!(super::split_tls(plain).1.is_none(), "{plain}");
+        }
+        assert_eq!(
+            super::split_tls("postgres://h/db?sslmode=bogus").0,
+            "postgres://h/db?sslmode=bogus"
+        );
+    }
+
     #[test]
     fn messages_never_show_a_password() {
         assert_eq!(
@@ -312,6 +425,10 @@ mod tests {
         assert_eq!(
             super::without_password("postgres://localhost/gate"),
             "postgres://localhost/gate"
+        );
+        assert_eq!(
+            super::without_password("postgres://h/gate?password=s3cret&sslmode=require"),
+            "postgres://h/gate?sslmode=require"
         );
     }
 }

@@ -570,3 +570,54 @@ fn a_tests_history_lists_its_runs_newest_first(kind: Kind) {
         "{err}"
     );
 }
+
+/// TLS to PostgreSQL, as libpq's `sslmode` names it: `require` encrypts, `verify-full` checks
+/// the server's certificate and name (here against the server's own certificate), and a name
+/// the certificate does not hold is refused (exit 8). A server without TLS refuses `require`.
+#[test]
+fn postgres_over_tls_encrypts_and_verifies() {
+    let t = repo();
+    let store = Store::new(Kind::Postgres, &t);
+    let good = junit(&t, "xunit2");
+    let mut admin = postgres::Client::connect(&store.url, postgres::NoTls).unwrap();
+    let show = |admin: &mut postgres::Client, what: &str| -> String {
+        admin
+            .query_one(&format!("SHOW {what}"), &[])
+            .unwrap()
+            .get(0)
+    };
+    let ssl = show(&mut admin, "ssl");
+    let run = |url: &str, run: &str| {
+        t.gate(&["record", "--junit", p(&good), "--run", run, "--db", url])
+            .env_remove("GITHUB_RUN_ID")
+            .output()
+            .unwrap()
+    };
+    if ssl != "on" {
+        let out = run(&format!("{}?sslmode=require", store.url), "1");
+        assert_eq!(out.status.code(), Some(8), "{}", text(&out));
+        return;
+    }
+    let cert = show(&mut admin, "ssl_cert_file");
+    let out = run(&format!("{}?sslmode=require", store.url), "1");
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let by_name = store.url.replace("127.0.0.1", "localhost");
+    let out = run(
+        &format!("{by_name}?sslmode=verify-full&sslrootcert={cert}"),
+        "2",
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(store.legs().len(), 2);
+    // The certificate names `localhost`, not the address.
+    let out = run(
+        &format!("{}?sslmode=verify-full&sslrootcert={cert}", store.url),
+        "3",
+    );
+    assert_eq!(out.status.code(), Some(8), "{}", text(&out));
+    assert!(
+        text(&out).contains("cannot open the history store"),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(store.legs().len(), 2, "nothing written");
+}
