@@ -106,7 +106,7 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
             leg.run
         );
     }
-    if base.is_none() && !mainline {
+    if base.is_none() && !mainline && main.is_none() {
         super::warn(format!(
             "no default branch found to take {}'s change against (origin/HEAD, main, master): its change is not stored; pass --base REV",
             &leg.commit[..12]
