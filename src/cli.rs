@@ -72,6 +72,13 @@ pub enum Sub {
         /// Explain in this commit's tree instead of the working tree.
         #[arg(long, value_name = "REV")]
         rev: Option<String>,
+        /// For a test: every input of its fingerprint with its hash, and why it is unknown
+        /// when it is.
+        #[arg(long)]
+        fingerprint: bool,
+        /// With --fingerprint: print it as JSON.
+        #[arg(long, requires = "fingerprint")]
+        json: bool,
     },
     /// Gate a range non-interactively for ship/deploy scripts and CI: the `verify` steps, no
     /// colour, a JSON receipt.
@@ -230,6 +237,7 @@ impl Cli {
             None => self.gate.json,
             Some(
                 Sub::Verify { json, .. }
+                | Sub::Explain { json, .. }
                 | Sub::Audit { json, .. }
                 | Sub::History { json, .. }
                 | Sub::Triage { json, .. },

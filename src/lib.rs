@@ -16,6 +16,7 @@ mod config;
 mod decision;
 pub mod error;
 pub mod exit_codes;
+mod fingerprint;
 mod graph;
 mod history;
 mod hook;

@@ -46,6 +46,8 @@ pub(crate) struct AstFile<'a> {
     pub paths: &'a [facts::PathRef],
     pub dynamic_imports: &'a [facts::DynamicImport],
     pub apps: &'a [u32],
+    /// Environment variables read by a literal name.
+    pub env: &'a [String],
     pub parse_errors: &'a [u32],
     /// Go: the package clause.
     pub package: Option<&'a str>,
@@ -106,6 +108,7 @@ impl<'a> Plans<'a> {
                 paths: &f.paths,
                 dynamic_imports: &f.dynamic_imports,
                 apps: &f.apps,
+                env: &f.env,
                 parse_errors: &f.parse_errors,
                 package: f.package.as_deref(),
             })

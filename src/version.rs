@@ -6,5 +6,6 @@
 /// 3: symlinks (the AST plan lists them; `symlink` edges), checksummed caches.
 /// 4: `plugin` edges, no import edge to a stub (`.pyi`), `may_load` in reports.
 /// 5: paths built on another module's file (`module_dir`: `Path(pkg.__file__).parent / "x"`).
-pub(crate) const FORMAT: u32 = 5;
+/// 6: environment variables read by a literal name (`env` in the AST plan).
+pub(crate) const FORMAT: u32 = 6;
 pub(crate) const ANALYZER: &str = concat!("gate ", env!("CARGO_PKG_VERSION"));

@@ -40,6 +40,10 @@ pub(crate) struct Facts {
     /// (`.pyi`, `py.typed`) of the tree besides what the snippets import.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub type_check: bool,
+    /// Environment variables read by a literal name (`os.environ["X"]`, `os.getenv("X")`,
+    /// `os.Getenv("X")`): inputs of the tests that run this file.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env: Vec<String>,
     /// Go: the package clause (`cart` or `cart_test`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,

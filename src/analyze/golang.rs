@@ -161,6 +161,7 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
                     .map(|f| text(f, source))
                     .unwrap_or_default();
                 let last = function.rsplit('.').next().unwrap_or(&function);
+                env_read(&mut facts, node, &function, source);
                 if last == "Join" {
                     let joined = anchors.join(node, source);
                     if !joined.starts_with(TEMP_DIR) {
@@ -193,9 +194,27 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
     facts.imports.dedup();
     facts.strings.sort();
     facts.strings.dedup();
+    facts.env.sort();
+    facts.env.dedup();
     facts.parse_errors.sort_unstable();
     facts.parse_errors.dedup();
     facts
+}
+
+/// `os.Getenv("X")`, `os.LookupEnv("X")`: a variable read by a literal name.
+fn env_read(facts: &mut Facts, call: tree_sitter::Node<'_>, function: &str, source: &[u8]) {
+    if matches!(function, "os.Getenv" | "os.LookupEnv")
+        && let Some(arg) = call.child_by_field_name("arguments").and_then(|a| {
+            let mut cursor = a.walk();
+            a.named_children(&mut cursor).next()
+        })
+        && matches!(
+            arg.kind(),
+            "interpreted_string_literal" | "raw_string_literal"
+        )
+    {
+        facts.env.push(literal(arg, source));
+    }
 }
 
 /// The lines of syntax errors anywhere in a Go file. `analyze` usually reads a file only up to
@@ -468,6 +487,12 @@ fn text(node: Node<'_>, source: &[u8]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn variables_read_by_a_literal_name() {
+        let src = "package x\n\nimport \"os\"\n\nfunc f(k string) {\n\t_ = os.Getenv(\"B\")\n\t_, _ = os.LookupEnv(`A`)\n\t_ = os.Getenv(k)\n}\n";
+        assert_eq!(analyze(src.as_bytes()).env, ["A", "B"]);
+    }
 
     #[test]
     fn paths_anchored_on_the_file_and_joins_onto_unknown_bases() {

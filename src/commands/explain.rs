@@ -9,7 +9,21 @@ use crate::report::styles::Styles;
 use owo_colors::OwoColorize;
 use std::path::Path;
 
-pub(super) fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) -> Result<u8> {
+/// What to show of a path.
+#[derive(Clone, Copy)]
+pub(super) struct Show {
+    /// A test's fingerprint instead of its dependencies.
+    pub fingerprint: bool,
+    pub json: bool,
+}
+
+pub(super) fn run(
+    dir: &Path,
+    path: &str,
+    rev: Option<&str>,
+    show: Show,
+    styles: &Styles,
+) -> Result<u8> {
     let repo = repo::open(dir)?;
     let snapshot = match rev {
         Some(rev) => Snapshot::of_commit(&repo, range::commit(&repo, rev)?)?,
@@ -32,6 +46,19 @@ pub(super) fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) ->
     }
     let graph = &project.graph;
     let is_test = project.tests.contains(&path);
+    if show.fingerprint {
+        if !is_test {
+            return Err(Error::Usage(format!(
+                "{path}: not a test of the {} (a fingerprint is a test file's or Go test package's)",
+                snapshot.describe()
+            )));
+        }
+        let root = repo::workdir(&repo)?;
+        let mut toolchains = crate::fingerprint::Toolchains::default();
+        let print =
+            crate::fingerprint::of_test(&repo, &snapshot, &project, &path, &root, &mut toolchains);
+        return fingerprint(&print, show.json, styles);
+    }
     let direction = if is_test {
         Direction::Dependencies
     } else {
@@ -88,5 +115,56 @@ pub(super) fn run(dir: &Path, path: &str, rev: Option<&str>, styles: &Styles) ->
             say!("  a change to it is named_full: {reason}");
         }
     }
+    Ok(crate::exit_codes::OK)
+}
+
+/// Version of the `gate explain --fingerprint --json` document
+/// (`plans/fingerprint.schema.json`).
+const FINGERPRINT_VERSION: u32 = 1;
+
+fn fingerprint(print: &crate::fingerprint::Fingerprint, json: bool, styles: &Styles) -> Result<u8> {
+    if json {
+        let doc = serde_json::json!({
+            "version": FINGERPRINT_VERSION,
+            "kind": "fingerprint",
+            "gate": crate::version::ANALYZER,
+            "fingerprint": print,
+        });
+        say!(
+            "{}",
+            serde_json::to_string_pretty(&doc).expect("fingerprints serialize")
+        );
+        return Ok(crate::exit_codes::OK);
+    }
+    match &print.digest {
+        Some(d) => say!("{}: fingerprint {d}", print.test.style(styles.bold)),
+        None => say!(
+            "{}: fingerprint unknown — never reused",
+            print.test.style(styles.bold)
+        ),
+    }
+    for input in &print.inputs {
+        let kind = serde_json::to_value(input.kind)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default();
+        say!(
+            "  {kind:<11} {}  {}",
+            input.name,
+            input.hash.style(styles.dim)
+        );
+    }
+    for why in &print.unknown {
+        say!("  unknown: {why}");
+    }
+    say!(
+        "gate explain: {} input(s){}",
+        print.inputs.len(),
+        if print.unknown.is_empty() {
+            String::new()
+        } else {
+            format!(", {} unknown", print.unknown.len())
+        }
+    );
     Ok(crate::exit_codes::OK)
 }

@@ -33,7 +33,18 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
     let styles = Styles::new(cli.color);
     match cli.command {
         Some(Sub::Plan { rev, out }) => plan::run(&dir, rev.as_deref(), out.as_deref()),
-        Some(Sub::Explain { path, rev }) => explain::run(&dir, &path, rev.as_deref(), &styles),
+        Some(Sub::Explain {
+            path,
+            rev,
+            fingerprint,
+            json,
+        }) => explain::run(
+            &dir,
+            &path,
+            rev.as_deref(),
+            explain::Show { fingerprint, json },
+            &styles,
+        ),
         Some(Sub::Verify {
             range,
             receipt,

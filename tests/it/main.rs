@@ -5,6 +5,7 @@ mod caches;
 mod checkouts;
 mod config_guard;
 mod errors;
+mod fingerprint;
 mod frameworks;
 mod golang;
 #[macro_use]

@@ -82,6 +82,20 @@ const PATH_CALLS: &[&str] = &[
     "os.path.isdir",
 ];
 /// Keyword arguments whose value is a path (`template_folder="templates"`, `cwd=…`).
+/// Calls that read an environment variable named by their first argument.
+const ENV_READS: &[&str] = &[
+    "os.getenv",
+    "getenv",
+    "os.environ.get",
+    "environ.get",
+    "os.environ.setdefault",
+    "environ.setdefault",
+    "os.environb.get",
+];
+
+/// The objects a subscript reads an environment variable of (`os.environ["X"]`).
+const ENVIRONS: &[&str] = &["os.environ", "environ", "os.environb"];
+
 pub(super) fn path_keyword(name: &str) -> bool {
     [
         "folder",
@@ -98,6 +112,19 @@ pub(super) fn path_keyword(name: &str) -> bool {
 }
 
 impl Pass<'_> {
+    /// `os.environ["X"]`: a variable read by a literal name.
+    pub(super) fn environ_subscript(&mut self, node: Node<'_>) {
+        if node
+            .child_by_field_name("value")
+            .is_some_and(|v| ENVIRONS.contains(&self.text(v).as_str()))
+            && let Some(key) = node.child_by_field_name("subscript")
+            && key.kind() == "string"
+            && !has_interpolation(key)
+        {
+            self.facts.env.push(string_value(key, self.source));
+        }
+    }
+
     /// The context for the strings among a call's arguments.
     pub(super) fn argument_context(&self, call: Node<'_>) -> Option<StringContext> {
         let function = self.text(call.child_by_field_name("function")?);
@@ -156,6 +183,13 @@ impl Pass<'_> {
                 value,
                 text: one_line(&self.text(*folder)),
             });
+        }
+        if ENV_READS.contains(&function.as_str())
+            && let Some(first) = args.first()
+            && first.kind() == "string"
+            && !has_interpolation(*first)
+        {
+            self.facts.env.push(string_value(*first, self.source));
         }
         if (function == "Flask" || function == "flask.Flask")
             && args.first().is_some_and(|a| self.text(*a) == "__name__")

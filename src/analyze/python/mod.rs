@@ -153,6 +153,7 @@ impl<'s> Pass<'s> {
                 }
                 "future_import_statement" => continue,
                 "call" => self.call(node, line),
+                "subscript" => self.environ_subscript(node),
                 "assignment" => {
                     let left = node.child_by_field_name("left");
                     if left.is_some_and(|l| self.text(l) == "pytest_plugins") {
@@ -312,6 +313,8 @@ impl<'s> Pass<'s> {
         facts.dynamic_imports.dedup();
         facts.apps.sort_unstable();
         facts.apps.dedup();
+        facts.env.sort();
+        facts.env.dedup();
         facts.parse_errors.sort_unstable();
         facts.parse_errors.dedup();
         self.facts

@@ -347,3 +347,12 @@ fn paths_built_on_an_imported_modules_file() {
         "`other` was never imported: line 10 builds no path"
     );
 }
+
+#[test]
+fn variables_read_by_a_literal_name() {
+    let src = "import os\nfrom os import environ, getenv\n\
+               a = os.environ['A']\nb = os.getenv('B', 'x')\nc = environ.get('C')\nd = getenv('D')\n\
+               e = os.environ.setdefault('E', '1')\nf = os.environ[name]\ng = os.getenv(f'G{x}')\n\
+               os.environ['A'] = 'again'\n";
+    assert_eq!(analyze(src.as_bytes()).env, ["A", "B", "C", "D", "E"]);
+}
