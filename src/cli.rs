@@ -43,6 +43,9 @@ pub struct GateArgs {
     /// Record a human decision (a citation) that lets a refused run go on with its bounded remainder.
     #[arg(long, value_name = "CITATION")]
     pub affected_decision: Option<String>,
+    /// Run every selected test, reusing no earlier pass from the ledger.
+    #[arg(long)]
+    pub no_reuse: bool,
     /// Record the run's results and its selection in the history store.
     #[arg(long)]
     pub record: bool,
@@ -182,6 +185,11 @@ pub enum Sub {
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
+    /// The green ledger of passes reused by fingerprint.
+    Ledger {
+        #[command(subcommand)]
+        action: LedgerAction,
+    },
     /// Entry points for git hooks (called by the installed hook scripts).
     Hook {
         #[command(subcommand)]
@@ -205,6 +213,16 @@ pub enum Sub {
 }
 
 #[derive(Subcommand, Debug)]
+pub enum LedgerAction {
+    /// Drop entries older than the window, and all but the newest of each test's fingerprint.
+    Prune {
+        /// The store: `postgres://…`, `sqlite:PATH` or a path.
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
+    },
+}
+
+#[derive(Subcommand, Debug)]
 pub enum HookKind {
     /// git's pre-push protocol: refs on stdin, `<remote-name> <remote-url>` as arguments.
     PrePush { remote: String, url: Option<String> },
@@ -222,10 +240,11 @@ impl Cli {
             || g.json
             || g.verbose
             || g.affected_decision.is_some()
-            || g.record;
+            || g.record
+            || g.no_reuse;
         match (&self.command, gate_flags) {
             (Some(_), true) => Err(
-                "--affected, --since, --files, --list, --json, --verbose, --affected-decision and --record go without a subcommand (`gate --affected RANGE`); a subcommand takes its own".into(),
+                "--affected, --since, --files, --list, --json, --verbose, --affected-decision, --record and --no-reuse go without a subcommand (`gate --affected RANGE`); a subcommand takes its own".into(),
             ),
             _ => Ok(()),
         }

@@ -61,11 +61,14 @@ pub(crate) struct Fingerprint {
     pub unknown: Vec<String>,
 }
 
-/// The interpreter's and toolchain's identities, asked once per process (a process each).
+/// The interpreter's and toolchain's identities, asked once per process (a process each),
+/// and the facts cache, read once when a file's facts are not in the project (a graph
+/// patched from the last one holds only the changed files' facts).
 #[derive(Default)]
 pub(crate) struct Toolchains {
     python: BTreeMap<String, Result<String, String>>,
     go: Option<Result<String, String>>,
+    facts: Option<crate::cache::facts::Cache>,
 }
 
 impl Toolchains {
@@ -191,7 +194,7 @@ pub(crate) fn of_test(
         name: argv.join(" "),
         hash: hash(format!("{argv:?}\n{env:?}").as_bytes()),
     });
-    inputs.extend(variables(project, &files));
+    inputs.extend(variables(repo, snapshot, project, &files, toolchains));
     match toolchain(&argv, go, root, toolchains) {
         Ok(input) => inputs.push(input),
         Err(why) => unknown.push(why),
@@ -261,13 +264,23 @@ fn runner(project: &Project, root: &Path, go: bool) -> Vec<String> {
 
 /// The variables every run reads, and those a file of the closure reads by a literal name:
 /// each value hashed (`unset` when it is).
-fn variables(project: &Project, files: &[String]) -> Vec<Input> {
-    let mut names: Vec<&str> = RUN_ENV.to_vec();
+fn variables(
+    repo: &git2::Repository,
+    snapshot: &Snapshot,
+    project: &Project,
+    files: &[String],
+    toolchains: &mut Toolchains,
+) -> Vec<Input> {
+    let mut read: Vec<String> = Vec::new();
     for file in files {
         if let Some(facts) = project.analysis.facts.get(file) {
-            names.extend(facts.env.iter().map(String::as_str));
+            read.extend(facts.env.iter().cloned());
+        } else if crate::analyze::analysed(file) && snapshot.contains(file) {
+            read.extend(env_of(repo, snapshot, file, toolchains));
         }
     }
+    let mut names: Vec<&str> = RUN_ENV.to_vec();
+    names.extend(read.iter().map(String::as_str));
     names.sort_unstable();
     names.dedup();
     names
@@ -279,6 +292,28 @@ fn variables(project: &Project, files: &[String]) -> Vec<Input> {
                 .map_or_else(|| "unset".to_string(), |v| hash(v.as_encoded_bytes())),
         })
         .collect()
+}
+
+/// The variables `file` reads by name: from the facts cache by blob id, else parsed.
+fn env_of(
+    repo: &git2::Repository,
+    snapshot: &Snapshot,
+    file: &str,
+    toolchains: &mut Toolchains,
+) -> Vec<String> {
+    let cache = toolchains.facts.get_or_insert_with(|| {
+        crate::cache::facts::load(
+            &crate::cache::facts::path(&crate::repo::state_dir(repo)),
+            &mut |_| {},
+        )
+    });
+    let Ok((oid, bytes)) = snapshot.read(repo, file) else {
+        return Vec::new();
+    };
+    match cache.entries.get(&oid.to_string()) {
+        Some(facts) => facts.env.clone(),
+        None => crate::analyze::facts_of(file, &bytes).env,
+    }
 }
 
 /// The interpreter's or toolchain's identity, or why it cannot be known.

@@ -20,6 +20,7 @@ mod fingerprint;
 mod graph;
 mod history;
 mod hook;
+mod ledger;
 mod path;
 mod plan;
 mod process;

@@ -7,6 +7,7 @@ use crate::config::{Step, When};
 use crate::decision;
 use crate::error::{Error, Result};
 use crate::exit_codes;
+use crate::ledger::Ledger;
 use crate::project::{Keep, Project};
 use crate::repo::input::{self, Input};
 use crate::repo::{self, range};
@@ -48,6 +49,8 @@ pub(super) struct Options<'a> {
     /// Record the run in the history store (`--record`; `[history] record` for the hook and
     /// `verify`).
     pub record: Option<RecordTo>,
+    /// Reuse the ledger's passes (`--no-reuse` turns it off).
+    pub reuse: bool,
 }
 
 /// Where and as what a run is recorded.
@@ -106,6 +109,7 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
             leg: args.leg.clone().unwrap_or_else(|| "default".into()),
             db: args.db.clone(),
         }),
+        reuse: !args.no_reuse,
     };
     gate(&repo, target, &opts).map(|g| g.code)
 }
@@ -162,12 +166,31 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     for note in crate::history::signals::add(&state, &project, &input.changed(), &mut decided) {
         super::warn(note);
     }
+    let record_to = opts.record.clone().or_else(|| {
+        (opts.caller != Caller::Command && project.config.history.record).then(|| RecordTo {
+            leg: "default".into(),
+            db: None,
+        })
+    });
+    let this_run = this_run(repo, &input, record_to.as_ref());
+    let ledger = Ledger::look_up(
+        repo,
+        &input.snapshot,
+        &project,
+        &decided,
+        &this_run,
+        opts.reuse,
+    );
+    for note in &ledger.notes {
+        super::warn(note.clone());
+    }
     let plan = run::select::select(
         &decided,
         &project,
         opts.citation.is_some(),
         &input.snapshot.files,
         &root,
+        &ledger.reused_units(),
     );
     let record = cite(repo, opts.citation, &input, &project, &decided)?;
     let view = View {
@@ -180,6 +203,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         test_files: project.tests.len(),
         framework: &project.framework,
         record: record.as_ref(),
+        reused: &ledger.reused,
         verbose: opts.verbose,
     };
     if !opts.json {
@@ -197,12 +221,14 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         None if decided.verdict == RunVerdict::Refused && record.is_none() => exit_codes::REFUSED,
         None => exit_codes::OK,
     };
-    let record_to = opts.record.clone().or_else(|| {
-        (opts.caller != Caller::Command && project.config.history.record).then(|| RecordTo {
-            leg: "default".into(),
-            db: None,
-        })
-    });
+    if let Some(r) = &ran
+        && plan.runs()
+    {
+        let complete = r.run.as_ref().is_some_and(|run| run.outcome != "broken");
+        if let Some(why) = ledger.enter(&collected, complete, &this_run) {
+            super::warn(why);
+        }
+    }
     // A run that ran no test (every change inert, nothing changed) has nothing to record.
     if let (Some(to), Some(_), true) = (&record_to, &ran, plan.runs()) {
         code = record_run(repo, &input, &project, &decided, &collected, to, code);
@@ -222,6 +248,25 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     drop(view);
     super::leave(Box::new((project, input)));
     Ok(Gated { code, json })
+}
+
+/// What the ledger enters this run as: its commit, branch, whether it is the default branch,
+/// and its leg.
+fn this_run<'a>(
+    repo: &git2::Repository,
+    input: &Input,
+    record_to: Option<&'a RecordTo>,
+) -> crate::ledger::Run<'a> {
+    let branch = super::record::branch_of(repo);
+    let main = repo::range::default_branch(repo);
+    crate::ledger::Run {
+        commit: input
+            .head
+            .map_or_else(|| "working tree".to_string(), |h| h.to_string()),
+        mainline: super::record::is_mainline(branch.as_deref(), main.as_ref()),
+        branch,
+        leg: record_to.map_or("default", |r| r.leg.as_str()),
+    }
 }
 
 /// Records the run's results and selection in the history store. The run has happened, so

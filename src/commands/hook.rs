@@ -51,6 +51,7 @@ pub(super) fn pre_push(dir: &Path, remote: &str, styles: &Styles) -> Result<u8> 
         styles,
         keep_json: false,
         record: None,
+        reuse: true,
         retry:
             "GATE_DECISION=\"<citation>\" git push …   (the same push, with the decision recorded)"
                 .into(),

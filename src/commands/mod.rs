@@ -21,7 +21,7 @@ mod rollup;
 mod triage;
 mod verify;
 
-use crate::cli::{Cli, HookKind, Sub};
+use crate::cli::{Cli, HookKind, LedgerAction, Sub};
 use crate::error::Result;
 use crate::report::styles::Styles;
 
@@ -97,6 +97,9 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Some(Sub::Triage { run, json, db }) => {
             triage::run(&dir, run.as_deref(), json, db.as_deref())
         }
+        Some(Sub::Ledger {
+            action: LedgerAction::Prune { db },
+        }) => rollup::prune(&dir, db.as_deref()),
         Some(Sub::History {
             test,
             limit,

@@ -26,6 +26,7 @@ pub(super) fn run(
         styles: &styles,
         keep_json: receipt.is_some(),
         record: None,
+        reuse: true,
         retry: format!(
             "gate verify {spec} --affected-decision \"<citation>\"   (or GATE_DECISION=\"<citation>\")"
         ),

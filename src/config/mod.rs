@@ -8,7 +8,7 @@ mod rules;
 
 pub(crate) use rules::{
     AlwaysRun, DependsRule, Fallback, Loads, Matcher, NamedFullMode, Reference, RelativeTo, Step,
-    When,
+    Trust, When,
 };
 
 use crate::error::{Error, Result};
@@ -126,6 +126,13 @@ pub(crate) struct History {
     pub window_days: u64,
 }
 
+/// `[ledger]`, resolved.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Ledger {
+    pub enabled: bool,
+    pub trust: rules::Trust,
+}
+
 pub(crate) struct Config {
     /// A hash of the text the settings were parsed from: what a kept graph was built under.
     pub digest: u64,
@@ -148,6 +155,7 @@ pub(crate) struct Config {
     /// Extra `go test` flags.
     pub go_flags: Vec<String>,
     pub history: History,
+    pub ledger: Ledger,
     pub base_branch: Option<String>,
     /// In order; always holds the affected-tests step (last unless placed).
     pub steps: Vec<Step>,

@@ -50,6 +50,10 @@ pub(super) fn parse(file: Option<&str>, text: &str) -> Result<Config> {
         python_framework: raw.python.framework,
         go_flags: raw.go.flags,
         history: p.history(raw.history)?,
+        ledger: super::Ledger {
+            enabled: raw.ledger.enabled,
+            trust: raw.ledger.trust,
+        },
         base_branch: raw.base_branch,
         steps: p.steps(raw.step)?,
         references: p.references(raw.reference)?,

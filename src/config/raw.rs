@@ -51,6 +51,8 @@ pub(super) struct RawConfig {
     pub(super) go: RawGo,
     #[serde(default)]
     pub(super) history: RawHistory,
+    #[serde(default)]
+    pub(super) ledger: RawLedger,
     /// The branch a new branch is compared with when pushed, after the remote's own HEAD.
     pub(super) base_branch: Option<String>,
     /// Ordered checks run by the pre-push hook and `gate verify` around the affected tests.
@@ -125,6 +127,28 @@ pub(super) struct RawHistory {
     pub(super) signals: bool,
     /// The rollup and triage window (`90d`).
     pub(super) window: Option<Spanned<String>>,
+}
+
+/// `[ledger]`: reusing the passes of tests whose inputs are unchanged.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawLedger {
+    /// `false` runs every selected test (as `--no-reuse` does for one run).
+    #[serde(default = "yes")]
+    pub(super) enabled: bool,
+    /// Whose passes count: `"main+branch"` (the default branch's and this branch's), `"main"`,
+    /// or `"any"` (a single trusted developer).
+    #[serde(default)]
+    pub(super) trust: super::rules::Trust,
+}
+
+impl Default for RawLedger {
+    fn default() -> Self {
+        RawLedger {
+            enabled: true,
+            trust: super::rules::Trust::default(),
+        }
+    }
 }
 
 impl Default for RawHistory {

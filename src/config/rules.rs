@@ -37,6 +37,18 @@ pub(crate) enum NamedFullMode {
     Full,
 }
 
+/// Whose ledger entries a run trusts.
+#[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Trust {
+    #[default]
+    #[serde(rename = "main+branch")]
+    MainAndBranch,
+    #[serde(rename = "main")]
+    Main,
+    #[serde(rename = "any")]
+    Any,
+}
+
 /// Where a step runs: in the pre-push hook, in `gate verify`, or both.
 #[derive(Deserialize, Default, Clone, Copy, PartialEq, Eq, Debug)]
 #[serde(rename_all = "kebab-case")]

@@ -146,6 +146,7 @@ fn owned(params: &[Param<'_>]) -> Vec<Box<dyn ToSql + Sync>> {
                 Param::Int(v) => Box::new(*v),
                 Param::Small(v) => Box::new(*v),
                 Param::Text(t) => Box::new(t.to_string()),
+                Param::Null => Box::new(None::<String>),
             }
         })
         .collect()

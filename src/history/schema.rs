@@ -15,6 +15,8 @@ use super::StoreError;
 ///    selected; the store's own time as a number (the window's unit); each result's flaky
 ///    evidence, decided when it was recorded; the per-test rollup, kept leg by leg (its
 ///    durations as a histogram, so a leg is added and retired without reading the others).
+/// 3. The green ledger: each test file's or package's outcome under an input fingerprint, by
+///    commit, branch, leg and store time.
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -86,6 +88,21 @@ CREATE TABLE rollup (
     PRIMARY KEY (test_id, leg)
 );
 CREATE INDEX rollup_failing ON rollup (failing_main_runs);
+"#,
+    r#"
+CREATE TABLE ledger (
+    entry {serial},
+    unit TEXT NOT NULL,
+    fingerprint TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    branch TEXT,
+    mainline INTEGER NOT NULL,
+    leg TEXT NOT NULL,
+    recorded_unix BIGINT NOT NULL
+);
+CREATE INDEX ledger_by_print ON ledger (unit, fingerprint, entry);
+CREATE INDEX rollup_by_file ON rollup (file);
 "#,
 ];
 
@@ -254,3 +271,19 @@ pub(super) const CO_FAILED: &str = "SELECT DISTINCT x.file, r.run_id FROM change
      JOIN runs r ON r.seq = c.seq JOIN results x ON x.seq = c.seq \
      WHERE c.path = $2 AND r.recorded_unix >= $1 AND x.outcome IN ('failed', 'error') AND x.file IS NOT NULL \
      ORDER BY x.file, r.run_id";
+
+/// A ledger entry, at the store's time.
+pub(super) const ENTER: &str = "INSERT INTO ledger (unit, fingerprint, outcome, commit_sha, branch, mainline, leg, recorded_unix) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, {unix_now})";
+
+/// A unit's entries under one fingerprint since `$3`, newest first.
+pub(super) const ENTRIES: &str = "SELECT outcome, commit_sha, branch, mainline, leg, recorded_unix FROM ledger \
+     WHERE unit = $1 AND fingerprint = $2 AND recorded_unix >= $3 ORDER BY entry DESC";
+
+/// Whether a test of a unit has flaky evidence in the rollup since `$2`.
+pub(super) const FLAKY_UNIT: &str =
+    "SELECT 1 FROM rollup WHERE file = $1 AND flaky > 0 AND last_unix >= $2 LIMIT 1";
+
+/// The entries a prune drops: older than `$1`, or not the newest of their (unit, fingerprint).
+pub(super) const PRUNE: &str = "DELETE FROM ledger WHERE recorded_unix < $1 OR entry NOT IN \
+     (SELECT max(entry) FROM ledger GROUP BY unit, fingerprint)";

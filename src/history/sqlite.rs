@@ -152,6 +152,7 @@ fn value(p: &Param<'_>) -> rusqlite::types::Value {
         Param::Int(v) => rusqlite::types::Value::Integer(*v),
         Param::Small(v) => rusqlite::types::Value::Integer(i64::from(*v)),
         Param::Text(t) => rusqlite::types::Value::Text(t.to_string()),
+        Param::Null => rusqlite::types::Value::Null,
     }
 }
 

@@ -178,6 +178,20 @@ fn selection(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()>
         }
         more(out, "  ", d.selected.len(), shown, "selected")?;
     }
+    if !view.reused.is_empty() {
+        writeln!(out, "reused ({}):", view.reused.len())?;
+        let shown = Cut::of(view).tests;
+        for (test, from) in view.reused.iter().take(shown) {
+            writeln!(
+                out,
+                "  {test}  (passed at {}, {}, {})",
+                &from.commit[..12.min(from.commit.len())],
+                from.passed_at,
+                from.leg
+            )?;
+        }
+        more(out, "  ", view.reused.len(), shown, "reused")?;
+    }
     if let Some(r) = view.record {
         writeln!(
             out,
@@ -273,8 +287,20 @@ pub(crate) fn summary(view: &View<'_>) -> String {
     } else {
         ""
     };
+    let reused = if view.reused.is_empty() {
+        String::new()
+    } else {
+        format!(
+            ", {} reused, {} run",
+            view.reused.len(),
+            view.decision
+                .selected
+                .len()
+                .saturating_sub(view.reused.len())
+        )
+    };
     format!(
-        "gate: {files} changed file{} → {}; {} of {} test files selected ({verdict}{decided})",
+        "gate: {files} changed file{} → {}; {} of {} test files selected{reused} ({verdict}{decided})",
         if files == 1 { "" } else { "s" },
         if parts.is_empty() {
             "nothing to gate".to_string()

@@ -14,7 +14,7 @@ use std::collections::BTreeMap;
 /// 2 added `steps`, `exit_code`, `duration_ms` and the run's `duration_ms` and `directory`;
 /// 3 added `go_commands`; 4 added `tests` (every test's result) and `test_summary` (per test
 /// file or Go package).
-pub(crate) const REPORT_VERSION: u32 = 5;
+pub(crate) const REPORT_VERSION: u32 = 6;
 
 /// The report of one gate, built once at its end from what was known before the run (`View`)
 /// and what the run's events said: output, never state.
@@ -28,6 +28,8 @@ pub(crate) struct Report<'a> {
     pub verdict: RunVerdict,
     pub files: &'a [Row],
     pub selected: Vec<Selected<'a>>,
+    /// Selected tests not run: the ledger holds a pass of theirs with these very inputs.
+    pub reused: Vec<Reused<'a>>,
     /// Tests `max_depth` kept out → the changes that reach them.
     pub cut: Vec<Selected<'a>>,
     /// Set when the range itself cannot be bounded (its base is missing): the fact and the fix.
@@ -133,6 +135,11 @@ impl<'a> Report<'a> {
             verdict: view.decision.verdict,
             files: &view.decision.rows,
             selected: listing(&view.decision.selected),
+            reused: view
+                .reused
+                .iter()
+                .map(|(path, from)| Reused { path, from })
+                .collect(),
             cut: listing(&view.decision.cut),
             range_refusal: view.range_refusal,
             tree_refusal: view.tree_refusal,
@@ -151,6 +158,14 @@ impl<'a> Report<'a> {
             duration_ms,
         }
     }
+}
+
+/// A reused test and where it passed.
+#[derive(Serialize)]
+pub(crate) struct Reused<'a> {
+    pub path: &'a str,
+    #[serde(flatten)]
+    pub from: &'a crate::ledger::Provenance,
 }
 
 /// An error as a JSON document (`plans/error.schema.json`): what `--json` prints and a

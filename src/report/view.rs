@@ -23,6 +23,8 @@ pub(crate) struct View<'a> {
     /// What runs the Python tests, and why.
     pub framework: &'a crate::analyze::framework::Framework,
     pub record: Option<&'a Record>,
+    /// Selected tests the ledger reused, with where each passed.
+    pub reused: &'a std::collections::BTreeMap<String, crate::ledger::Provenance>,
     /// Every selected test and chain in the human rows (`--verbose`); else a big list is cut.
     pub verbose: bool,
 }

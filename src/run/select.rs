@@ -30,13 +30,15 @@ impl RunPlan {
 
 /// What `decision` runs in `project`'s tree (whose files are `files`, its root `root`):
 /// nothing when every change is inert or none is, or when a refusal stands (`cited` false);
-/// the bounded remainder after a cited refusal; the subset, or the whole suite by name.
+/// the bounded remainder after a cited refusal; the subset (but the `reused` units, whose
+/// passes the ledger holds), or the whole suite by name.
 pub(crate) fn select(
     decision: &Decision,
     project: &Project,
     cited: bool,
     files: &BTreeSet<String>,
     root: &Path,
+    reused: &BTreeSet<String>,
 ) -> RunPlan {
     let runs = match decision.verdict {
         RunVerdict::Inert | RunVerdict::Empty => false,
@@ -48,6 +50,7 @@ pub(crate) fn select(
     let (go_units, python_tests): (Vec<&str>, Vec<&str>) = decision
         .selected
         .keys()
+        .filter(|k| !reused.contains(*k))
         .map(String::as_str)
         .partition(|s| graph::is_go_unit(s));
     let has_python_tests = project.tests.iter().any(|t| !graph::is_go_unit(t));
@@ -78,6 +81,9 @@ pub(crate) fn select(
             RunVerdict::Inert => "every change is inert",
             RunVerdict::Empty => "nothing changed",
             RunVerdict::Refused if !cited => "refused",
+            _ if !reused.is_empty() => {
+                "every selected test passed with these inputs before (reused)"
+            }
             _ => "no test reaches the changes",
         }
         .to_string()

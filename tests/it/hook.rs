@@ -407,3 +407,35 @@ fn with_history_record_on_a_push_records_the_subset_it_ran() {
     let money = r.gate(&["history", "tests/test_money.py::test_to_cents"]);
     assert_eq!(money.code, Some(3), "{}", money.text);
 }
+
+#[test]
+fn a_re_push_after_an_unrelated_step_failed_reruns_no_test() {
+    let r = Remote::with_fixture("shop");
+    r.install_hook();
+    r.write(
+        ".gate.toml",
+        "[[step]]\nname = \"affected-tests\"\n\n[[step]]\nname = \"changelog\"\nrun = \"test -z \\\"$BLOCK\\\"\"\n",
+    );
+    r.commit("steps");
+    let ran = r.push(&["origin", "master"], &[]);
+    assert!(ran.ok, "{}", ran.text);
+    r.append("src/shop/plugins/discount.py", "\n");
+    r.commit("plugin");
+    let before = r.remote_ref("master");
+    let ran = r.push(&["origin", "master"], &[("BLOCK", "1")]);
+    assert!(!ran.ok, "{}", ran.text);
+    assert!(ran.text.contains("tests/test_plugins.py ."), "{}", ran.text);
+    assert!(ran.text.contains("step `changelog` failed"), "{}", ran.text);
+    assert_eq!(r.remote_ref("master"), before);
+    // The step fixed (here: its condition gone), the same push: the passed test is reused.
+    let ran = r.push(&["origin", "master"], &[]);
+    assert!(ran.ok, "{}", ran.text);
+    assert_eq!(sessions(&ran.text), 0, "no pytest session: {}", ran.text);
+    assert!(
+        ran.text.contains("tests/test_plugins.py  (passed at "),
+        "{}",
+        ran.text
+    );
+    assert!(ran.text.contains("1 reused, 0 run"), "{}", ran.text);
+    assert_eq!(r.remote_ref("master"), Some(r.head()));
+}

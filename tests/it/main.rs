@@ -12,6 +12,7 @@ mod golang;
 mod history;
 mod hook;
 mod install;
+mod ledger;
 mod limits;
 mod output;
 mod paths;

@@ -77,8 +77,12 @@ fn pytest_results_are_per_test_with_ids_the_selection_uses() {
         (&more["passed"], &more["failed"], &more["skipped"]),
         (&1.into(), &1.into(), &1.into())
     );
-    // The human output is pytest's own: gate's JUnit report is not announced in it.
-    let out = t.gate(&["--affected", "HEAD~2...HEAD"]).output().unwrap();
+    // The human output is pytest's own: gate's JUnit report is not announced in it. (The
+    // same run again would reuse the files that passed: `--no-reuse` runs them all.)
+    let out = t
+        .gate(&["--affected", "HEAD~2...HEAD", "--no-reuse"])
+        .output()
+        .unwrap();
     assert!(!text(&out).contains("generated xml file"), "{}", text(&out));
     assert!(
         text(&out).contains("1 failed, 5 passed, 1 skipped"),

@@ -1,0 +1,217 @@
+//! The green ledger: no test that passes runs twice. Before a subset runs, each selected test
+//! file or Go package is fingerprinted; one whose fingerprint matches a trusted pass in the
+//! history store (and whose last entry under it is that pass) is reused — reported with where
+//! it passed — and not run. After the run, each unit that ran is entered under its
+//! fingerprint: `passed` when every case passed or was skipped, `failed` otherwise. Never
+//! reused: an unknown fingerprint, an `always_run` or `known_flaky` test, one with flaky
+//! evidence in the window. The store being down reuses nothing and runs everything.
+
+use crate::config::Trust;
+use crate::fingerprint::{self, Fingerprint, Toolchains};
+use crate::history::{self, Entry, Location, Store};
+use crate::project::Project;
+use crate::repo::snapshot::Snapshot;
+use crate::run::events::{Collected, TestOutcome};
+use crate::verdict::{Decision, RunVerdict};
+use serde::Serialize;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Where a reused test passed.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Provenance {
+    pub commit: String,
+    pub branch: Option<String>,
+    pub leg: String,
+    /// RFC 3339, the store's time.
+    pub passed_at: String,
+}
+
+/// What the run is, for the entries it writes and the trust it gives.
+pub(crate) struct Run<'a> {
+    pub commit: String,
+    pub branch: Option<String>,
+    pub mainline: bool,
+    pub leg: &'a str,
+}
+
+/// The ledger for one gate run: each fingerprinted unit, the ones reused, and what to say.
+#[derive(Default)]
+pub(crate) struct Ledger {
+    prints: BTreeMap<String, Fingerprint>,
+    pub reused: BTreeMap<String, Provenance>,
+    pub notes: Vec<String>,
+    at: Option<Location>,
+}
+
+impl Ledger {
+    /// Fingerprints the selected units of a subset run and looks each up. `reuse`: false with
+    /// `--no-reuse` (the units are still fingerprinted, to be entered after the run).
+    pub(crate) fn look_up(
+        repo: &git2::Repository,
+        snapshot: &Snapshot,
+        project: &Project,
+        decided: &Decision,
+        run: &Run<'_>,
+        reuse: bool,
+    ) -> Ledger {
+        let mut ledger = Ledger::default();
+        let config = &project.config;
+        if !config.ledger.enabled || decided.verdict != RunVerdict::Bounded {
+            return ledger;
+        }
+        let Ok(root) = crate::repo::workdir(repo) else {
+            return ledger;
+        };
+        let at = match history::location(
+            None,
+            config.history.url.as_deref(),
+            &crate::repo::state_dir(repo),
+        ) {
+            Ok(at) => at,
+            Err(e) => {
+                ledger.notes.push(format!("the ledger is off: {e}"));
+                return ledger;
+            }
+        };
+        let always: BTreeSet<String> = config
+            .always_run
+            .iter()
+            .flat_map(|a| a.matches(&project.tests))
+            .collect();
+        let mut toolchains = Toolchains::default();
+        for unit in decided.selected.keys() {
+            // Node ids (`file::name`) are always_run entries: run, never entered.
+            if !project.tests.contains(unit) {
+                continue;
+            }
+            let print = fingerprint::of_test(repo, snapshot, project, unit, &root, &mut toolchains);
+            ledger.prints.insert(unit.clone(), print);
+        }
+        crate::timings::mark("fingerprints");
+        if reuse {
+            let never = |unit: &str| always.contains(unit) || config.known_flaky.is_match(unit);
+            if let Err(e) = ledger.find(&at, run, config, &never) {
+                ledger.reused.clear();
+                ledger.notes.push(format!(
+                    "the ledger cannot be read ({}): every selected test runs",
+                    e.one_line()
+                ));
+            }
+            crate::timings::mark("ledger looked up");
+        }
+        ledger.at = Some(at);
+        ledger
+    }
+
+    /// The reusable units: a known fingerprint whose newest entry in the window is a pass
+    /// this run trusts, and no flaky evidence.
+    fn find(
+        &mut self,
+        at: &Location,
+        run: &Run<'_>,
+        config: &crate::config::Config,
+        never: &dyn Fn(&str) -> bool,
+    ) -> Result<(), history::StoreError> {
+        // No store yet: nothing passed yet (and looking must not create one).
+        if let Location::Sqlite(path) = at
+            && !path.is_file()
+        {
+            return Ok(());
+        }
+        let mut store = Store::open(at)?;
+        let window = config.history.window_days;
+        for (unit, print) in &self.prints {
+            let Some(digest) = &print.digest else {
+                continue;
+            };
+            if never(unit) || store.flaky_unit(unit, window)? {
+                continue;
+            }
+            let entries = store.entries(unit, digest, window)?;
+            // The newest entry under this fingerprint, anywhere, must be a pass: a failure
+            // since is never papered over by an older pass.
+            if !entries.first().is_some_and(|e| e.passed) {
+                continue;
+            }
+            let trusted = entries.iter().find(|e| {
+                e.passed
+                    && match config.ledger.trust {
+                        Trust::Any => true,
+                        Trust::Main => e.mainline,
+                        Trust::MainAndBranch => {
+                            e.mainline || (e.branch.is_some() && e.branch == run.branch)
+                        }
+                    }
+            });
+            if let Some(e) = trusted {
+                let at = std::time::UNIX_EPOCH
+                    + std::time::Duration::from_secs(e.recorded_unix.max(0) as u64);
+                self.reused.insert(
+                    unit.clone(),
+                    Provenance {
+                        commit: e.commit.clone(),
+                        branch: e.branch.clone(),
+                        leg: e.leg.clone(),
+                        passed_at: humantime::format_rfc3339_seconds(at).to_string(),
+                    },
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// The units not to run.
+    pub(crate) fn reused_units(&self) -> BTreeSet<String> {
+        self.reused.keys().cloned().collect()
+    }
+
+    /// Enters each unit that ran under its fingerprint. `complete`: the runner ran to its end
+    /// (no broken or interrupted run, whose results say nothing of the rest). Returns what to
+    /// say when the store could not take them.
+    pub(crate) fn enter(
+        &self,
+        collected: &Collected,
+        complete: bool,
+        run: &Run<'_>,
+    ) -> Option<String> {
+        let at = self.at.as_ref()?;
+        if !complete {
+            return None;
+        }
+        let mut by_unit: BTreeMap<&str, Vec<TestOutcome>> = BTreeMap::new();
+        for t in &collected.tests {
+            if let Some(file) = &t.file {
+                by_unit.entry(file.as_str()).or_default().push(t.outcome);
+            }
+        }
+        let entries: Vec<Entry> = self
+            .prints
+            .iter()
+            .filter(|(unit, _)| !self.reused.contains_key(*unit))
+            .filter_map(|(unit, print)| {
+                let digest = print.digest.clone()?;
+                // A unit with no result ran nothing gate can judge: not entered.
+                let outcomes = by_unit.get(unit.as_str())?;
+                let passed = outcomes
+                    .iter()
+                    .all(|o| matches!(o, TestOutcome::Passed | TestOutcome::Skipped));
+                Some(Entry {
+                    unit: unit.clone(),
+                    fingerprint: digest,
+                    outcome: if passed { "passed" } else { "failed" },
+                    commit: run.commit.clone(),
+                    branch: run.branch.clone(),
+                    mainline: run.mainline,
+                    leg: run.leg.to_string(),
+                })
+            })
+            .collect();
+        if entries.is_empty() {
+            return None;
+        }
+        Store::open(at)
+            .and_then(|mut s| s.enter(&entries))
+            .err()
+            .map(|e| format!("the ledger was not written: {}", e.one_line()))
+    }
+}
