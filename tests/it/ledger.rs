@@ -201,3 +201,185 @@ fn a_failure_known_flakiness_and_distrust_are_never_reused(kind: Kind) {
         text(&out)
     );
 }
+
+/// A deterministic generator (xorshift64*): the trial's seed fixes every mutation.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        (self.0.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 33) % n
+    }
+}
+
+/// The mutation classes of the safety trial, each toggling one input between states a test
+/// passes and fails in (or, for the lock file, one no test reads).
+#[derive(Clone, Copy, Debug)]
+enum Class {
+    /// A source blob: `to_cents` off by a cent.
+    Source,
+    /// A conftest fixture: the price every money test is given.
+    Conftest,
+    /// A data file read through a path expression.
+    Data,
+    /// A lock file entry (no test reads it; every fingerprint holds it).
+    Lock,
+    /// A variable a package reads by name (`os.environ.get("SHOP_FAIL")`).
+    Env,
+    /// The runner's configuration: `[env]` in `.gate.toml`, committed.
+    Runner,
+    /// A parent package's constant the tests reach.
+    Parent,
+}
+
+const CLASSES: [Class; 7] = [
+    Class::Source,
+    Class::Conftest,
+    Class::Data,
+    Class::Lock,
+    Class::Env,
+    Class::Runner,
+    Class::Parent,
+];
+
+/// Every test file's outcome (passed: every case passed or was skipped) in a report.
+fn outcomes(doc: &Value) -> std::collections::BTreeMap<String, bool> {
+    let mut out = std::collections::BTreeMap::new();
+    for t in doc["tests"].as_array().unwrap() {
+        let file = t["file"].as_str().unwrap().to_string();
+        let ok = matches!(t["outcome"].as_str(), Some("passed" | "skipped"));
+        let entry = out.entry(file).or_insert(true);
+        *entry &= ok;
+    }
+    out
+}
+
+/// Random series of mutations of seven input classes; after each, the gate run with reuse is
+/// checked against the whole suite run for real with the same inputs: every test the ledger
+/// reused must really pass. `GATE_LEDGER_TRIALS` sets the size (CI: the default), the seed is
+/// fixed. (The interpreter and Go dependency classes are covered by the fingerprint tests,
+/// not here: a second interpreter here has no pytest.)
+#[test]
+fn no_reused_test_would_have_failed() {
+    let trials: u64 = std::env::var("GATE_LEDGER_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24);
+    let t = TestRepo::from_fixture("shop");
+    t.write("src/shop/__init__.py", "LIMIT = 100\n");
+    t.write(
+        "src/shop/flags.py",
+        "import os\n\nFAIL = os.environ.get('SHOP_FAIL') == '1'\n",
+    );
+    t.write(
+        "tests/test_flags.py",
+        "from shop import LIMIT\nfrom shop.flags import FAIL\n\n\ndef test_flags():\n    assert not FAIL\n    assert LIMIT == 100\n",
+    );
+    t.write(
+        "tests/test_mode.py",
+        "import os\n\n\ndef test_mode():\n    assert os.environ.get('SHOP_MODE', 'lax') == 'lax'\n",
+    );
+    t.write("requirements.txt", "pytest==8.0\n");
+    t.commit("trial fixture");
+    let tests: Vec<String> = {
+        let mut v: Vec<String> = std::fs::read_dir(t.root.join("tests"))
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with("test_") && n.ends_with(".py"))
+            .map(|n| format!("tests/{n}"))
+            .collect();
+        v.sort();
+        v
+    };
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let mut state = [false; 7];
+    let (mut reused_total, mut candidates, mut false_reuses) = (0usize, 0usize, Vec::new());
+    let run = |args: &[&str], env_fail: bool| -> Value {
+        let mut all = vec!["--files"];
+        all.extend(tests.iter().map(String::as_str));
+        all.extend(args);
+        all.push("--json");
+        let mut cmd = t.gate(&all);
+        cmd.env_remove("GATE_DB");
+        if env_fail {
+            cmd.env("SHOP_FAIL", "1");
+        } else {
+            cmd.env_remove("SHOP_FAIL");
+        }
+        let out = cmd.output().unwrap();
+        serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)))
+    };
+    for trial in 0..trials {
+        let i = rng.below(CLASSES.len() as u64) as usize;
+        state[i] = !state[i];
+        let on = state[i];
+        match CLASSES[i] {
+            Class::Source => {
+                let body = if on { " + 1" } else { "" };
+                t.write(
+                    "src/shop/money.py",
+                    &format!("CENTS = 100\n\n\ndef to_cents(amount):\n    return round(amount * CENTS){body}\n"),
+                );
+            }
+            Class::Conftest => {
+                let price = if on { "11.0" } else { "10.0" };
+                t.write(
+                    "tests/conftest.py",
+                    &format!(
+                        "import pytest\n\n\n@pytest.fixture\ndef price():\n    return {price}\n"
+                    ),
+                );
+            }
+            Class::Data => {
+                let apple = if on { 4 } else { 3 };
+                t.write(
+                    "tests/data/prices.json",
+                    &format!("{{\"apple\": {apple}}}\n"),
+                );
+            }
+            Class::Lock => {
+                t.write(
+                    "requirements.txt",
+                    if on { "pytest==8.1\n" } else { "pytest==8.0\n" },
+                );
+            }
+            Class::Env => {}
+            Class::Runner => {
+                let mode = if on { "strict" } else { "lax" };
+                t.write(".gate.toml", &format!("[env]\nSHOP_MODE = \"{mode}\"\n"));
+                t.commit(&format!("runner {trial}"));
+            }
+            Class::Parent => {
+                t.write(
+                    "src/shop/__init__.py",
+                    if on { "LIMIT = 99\n" } else { "LIMIT = 100\n" },
+                );
+            }
+        }
+        let env_fail = state[4];
+        let gated = run(&[], env_fail);
+        let truth = outcomes(&run(&["--no-reuse"], env_fail));
+        candidates += tests.len();
+        for r in reused(&gated) {
+            reused_total += 1;
+            if truth.get(&r) != Some(&true) {
+                false_reuses.push((trial, CLASSES[i], r));
+            }
+        }
+    }
+    eprintln!(
+        "ledger safety: {trials} trials, {reused_total} reuses of {candidates} selected test files, {} false",
+        false_reuses.len()
+    );
+    assert!(
+        false_reuses.is_empty(),
+        "reused tests that fail: {false_reuses:?}"
+    );
+    assert!(
+        reused_total > 0,
+        "the trial reused nothing: it tested nothing"
+    );
+}
