@@ -244,6 +244,51 @@ const CLASSES: [Class; 7] = [
     Class::Parent,
 ];
 
+/// Moves `class`'s input to its `on` (or off) state.
+fn mutate(t: &TestRepo, class: Class, on: bool, trial: u64) {
+    match class {
+        Class::Source => {
+            let body = if on { " + 1" } else { "" };
+            t.write(
+                "src/shop/money.py",
+                &format!("CENTS = 100\n\n\ndef to_cents(amount):\n    return round(amount * CENTS){body}\n"),
+            );
+        }
+        Class::Conftest => {
+            let price = if on { "11.0" } else { "10.0" };
+            t.write(
+                "tests/conftest.py",
+                &format!("import pytest\n\n\n@pytest.fixture\ndef price():\n    return {price}\n"),
+            );
+        }
+        Class::Data => {
+            let apple = if on { 4 } else { 3 };
+            t.write(
+                "tests/data/prices.json",
+                &format!("{{\"apple\": {apple}}}\n"),
+            );
+        }
+        Class::Lock => {
+            t.write(
+                "requirements.txt",
+                if on { "pytest==8.1\n" } else { "pytest==8.0\n" },
+            );
+        }
+        Class::Env => {}
+        Class::Runner => {
+            let mode = if on { "strict" } else { "lax" };
+            t.write(".gate.toml", &format!("[env]\nSHOP_MODE = \"{mode}\"\n"));
+            t.commit(&format!("runner {trial}"));
+        }
+        Class::Parent => {
+            t.write(
+                "src/shop/__init__.py",
+                if on { "LIMIT = 99\n" } else { "LIMIT = 100\n" },
+            );
+        }
+    }
+}
+
 /// Every test file's outcome (passed: every case passed or was skipped) in a report.
 fn outcomes(doc: &Value) -> std::collections::BTreeMap<String, bool> {
     let mut out = std::collections::BTreeMap::new();
@@ -256,17 +301,9 @@ fn outcomes(doc: &Value) -> std::collections::BTreeMap<String, bool> {
     out
 }
 
-/// Random series of mutations of seven input classes; after each, the gate run with reuse is
-/// checked against the whole suite run for real with the same inputs: every test the ledger
-/// reused must really pass. `GATE_LEDGER_TRIALS` sets the size (CI: the default), the seed is
-/// fixed. (The interpreter and Go dependency classes are covered by the fingerprint tests,
-/// not here: a second interpreter here has no pytest.)
-#[test]
-fn no_reused_test_would_have_failed() {
-    let trials: u64 = std::env::var("GATE_LEDGER_TRIALS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(24);
+/// The shop fixture with tests that read a variable by name, the runner's `[env]` and a
+/// parent package's constant, and a lock file.
+fn trial_repo() -> TestRepo {
     let t = TestRepo::from_fixture("shop");
     t.write("src/shop/__init__.py", "LIMIT = 100\n");
     t.write(
@@ -283,6 +320,21 @@ fn no_reused_test_would_have_failed() {
     );
     t.write("requirements.txt", "pytest==8.0\n");
     t.commit("trial fixture");
+    t
+}
+
+/// Random series of mutations of seven input classes; after each, the gate run with reuse is
+/// checked against the whole suite run for real with the same inputs: every test the ledger
+/// reused must really pass. `GATE_LEDGER_TRIALS` sets the size (CI: the default), the seed is
+/// fixed. (The interpreter and Go dependency classes are covered by the fingerprint tests,
+/// not here: a second interpreter here has no pytest.)
+#[test]
+fn no_reused_test_would_have_failed() {
+    let trials: u64 = std::env::var("GATE_LEDGER_TRIALS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(24);
+    let t = trial_repo();
     let tests: Vec<String> = {
         let mut v: Vec<String> = std::fs::read_dir(t.root.join("tests"))
             .unwrap()
@@ -316,49 +368,7 @@ fn no_reused_test_would_have_failed() {
         let i = rng.below(CLASSES.len() as u64) as usize;
         state[i] = !state[i];
         let on = state[i];
-        match CLASSES[i] {
-            Class::Source => {
-                let body = if on { " + 1" } else { "" };
-                t.write(
-                    "src/shop/money.py",
-                    &format!("CENTS = 100\n\n\ndef to_cents(amount):\n    return round(amount * CENTS){body}\n"),
-                );
-            }
-            Class::Conftest => {
-                let price = if on { "11.0" } else { "10.0" };
-                t.write(
-                    "tests/conftest.py",
-                    &format!(
-                        "import pytest\n\n\n@pytest.fixture\ndef price():\n    return {price}\n"
-                    ),
-                );
-            }
-            Class::Data => {
-                let apple = if on { 4 } else { 3 };
-                t.write(
-                    "tests/data/prices.json",
-                    &format!("{{\"apple\": {apple}}}\n"),
-                );
-            }
-            Class::Lock => {
-                t.write(
-                    "requirements.txt",
-                    if on { "pytest==8.1\n" } else { "pytest==8.0\n" },
-                );
-            }
-            Class::Env => {}
-            Class::Runner => {
-                let mode = if on { "strict" } else { "lax" };
-                t.write(".gate.toml", &format!("[env]\nSHOP_MODE = \"{mode}\"\n"));
-                t.commit(&format!("runner {trial}"));
-            }
-            Class::Parent => {
-                t.write(
-                    "src/shop/__init__.py",
-                    if on { "LIMIT = 99\n" } else { "LIMIT = 100\n" },
-                );
-            }
-        }
+        mutate(&t, CLASSES[i], on, trial);
         let env_fail = state[4];
         let gated = run(&[], env_fail);
         let truth = outcomes(&run(&["--no-reuse"], env_fail));
