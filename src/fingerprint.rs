@@ -69,6 +69,10 @@ pub(crate) struct Toolchains {
     python: BTreeMap<String, Result<String, String>>,
     go: Option<Result<String, String>>,
     facts: Option<crate::cache::facts::Cache>,
+    /// The whole-suite files' inputs: the same for every test of the tree.
+    whole_suite: Option<(Vec<Input>, Vec<String>)>,
+    /// The variables each file reads by name, once per file.
+    env: BTreeMap<String, Vec<String>>,
 }
 
 impl Toolchains {
@@ -170,17 +174,22 @@ pub(crate) fn of_test(
             hash: blob(repo, snapshot, file, &mut unknown),
         });
     }
-    for file in snapshot
-        .files
-        .iter()
-        .filter(|f| project.config.whole_suite_reason(f).is_some())
-    {
-        inputs.push(Input {
-            kind: Kind::WholeSuite,
-            name: file.clone(),
-            hash: blob(repo, snapshot, file, &mut unknown),
-        });
-    }
+    let (whole, whole_unknown) = toolchains.whole_suite.get_or_insert_with(|| {
+        let mut why = Vec::new();
+        let inputs = snapshot
+            .files
+            .iter()
+            .filter(|f| project.config.whole_suite_reason(f).is_some())
+            .map(|file| Input {
+                kind: Kind::WholeSuite,
+                name: file.clone(),
+                hash: blob(repo, snapshot, file, &mut why),
+            })
+            .collect();
+        (inputs, why)
+    });
+    inputs.extend(whole.iter().cloned());
+    unknown.extend(whole_unknown.iter().cloned());
     let go = crate::graph::is_go_unit(test);
     let argv = runner(project, root, go);
     let env: Vec<String> = project
@@ -276,7 +285,11 @@ fn variables(
         if let Some(facts) = project.analysis.facts.get(file) {
             read.extend(facts.env.iter().cloned());
         } else if crate::analyze::analysed(file) && snapshot.contains(file) {
-            read.extend(env_of(repo, snapshot, file, toolchains));
+            if !toolchains.env.contains_key(file) {
+                let names = env_of(repo, snapshot, file, toolchains);
+                toolchains.env.insert(file.clone(), names);
+            }
+            read.extend(toolchains.env[file].iter().cloned());
         }
     }
     let mut names: Vec<&str> = RUN_ENV.to_vec();
@@ -307,6 +320,12 @@ fn env_of(
             &mut |_| {},
         )
     });
+    if let Some(facts) = snapshot
+        .known_blob(file)
+        .and_then(|oid| cache.entries.get(&oid.to_string()))
+    {
+        return facts.env.clone();
+    }
     let Ok((oid, bytes)) = snapshot.read(repo, file) else {
         return Vec::new();
     };

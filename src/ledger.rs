@@ -16,6 +16,9 @@ use crate::verdict::{Decision, RunVerdict};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 
+/// The most fingerprint inputs one run hashes (summed over its selected tests).
+const BUDGET: usize = 2_000;
+
 /// Where a reused test passed.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Provenance {
@@ -79,12 +82,23 @@ impl Ledger {
             .flat_map(|a| a.matches(&project.tests))
             .collect();
         let mut toolchains = Toolchains::default();
+        let mut spanned = 0usize;
         for unit in decided.selected.keys() {
             // Node ids (`file::name`) are always_run entries: run, never entered.
             if !project.tests.contains(unit) {
                 continue;
             }
             let print = fingerprint::of_test(repo, snapshot, project, unit, &root, &mut toolchains);
+            spanned += print.inputs.len();
+            if spanned > BUDGET {
+                // Fingerprinting is linear in the selected tests' inputs: past the budget it
+                // would cost more than the run it saves. Nothing reused, nothing entered.
+                ledger.prints.clear();
+                ledger.notes.push(format!(
+                    "the ledger is skipped for this run: the selected tests' inputs span over {BUDGET} files; every selected test runs"
+                ));
+                return ledger;
+            }
             ledger.prints.insert(unit.clone(), print);
         }
         crate::timings::mark("fingerprints");

@@ -173,14 +173,20 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         })
     });
     let this_run = this_run(repo, &input, record_to.as_ref());
-    let ledger = Ledger::look_up(
-        repo,
-        &input.snapshot,
-        &project,
-        &decided,
-        &this_run,
-        opts.reuse,
-    );
+    // `--list` runs nothing and enters nothing: fingerprinting (a cost linear in the selected
+    // tests' inputs) is for runs.
+    let ledger = if opts.list {
+        Ledger::default()
+    } else {
+        Ledger::look_up(
+            repo,
+            &input.snapshot,
+            &project,
+            &decided,
+            &this_run,
+            opts.reuse,
+        )
+    };
     for note in &ledger.notes {
         super::warn(note.clone());
     }
