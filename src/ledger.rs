@@ -7,7 +7,7 @@
 //! evidence in the window. The store being down reuses nothing and runs everything.
 
 use crate::config::Trust;
-use crate::fingerprint::{self, Fingerprint, Toolchains};
+use crate::fingerprint::{Memo, Scope};
 use crate::history::{self, Entry, Location, Store};
 use crate::project::Project;
 use crate::repo::snapshot::Snapshot;
@@ -15,9 +15,6 @@ use crate::run::events::{Collected, TestOutcome};
 use crate::verdict::{Decision, RunVerdict};
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// The most fingerprint inputs one run hashes (summed over its selected tests).
-const BUDGET: usize = 2_000;
 
 /// Where a reused test passed.
 #[derive(Debug, Clone, Serialize)]
@@ -40,7 +37,8 @@ pub(crate) struct Run<'a> {
 /// The ledger for one gate run: each fingerprinted unit, the ones reused, and what to say.
 #[derive(Default)]
 pub(crate) struct Ledger {
-    prints: BTreeMap<String, Fingerprint>,
+    /// Each fingerprinted unit's digest; none when an input cannot be hashed.
+    prints: BTreeMap<String, Option<String>>,
     pub reused: BTreeMap<String, Provenance>,
     pub notes: Vec<String>,
     at: Option<Location>,
@@ -81,26 +79,22 @@ impl Ledger {
             .iter()
             .flat_map(|a| a.matches(&project.tests))
             .collect();
-        let mut toolchains = Toolchains::default();
-        let mut spanned = 0usize;
+        let scope = Scope {
+            repo,
+            snapshot,
+            project,
+            root: &root,
+        };
+        let mut memo = Memo::default();
         for unit in decided.selected.keys() {
             // Node ids (`file::name`) are always_run entries: run, never entered.
             if !project.tests.contains(unit) {
                 continue;
             }
-            let print = fingerprint::of_test(repo, snapshot, project, unit, &root, &mut toolchains);
-            spanned += print.inputs.len();
-            if spanned > BUDGET {
-                // Fingerprinting is linear in the selected tests' inputs: past the budget it
-                // would cost more than the run it saves. Nothing reused, nothing entered.
-                ledger.prints.clear();
-                ledger.notes.push(format!(
-                    "the ledger is skipped for this run: the selected tests' inputs span over {BUDGET} files; every selected test runs"
-                ));
-                return ledger;
-            }
-            ledger.prints.insert(unit.clone(), print);
+            let digest = scope.digest(unit, &mut memo);
+            ledger.prints.insert(unit.clone(), digest);
         }
+        ledger.notes.extend(scope.keep(&memo));
         crate::timings::mark("fingerprints");
         if reuse {
             let never = |unit: &str| always.contains(unit) || config.known_flaky.is_match(unit);
@@ -134,8 +128,8 @@ impl Ledger {
         }
         let mut store = Store::open(at)?;
         let window = config.history.window_days;
-        for (unit, print) in &self.prints {
-            let Some(digest) = &print.digest else {
+        for (unit, digest) in &self.prints {
+            let Some(digest) = digest else {
                 continue;
             };
             if never(unit) || store.flaky_unit(unit, window)? {
@@ -202,8 +196,8 @@ impl Ledger {
             .prints
             .iter()
             .filter(|(unit, _)| !self.reused.contains_key(*unit))
-            .filter_map(|(unit, print)| {
-                let digest = print.digest.clone()?;
+            .filter_map(|(unit, digest)| {
+                let digest = digest.clone()?;
                 // A unit with no result ran nothing gate can judge: not entered.
                 let outcomes = by_unit.get(unit.as_str())?;
                 let passed = outcomes

@@ -27,6 +27,11 @@ pub(crate) struct Project {
     pub tests: BTreeSet<String>,
     /// Files whose facts may be incomplete (parse errors, too deep, too large) → why.
     pub flagged: BTreeMap<String, Flags>,
+    /// Files that read environment variables by a literal name → those names (every file's,
+    /// kept with the graph: a patched graph holds only the changed files' facts).
+    pub env: BTreeMap<String, Vec<String>>,
+    /// What a kept graph of this tree is keyed on (none when it is not kept).
+    pub graph_key: Option<u64>,
     pub go: GoLayout,
     /// The tree's symlinks → what each points at, as said on its row.
     pub links: BTreeMap<String, String>,
@@ -137,10 +142,10 @@ impl Project {
         // patch recomputes every file whose blob differs from the stored graph's, so skipping
         // the write is safe, and rewriting a large graph on every push is not free.
         let mut keep = true;
-        let (analysis, graph, flagged, blobs) = match reused {
+        let (analysis, graph, flagged, env, blobs) = match reused {
             Some(r) => {
                 keep = r.analysis.parsed > KEEP_AFTER;
-                (r.analysis, r.graph, r.flagged, Some(r.blobs))
+                (r.analysis, r.graph, r.flagged, r.env, Some(r.blobs))
             }
             None => {
                 let analysis = analysis::analyze(repo, snapshot, &state, warn)?;
@@ -155,13 +160,19 @@ impl Project {
                     .iter()
                     .filter_map(|(p, f)| Some((p.clone(), f.flags()?)))
                     .collect();
-                (analysis, graph, flagged, None)
+                let env = analysis
+                    .facts
+                    .iter()
+                    .filter(|(_, f)| !f.env.is_empty())
+                    .map(|(p, f)| (p.clone(), f.env.clone()))
+                    .collect();
+                (analysis, graph, flagged, env, None)
             }
         };
         crate::timings::mark("graph ready");
         if let Some(key) = key.filter(|_| keep) {
             let blobs = blobs.unwrap_or_else(|| Blobs::of(&graph, &analysis.blobs));
-            graph_cache::save(&state, key, &graph, &blobs, &flagged, warn);
+            graph_cache::save(&state, key, &graph, &blobs, &flagged, &env, warn);
         }
         drop(tree);
         Ok(Project {
@@ -173,6 +184,8 @@ impl Project {
             graph,
             tests,
             flagged,
+            env,
+            graph_key: key,
             go,
             links: link_facts(snapshot),
             stale_depends,
@@ -475,6 +488,7 @@ struct Reused {
     analysis: Analysis,
     graph: Graph,
     flagged: BTreeMap<String, Flags>,
+    env: BTreeMap<String, Vec<String>>,
     blobs: Blobs,
 }
 
@@ -539,11 +553,15 @@ fn reuse_graph(
         })
         .collect();
     crate::timings::mark("changed files parsed");
-    let mut flagged = cached.flagged;
+    let (mut flagged, mut env) = (cached.flagged, cached.env);
     for (file, f) in &facts {
         flagged.remove(file);
         if let Some(flags) = f.flags() {
             flagged.insert(file.clone(), flags);
+        }
+        env.remove(file);
+        if !f.env.is_empty() {
+            env.insert(file.clone(), f.env.clone());
         }
     }
     let Some(graph) = cached.parts.patch(tree, &facts, &config.loads) else {
@@ -559,6 +577,7 @@ fn reuse_graph(
         analysis,
         graph,
         flagged,
+        env,
         blobs,
     }))
 }

@@ -16,7 +16,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 /// The first bytes of the file; the digit is the layout's version.
-const MAGIC: &[u8; 8] = b"gategrf4";
+const MAGIC: &[u8; 8] = b"gategrf5";
 /// An edge on disk: from, to, line, detail (u32, little-endian) and the kind's index.
 const LINK_SIZE: usize = 17;
 const OID_SIZE: usize = 20;
@@ -55,6 +55,7 @@ pub(crate) struct Cached {
     pub parts: Parts,
     pub blobs: Blobs,
     pub flagged: BTreeMap<String, Flags>,
+    pub env: BTreeMap<String, Vec<String>>,
 }
 
 /// The small, irregular parts, in postcard.
@@ -62,6 +63,7 @@ pub(crate) struct Cached {
 struct Rest {
     unbounded: Vec<(String, u32, String)>,
     flagged: Vec<(String, Flags)>,
+    env: Vec<(String, Vec<String>)>,
 }
 
 /// What a reused graph must share with the tree being gated, hashed.
@@ -151,6 +153,7 @@ fn decode(mut blocks: blocks::Stream<impl std::io::Read>) -> Option<Cached> {
         },
         blobs: Blobs(blobs),
         flagged: rest.flagged.into_iter().collect(),
+        env: rest.env.into_iter().collect(),
     })
 }
 
@@ -162,6 +165,7 @@ pub(crate) fn save(
     graph: &Graph,
     blobs: &Blobs,
     flagged: &BTreeMap<String, Flags>,
+    env: &BTreeMap<String, Vec<String>>,
     warn: &mut dyn FnMut(String),
 ) {
     let (nodes, details, links) = graph.parts();
@@ -186,6 +190,7 @@ pub(crate) fn save(
             .iter()
             .map(|(p, l)| (p.clone(), l.clone()))
             .collect(),
+        env: env.iter().map(|(p, n)| (p.clone(), n.clone())).collect(),
     };
     let file = path(state);
     let written = postcard::to_allocvec(&rest)
@@ -240,9 +245,15 @@ mod tests {
         let graph = Graph::build(&tree, &facts, &[], &[]);
         let dir = tempfile::tempdir().unwrap();
         let blobs = Blobs::new(graph.node_count());
-        save(dir.path(), 7, &graph, &blobs, &BTreeMap::new(), &mut |w| {
-            panic!("{w}")
-        });
+        save(
+            dir.path(),
+            7,
+            &graph,
+            &blobs,
+            &BTreeMap::new(),
+            &BTreeMap::new(),
+            &mut |w| panic!("{w}"),
+        );
         let file = path(dir.path());
         let bytes = std::fs::read(&file).unwrap();
         assert!(load(dir.path(), 7, &mut |_| {}).is_some());

@@ -5,6 +5,7 @@
 //! warning and a rebuild, never trusted and never an error that sticks.
 
 pub(crate) mod blocks;
+pub(crate) mod closures;
 pub(crate) mod facts;
 pub(crate) mod graph;
 pub(crate) mod tree;

@@ -54,9 +54,13 @@ pub(super) fn run(
             )));
         }
         let root = repo::workdir(&repo)?;
-        let mut toolchains = crate::fingerprint::Toolchains::default();
-        let print =
-            crate::fingerprint::of_test(&repo, &snapshot, &project, &path, &root, &mut toolchains);
+        let scope = crate::fingerprint::Scope {
+            repo: &repo,
+            snapshot: &snapshot,
+            project: &project,
+            root: &root,
+        };
+        let print = scope.of_test(&path, &mut crate::fingerprint::Memo::default());
         return fingerprint(&print, show.json, styles);
     }
     let direction = if is_test {

@@ -127,10 +127,12 @@ pub(crate) struct History {
 }
 
 /// `[ledger]`, resolved.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(crate) struct Ledger {
     pub enabled: bool,
     pub trust: rules::Trust,
+    /// Variables every fingerprint holds beside the built-in list (`[ledger] env`).
+    pub env: Vec<String>,
 }
 
 pub(crate) struct Config {

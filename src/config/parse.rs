@@ -50,10 +50,7 @@ pub(super) fn parse(file: Option<&str>, text: &str) -> Result<Config> {
         python_framework: raw.python.framework,
         go_flags: raw.go.flags,
         history: p.history(raw.history)?,
-        ledger: super::Ledger {
-            enabled: raw.ledger.enabled,
-            trust: raw.ledger.trust,
-        },
+        ledger: p.ledger(raw.ledger)?,
         base_branch: raw.base_branch,
         steps: p.steps(raw.step)?,
         references: p.references(raw.reference)?,
@@ -128,6 +125,31 @@ impl Parser<'_> {
             url: raw.url,
             signals: raw.signals,
             window_days,
+        })
+    }
+
+    /// `[ledger]`: each `env` entry must be a variable's name, as a shell would take it.
+    fn ledger(&self, raw: super::raw::RawLedger) -> Result<super::Ledger> {
+        let mut env = Vec::new();
+        for name in raw.env {
+            let line = self.line(name.span());
+            let name = name.into_inner();
+            let ok = name
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+                && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+            if !ok {
+                return Err(self.err(format!(
+                    "line {line}: `[ledger] env`: `{name}` is not a variable name (letters, digits and `_`, not starting with a digit)"
+                )));
+            }
+            env.push(name);
+        }
+        Ok(super::Ledger {
+            enabled: raw.enabled,
+            trust: raw.trust,
+            env,
         })
     }
 

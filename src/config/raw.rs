@@ -140,6 +140,9 @@ pub(super) struct RawLedger {
     /// or `"any"` (a single trusted developer).
     #[serde(default)]
     pub(super) trust: super::rules::Trust,
+    /// More variables that change a run, beside the built-in list and those read by name.
+    #[serde(default)]
+    pub(super) env: Vec<Spanned<String>>,
 }
 
 impl Default for RawLedger {
@@ -147,6 +150,7 @@ impl Default for RawLedger {
         RawLedger {
             enabled: true,
             trust: super::rules::Trust::default(),
+            env: Vec::new(),
         }
     }
 }

@@ -4,6 +4,7 @@
 //! blocks and a walk touches no strings; names are looked up only for what a walk reaches.
 
 mod build;
+mod components;
 mod edge;
 mod edges;
 mod node;
@@ -12,6 +13,7 @@ mod table;
 mod tree;
 mod walk;
 
+pub(crate) use components::{Components, Needs};
 pub(crate) use edge::{Edge, EdgeKind, UserRef, explain_chain};
 pub(crate) use node::Node;
 pub(crate) use table::{FastMap, Strings};
@@ -229,6 +231,11 @@ impl Graph {
                         .starts_with(&prefix)
                 })
             })
+    }
+
+    /// The nodes that need `node` directly.
+    pub(crate) fn dependents_of(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
+        self.dependents(node).map(|i| self.links[i as usize].from)
     }
 
     fn dependents(&self, node: u32) -> std::ops::Range<u32> {

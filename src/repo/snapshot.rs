@@ -178,6 +178,14 @@ impl Snapshot {
         }
     }
 
+    /// The commit whose tree this is; none for the working tree.
+    pub(crate) fn commit(&self) -> Option<Oid> {
+        match &self.origin {
+            Origin::Tree { commit, .. } => Some(*commit),
+            Origin::Workdir(_) => None,
+        }
+    }
+
     /// The blob id without reading content, where the tree already knows it.
     pub(crate) fn known_blob(&self, path: &str) -> Option<Oid> {
         match &self.origin {

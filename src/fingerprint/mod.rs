@@ -1,0 +1,665 @@
+//! A test's input fingerprint: a hash of everything that can change its outcome — the blob of
+//! every file it depends on (the relation the selection walks, forwards: imports, parent
+//! packages, conftests, every reference edge, `[[depends]]` rules), the files whose change is
+//! the whole suite, the runner's argv and `[env]`, the environment variables that change a
+//! run or that a file of the closure reads by a literal name (`os.environ["X"]`,
+//! `os.getenv("X")`, `os.Getenv("X")`), and the interpreter's or toolchain's identity. An input gate cannot hash makes the
+//! fingerprint unknown, with why: an unknown fingerprint is never reused (part 11's ledger).
+
+mod toolchain;
+
+use crate::graph::{Components, Direction, Needs, Node};
+use crate::project::Project;
+use crate::repo::snapshot::{LinkTarget, Snapshot};
+use rayon::prelude::*;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+/// The environment variables that change any run, whatever the tests read.
+pub(crate) const RUN_ENV: &[&str] = &[
+    "PYTHONPATH",
+    "PYTHONHASHSEED",
+    "PYTHONWARNINGS",
+    "PYTEST_ADDOPTS",
+    "PYTEST_PLUGINS",
+    "GOFLAGS",
+    "GOOS",
+    "GOARCH",
+    "CGO_ENABLED",
+    "GOEXPERIMENT",
+];
+
+/// What kind of input a line of the fingerprint is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Kind {
+    /// A file the test depends on, through the graph or a `[[depends]]` rule.
+    File,
+    /// A file whose change is the whole suite (pyproject.toml, a lock file, go.mod …).
+    WholeSuite,
+    /// The runner's argv and `[env]`.
+    Runner,
+    /// An environment variable that changes a run (its value hashed, never shown).
+    Env,
+    /// The interpreter or toolchain: its version and installed packages.
+    Toolchain,
+}
+
+/// One input and its hash.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub(crate) struct Input {
+    pub kind: Kind,
+    pub name: String,
+    pub hash: String,
+}
+
+/// A test's fingerprint: its inputs, and the hash binding them — none when an input could not
+/// be hashed, with each reason.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct Fingerprint {
+    pub test: String,
+    pub digest: Option<String>,
+    pub inputs: Vec<Input>,
+    pub unknown: Vec<String>,
+}
+
+/// What one run's fingerprints share, computed once: the interpreter's and toolchain's
+/// identities (a process each), the whole-suite inputs, and the closure hash of every
+/// component of the graph the fingerprinted tests reach.
+#[derive(Default)]
+pub(crate) struct Memo {
+    python: BTreeMap<String, Result<String, String>>,
+    go: Option<Result<String, String>>,
+    /// The whole-suite files' inputs: the same for every test of the tree.
+    whole_suite: Option<(Vec<Input>, Vec<String>)>,
+    closures: Option<Closures>,
+}
+
+/// Per component of the graph: the hash of its members and of every component it reaches,
+/// and whether an input among them cannot be hashed. Tests sharing a closure hash it once.
+struct Closures {
+    components: Components,
+    hash: Vec<[u8; 32]>,
+    unknown: Vec<bool>,
+    unbounded: BTreeSet<String>,
+    /// Components hashed by this run (not kept from an earlier one).
+    fresh: usize,
+    /// The kept cache's keys, when this tree can keep one.
+    keys: Option<(u64, u64)>,
+    /// The whole-suite files, as kept for this graph key.
+    whole_suite: Option<Vec<String>>,
+    /// What each node not hashed before this run needs.
+    needs: Needs,
+}
+
+fn hash(bytes: &[u8]) -> String {
+    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
+}
+
+/// Where fingerprints are taken: the tree being gated, its project and the directory the
+/// runner runs in.
+pub(crate) struct Scope<'a> {
+    pub repo: &'a git2::Repository,
+    pub snapshot: &'a Snapshot,
+    pub project: &'a Project,
+    pub root: &'a Path,
+}
+
+impl Scope<'_> {
+    /// The fingerprint of `test` (a test file or Go test unit), every input listed: what
+    /// `gate explain --fingerprint` shows. Its digest is `digest`'s.
+    pub(crate) fn of_test(&self, test: &str, memo: &mut Memo) -> Fingerprint {
+        let mut inputs: Vec<Input> = Vec::new();
+        let mut unknown: Vec<String> = Vec::new();
+        let files = self.closure_files(test);
+        let unbounded = unbounded_files(&self.project.graph);
+        let mut read: BTreeSet<&str> = self.run_variables().collect();
+        for file in &files {
+            self.files().doubts(file, &unbounded, &mut unknown);
+            if let Some(names) = self.project.env.get(file) {
+                read.extend(names.iter().map(String::as_str));
+            }
+            inputs.push(Input {
+                kind: Kind::File,
+                name: file.clone(),
+                hash: blob(Some(self.repo), self.snapshot, file, &mut unknown)
+                    .expect("read with the repository"),
+            });
+        }
+        let (whole, whole_unknown) = self.whole_suite(memo);
+        inputs.extend(whole.iter().cloned());
+        unknown.extend(whole_unknown.iter().cloned());
+        inputs.extend(self.runner());
+        inputs.extend(read.into_iter().map(|name| Input {
+            kind: Kind::Env,
+            name: name.to_string(),
+            hash: value_of(name),
+        }));
+        match self.toolchain(test, memo) {
+            Ok(input) => inputs.push(input),
+            Err(why) => unknown.push(why),
+        }
+        inputs.sort();
+        let digest = self.digest(test, memo);
+        if digest.is_none() && unknown.is_empty() {
+            unknown.push("an input of its closure cannot be hashed".into());
+        }
+        Fingerprint {
+            test: test.to_string(),
+            digest: digest.filter(|_| unknown.is_empty()),
+            inputs,
+            unknown,
+        }
+    }
+
+    /// The digest of `test`'s inputs, or none when one cannot be hashed: the hash of its
+    /// closure (each component of the graph hashed once per run with everything it reaches,
+    /// so tests sharing a closure share the work), the files of `[[depends]]` rules and a Go
+    /// package's own files with their closures, the whole-suite files, the runner and the
+    /// configuration, the run's variables and the toolchain.
+    pub(crate) fn digest(&self, test: &str, memo: &mut Memo) -> Option<String> {
+        let mut h = Sha256::new();
+        h.update(b"gate fingerprint 1\0");
+        let mut known = true;
+        let mut closures: Vec<[u8; 32]> = std::iter::once(test.to_string())
+            .chain(self.extras(test))
+            .map(|file| {
+                let (hash, doubt) = self.closure_hash(&file, memo);
+                known &= !doubt;
+                hash
+            })
+            .collect();
+        closures.sort_unstable();
+        for c in &closures {
+            h.update(c);
+        }
+        let toolchain = self.toolchain(test, memo).ok();
+        known &= toolchain.is_some();
+        let (whole, whole_unknown) = self.whole_suite(memo);
+        known &= whole_unknown.is_empty();
+        let rest: Vec<Input> = whole
+            .iter()
+            .cloned()
+            .chain(self.runner())
+            .chain(self.run_variables().map(|name| Input {
+                kind: Kind::Env,
+                name: name.to_string(),
+                hash: value_of(name),
+            }))
+            .chain(toolchain)
+            .collect();
+        for input in &rest {
+            h.update(format!("{:?}\0{}\0{}\0", input.kind, input.name, input.hash).as_bytes());
+        }
+        known.then(|| hex(&h.finalize()))
+    }
+
+    /// The hash of `file` and everything it reaches, and whether an input among them cannot
+    /// be hashed.
+    fn closure_hash(&self, file: &str, memo: &mut Memo) -> ([u8; 32], bool) {
+        let graph = &self.project.graph;
+        let Some(id) = graph.id(file) else {
+            let mut why = Vec::new();
+            let bytes = self
+                .files()
+                .leaf(file, &BTreeSet::new(), Some(self.repo), &mut why)
+                .expect("read with the repository");
+            return (Sha256::digest(&bytes).into(), !why.is_empty());
+        };
+        let c = self.closures(memo);
+        let mut found: Vec<(u32, Vec<u32>)> = Vec::new();
+        c.components.reach(&c.needs, id, &mut |component, members| {
+            found.push((component, members.to_vec()));
+        });
+        // Each node's own part on all cores (what must be read from the repository, after);
+        // then each component, after what it reaches.
+        let (files, unbounded) = (self.files(), &c.unbounded);
+        let leaf = |m: u32, repo: Option<&git2::Repository>| {
+            let mut why = Vec::new();
+            let bytes = files.leaf(graph.name(m), unbounded, repo, &mut why)?;
+            Some((m, (Sha256::digest(&bytes).into(), !why.is_empty())))
+        };
+        let computed: Vec<(u32, ([u8; 32], bool))> = found
+            .par_iter()
+            .flat_map_iter(|(_, members)| members.iter().copied())
+            .filter_map(|m| leaf(m, None))
+            .collect();
+        let mut leaves: Vec<Option<([u8; 32], bool)>> = vec![None; graph.node_count()];
+        for (m, l) in computed {
+            leaves[m as usize] = Some(l);
+        }
+        for &m in found.iter().flat_map(|(_, members)| members) {
+            if leaves[m as usize].is_none() {
+                let (_, l) = leaf(m, Some(self.repo)).expect("read with the repository");
+                leaves[m as usize] = Some(l);
+            }
+        }
+        let (mut own, mut reached, mut under) = (Vec::new(), Vec::new(), Vec::new());
+        for (component, members) in &found {
+            let mut doubt = false;
+            own.clear();
+            for &m in members {
+                let (hash, why) = leaves[m as usize].expect("every member's leaf");
+                doubt |= why;
+                own.push(hash);
+            }
+            own.sort_unstable();
+            reached.clear();
+            reached.extend(
+                members
+                    .iter()
+                    .flat_map(|&m| c.needs.of(m).iter())
+                    .filter_map(|&d| c.components.of(d))
+                    .filter(|d| d != component),
+            );
+            reached.sort_unstable();
+            reached.dedup();
+            doubt |= reached.iter().any(|&d| c.unknown[d as usize]);
+            // Component ids are this run's discovery order: what they reach is ordered by hash.
+            under.clear();
+            under.extend(reached.iter().map(|&d| c.hash[d as usize]));
+            under.sort_unstable();
+            let mut h = Sha256::new();
+            for leaf in &own {
+                h.update(leaf);
+            }
+            h.update(b"\0reaches\0");
+            for u in &under {
+                h.update(u);
+            }
+            debug_assert_eq!(*component as usize, c.hash.len());
+            c.hash.push(h.finalize().into());
+            c.unknown.push(doubt);
+        }
+        c.fresh += found.len();
+        let component = c.components.of(id).expect("reached") as usize;
+        (c.hash[component], c.unknown[component])
+    }
+
+    /// This run's closure hashes, primed with the kept ones still true of this tree.
+    fn closures<'m>(&self, memo: &'m mut Memo) -> &'m mut Closures {
+        memo.closures.get_or_insert_with(|| {
+            let graph = &self.project.graph;
+            let mut c = Closures {
+                components: Components::new(graph),
+                hash: Vec::new(),
+                unknown: Vec::new(),
+                unbounded: unbounded_files(graph),
+                fresh: 0,
+                keys: None,
+                whole_suite: None,
+                needs: Needs::default(),
+            };
+            self.prime(&mut c);
+            let enter: Vec<bool> = (0..graph.node_count() as u32)
+                .map(|n| !c.components.is_found(n))
+                .collect();
+            c.needs = graph.needs(&enter);
+            c
+        })
+    }
+
+    /// Takes each kept hash whose closure holds no file changed between the kept commit's
+    /// tree and this one. The graph key covers the file set, the configuration and the
+    /// roots, and a file's edges follow from its own blob under them: a node none of whose
+    /// reached files changed has the hash it had.
+    fn prime(&self, c: &mut Closures) {
+        let (graph, project) = (&self.project.graph, self.project);
+        let (Some(graph_key), Some(commit)) = (project.graph_key, self.snapshot.commit()) else {
+            return;
+        };
+        let names: BTreeSet<&str> = project.env.values().flatten().map(String::as_str).collect();
+        let env_key = {
+            let mut h = Sha256::new();
+            for name in names {
+                h.update(format!("{name}\0{}\0", value_of(name)).as_bytes());
+            }
+            u64::from_le_bytes(h.finalize()[..8].try_into().expect("8 bytes"))
+        };
+        c.keys = Some((graph_key, env_key));
+        let state = crate::repo::state_dir(self.repo);
+        let Some(kept) =
+            crate::cache::closures::load(&state, graph_key, env_key, graph.node_count())
+        else {
+            return;
+        };
+        c.whole_suite = Some(kept.whole_suite);
+        let Some(changed) = changed_between(self.repo, kept.commit, commit) else {
+            return;
+        };
+        // Whatever reaches a changed file is stale.
+        let mut stale = vec![false; graph.node_count()];
+        let mut queue: Vec<u32> = changed.iter().filter_map(|f| graph.id(f)).collect();
+        while let Some(n) = queue.pop() {
+            if !std::mem::replace(&mut stale[n as usize], true) {
+                queue.extend(graph.dependents_of(n).filter(|&d| !stale[d as usize]));
+            }
+        }
+        for (id, state) in kept.nodes.into_iter().enumerate() {
+            if let crate::cache::closures::State::Known(hash, doubt) = state
+                && !stale[id]
+            {
+                c.components.found_before(id as u32);
+                c.hash.push(hash);
+                c.unknown.push(doubt);
+            }
+        }
+    }
+
+    /// Keeps this run's closure hashes for the next, when it computed any.
+    pub(crate) fn keep(&self, memo: &Memo) -> Option<String> {
+        let c = memo.closures.as_ref()?;
+        let (keys, commit) = (c.keys?, self.snapshot.commit()?);
+        if c.fresh == 0 {
+            return None;
+        }
+        use crate::cache::closures::State;
+        let nodes: Vec<State> = (0..self.project.graph.node_count() as u32)
+            .map(|id| match c.components.of(id) {
+                Some(k) => State::Known(c.hash[k as usize], c.unknown[k as usize]),
+                None => State::Missing,
+            })
+            .collect();
+        let whole: Vec<String> = memo
+            .whole_suite
+            .as_ref()
+            .map(|(inputs, _)| inputs.iter().map(|i| i.name.clone()).collect())
+            .or_else(|| c.whole_suite.clone())
+            .unwrap_or_default();
+        let state = crate::repo::state_dir(self.repo);
+        crate::cache::closures::save(&state, keys, commit, &nodes, &whole).err()
+    }
+
+    fn files(&self) -> Files<'_> {
+        Files {
+            snapshot: self.snapshot,
+            project: self.project,
+        }
+    }
+
+    /// Every file the test depends on: the selection's relation walked forwards from it and
+    /// from its extras.
+    fn closure_files(&self, test: &str) -> Vec<String> {
+        let graph = &self.project.graph;
+        let mut files: Vec<String> = Vec::new();
+        for start in std::iter::once(test.to_string()).chain(self.extras(test)) {
+            let walk = graph.walk(&start, Direction::Dependencies, None);
+            files.extend(walk.nodes(graph).map(str::to_string));
+            files.push(start);
+        }
+        files.retain(|n| matches!(Node::of(n), Node::File(_)));
+        files.sort();
+        files.dedup();
+        files
+    }
+
+    /// What a test depends on beside its graph edges: the files of `[[depends]]` rules naming
+    /// it, and a Go package's own files (what `go test ./dir` builds).
+    fn extras(&self, test: &str) -> Vec<String> {
+        let (snapshot, config) = (self.snapshot, &self.project.config);
+        let mut files: Vec<String> = Vec::new();
+        for rule in config.depends.iter().filter(|r| r.tests.is_match(test)) {
+            files.extend(
+                snapshot
+                    .files
+                    .iter()
+                    .filter(|f| rule.on.is_match(f))
+                    .cloned(),
+            );
+        }
+        if crate::graph::is_go_unit(test) {
+            let dir = crate::graph::go_dir_of(test);
+            files.extend(
+                snapshot
+                    .files
+                    .iter()
+                    .filter(|f| crate::path::parent(f) == dir && f.ends_with(".go"))
+                    .cloned(),
+            );
+        }
+        files.sort();
+        files.dedup();
+        files
+    }
+
+    /// The whole-suite files' blobs, and why any cannot be hashed: once per run.
+    fn whole_suite<'m>(&self, memo: &'m mut Memo) -> &'m (Vec<Input>, Vec<String>) {
+        let kept = self.closures(memo).whole_suite.clone();
+        memo.whole_suite.get_or_insert_with(|| {
+            let mut why = Vec::new();
+            // Kept for this graph key, which covers the file set and the configuration.
+            let files: Vec<String> = kept.unwrap_or_else(|| {
+                let config = &self.project.config;
+                let whole = |f: &&String| config.whole_suite_reason(f).is_some();
+                self.snapshot.files.iter().filter(whole).cloned().collect()
+            });
+            let inputs = files
+                .iter()
+                .map(|file| Input {
+                    kind: Kind::WholeSuite,
+                    name: file.clone(),
+                    hash: blob(Some(self.repo), self.snapshot, file, &mut why)
+                        .expect("read with the repository"),
+                })
+                .collect();
+            (inputs, why)
+        })
+    }
+
+    /// The runner's argv and `[env]`, and the configuration the run is gated under.
+    fn runner(&self) -> [Input; 2] {
+        let config = &self.project.config;
+        let argv = runner(self.project, self.root, false);
+        let go = runner(self.project, self.root, true);
+        let env: Vec<String> = config.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        [
+            Input {
+                kind: Kind::Runner,
+                name: argv.join(" "),
+                hash: hash(format!("{argv:?}\n{go:?}\n{env:?}").as_bytes()),
+            },
+            Input {
+                kind: Kind::Runner,
+                name: crate::config::FILE.to_string(),
+                hash: format!("{:016x}", config.digest),
+            },
+        ]
+    }
+
+    /// The variables that change every run: the built-in list and `[ledger] env`.
+    fn run_variables(&self) -> impl Iterator<Item = &str> {
+        RUN_ENV
+            .iter()
+            .copied()
+            .chain(self.project.config.ledger.env.iter().map(String::as_str))
+    }
+
+    /// The interpreter's or toolchain's identity, or why it cannot be known.
+    fn toolchain(&self, test: &str, memo: &mut Memo) -> Result<Input, String> {
+        let go = crate::graph::is_go_unit(test);
+        let argv = runner(self.project, self.root, go);
+        let state = crate::repo::state_dir(self.repo);
+        let (name, hash) = if go {
+            ("go".to_string(), memo.go(self.root)?)
+        } else {
+            let python = toolchain::python_of(&argv).ok_or_else(|| {
+                format!(
+                    "the runner `{}` is not a Python interpreter gate can ask for its packages",
+                    argv.join(" ")
+                )
+            })?;
+            let h = memo.python(&python, self.root, &state)?;
+            (python, h)
+        };
+        Ok(Input {
+            kind: Kind::Toolchain,
+            name,
+            hash,
+        })
+    }
+}
+
+/// What a node's own part of a closure hash reads: shareable across threads (the repository
+/// is not), so a file whose blob the tree index does not know is left for the caller to read.
+#[derive(Clone, Copy)]
+struct Files<'a> {
+    snapshot: &'a Snapshot,
+    project: &'a Project,
+}
+
+impl Files<'_> {
+    /// One node's own part of a closure hash: a file's path, blob and the values of the
+    /// variables it reads by name; any other node's name. What cannot be hashed goes to `why`.
+    /// None when the blob must be read and `repo` is not given.
+    fn leaf(
+        self,
+        name: &str,
+        unbounded: &BTreeSet<String>,
+        repo: Option<&git2::Repository>,
+        why: &mut Vec<String>,
+    ) -> Option<Vec<u8>> {
+        if !matches!(Node::of(name), Node::File(_)) {
+            return Some(format!("node\0{name}\0").into_bytes());
+        }
+        let blob = blob(repo, self.snapshot, name, why)?;
+        self.doubts(name, unbounded, why);
+        let mut bytes = format!("file\0{name}\0{blob}\0").into_bytes();
+        for var in self.project.env.get(name).into_iter().flatten() {
+            bytes.extend_from_slice(format!("env\0{var}\0{}\0", value_of(var)).as_bytes());
+        }
+        Some(bytes)
+    }
+
+    /// Why a file of a closure makes it unknown: incomplete facts, an unbounded import.
+    fn doubts(self, file: &str, unbounded: &BTreeSet<String>, why: &mut Vec<String>) {
+        if let Some(flags) = self.project.flagged.get(file) {
+            why.extend(flags.reasons().into_iter().map(|r| format!("{file}: {r}")));
+        }
+        if unbounded.contains(file) {
+            let graph = &self.project.graph;
+            for (_, line, text) in graph.unbounded.iter().filter(|(f, _, _)| f == file) {
+                why.push(format!(
+                    "{file}:{line}: imports a module named at run time (`{text}`): what it loads is not bounded — add a [[loads]] rule"
+                ));
+            }
+        }
+    }
+}
+
+/// The paths that differ between two commits' trees (a path present on one side only too),
+/// or none when either cannot be read. Subtrees with the same id are skipped whole, so the
+/// cost is what changed (libgit2's tree diff lists every entry of both).
+fn changed_between(repo: &git2::Repository, from: git2::Oid, to: git2::Oid) -> Option<Vec<String>> {
+    let tree = |c| repo.find_commit(c).and_then(|c| c.tree()).ok();
+    let mut paths = Vec::new();
+    if from != to {
+        differ(repo, Some(tree(from)?), Some(tree(to)?), "", &mut paths)?;
+    }
+    Some(paths)
+}
+
+fn differ(
+    repo: &git2::Repository,
+    a: Option<git2::Tree<'_>>,
+    b: Option<git2::Tree<'_>>,
+    dir: &str,
+    out: &mut Vec<String>,
+) -> Option<()> {
+    let entries = |t: &Option<git2::Tree<'_>>| -> Option<BTreeMap<String, (git2::Oid, bool)>> {
+        let Some(t) = t else {
+            return Some(BTreeMap::new());
+        };
+        t.iter()
+            .map(|e| {
+                let tree = e.kind() == Some(git2::ObjectType::Tree);
+                Some((e.name().ok()?.to_string(), (e.id(), tree)))
+            })
+            .collect()
+    };
+    let (old, new) = (entries(&a)?, entries(&b)?);
+    let names: BTreeSet<&String> = old.keys().chain(new.keys()).collect();
+    for name in names {
+        let (x, y) = (old.get(name), new.get(name));
+        if x == y {
+            continue;
+        }
+        let path = crate::path::join(dir, name);
+        let subtree = |e: Option<&(git2::Oid, bool)>| -> Option<Option<git2::Tree<'_>>> {
+            match e {
+                Some(&(id, true)) => Some(Some(repo.find_tree(id).ok()?)),
+                _ => Some(None),
+            }
+        };
+        let (ta, tb) = (subtree(x)?, subtree(y)?);
+        if ta.is_some() || tb.is_some() {
+            differ(repo, ta, tb, &path, out)?;
+        }
+        // A file on either side (a file that became a folder is both).
+        if x.is_some_and(|e| !e.1) || y.is_some_and(|e| !e.1) {
+            out.push(path);
+        }
+    }
+    Some(())
+}
+
+/// The files holding a run-time-named import.
+fn unbounded_files(graph: &crate::graph::Graph) -> BTreeSet<String> {
+    graph.unbounded.iter().map(|(f, _, _)| f.clone()).collect()
+}
+
+/// A variable's value, hashed; `unset` when it is.
+fn value_of(name: &str) -> String {
+    std::env::var_os(name).map_or_else(|| "unset".to_string(), |v| hash(v.as_encoded_bytes()))
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The runner's argv before the test arguments.
+fn runner(project: &Project, root: &Path, go: bool) -> Vec<String> {
+    if go {
+        let mut argv = vec!["go".to_string(), "test".to_string()];
+        argv.extend(project.config.go_flags.iter().cloned());
+        argv
+    } else {
+        crate::run::pytest::base_argv(&project.config, &project.framework, root)
+    }
+}
+
+/// A file's blob id; a file absent from the tree is an input too (it appearing changes the
+/// fingerprint); a symlink that leaves the tree cannot be hashed.
+/// None when it must be read and `repo` is not given.
+fn blob(
+    repo: Option<&git2::Repository>,
+    snapshot: &Snapshot,
+    file: &str,
+    unknown: &mut Vec<String>,
+) -> Option<String> {
+    if let Some(text) = snapshot.links.get(file)
+        && !matches!(
+            crate::repo::snapshot::link_target(file, text),
+            LinkTarget::Inside(_)
+        )
+    {
+        unknown.push(format!(
+            "{file}: a symlink that leaves the tree (-> {text}): what it reads is not in the tree"
+        ));
+    }
+    // The tree index knows most blobs: one lookup.
+    if let Some(oid) = snapshot.known_blob(file) {
+        return Some(oid.to_string());
+    }
+    if !snapshot.contains(file) {
+        return Some("absent".into());
+    }
+    Some(match snapshot.read(repo?, file) {
+        Ok((oid, _)) => oid.to_string(),
+        Err(e) => {
+            unknown.push(format!("{file}: cannot be read ({e})"));
+            "unreadable".into()
+        }
+    })
+}

@@ -1,0 +1,254 @@
+//! The interpreter's and toolchain's identities: Python's version and every installed
+//! distribution, or `go env`'s values that change a build. Asking costs a process (a tenth of
+//! a second for Python with its metadata), so a Python identity is kept under
+//! `.git/gate/cache/` with what it was read from — the interpreter file, its virtualenv
+//! configuration, every `sys.path` folder and `.pth` file, the variables that move them — and
+//! trusted only while every one of those is as it was. An interpreter reached through a script
+//! (a pyenv or asdf shim, which picks one by rules gate does not model) is asked every time.
+
+use super::{Memo, hash};
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// What Python prints: its identity lines, then what they were read from.
+const ASK: &str = "import sys, os, json, site, importlib.metadata as m
+print(sys.version)
+print(sys.implementation.cache_tag)
+for d in sorted((d.metadata['Name'] or '').lower() + ' ' + d.version for d in m.distributions()):
+    print(d)
+print('\\0')
+dirs = [os.path.abspath(p or '.') for p in sys.path]
+user = site.getusersitepackages() if site.ENABLE_USER_SITE is not False else None
+if user:
+    dirs.append(user)
+files = sorted(os.path.join(d, f) for d in dirs if os.path.isdir(d) for f in os.listdir(d)
+               if f.endswith('.pth') or f in ('sitecustomize.py', 'usercustomize.py'))
+print(json.dumps(dirs + files))";
+
+/// Variables that move what an interpreter finds.
+const MOVES: &[&str] = &[
+    "PYTHONPATH",
+    "PYTHONHOME",
+    "PYTHONNOUSERSITE",
+    "PYTHONUSERBASE",
+    "PYTHONSAFEPATH",
+    "PYTHONPLATLIBDIR",
+    "PYTHONSTARTUP",
+    "HOME",
+];
+
+/// A path's state: what changes when a file is replaced or a folder gains or loses an entry.
+#[derive(Serialize, Deserialize, PartialEq, Eq, Debug, Clone)]
+struct Stat {
+    dev: u64,
+    ino: u64,
+    mtime_ns: i128,
+    size: u64,
+}
+
+fn stat(path: &Path) -> Option<Stat> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).ok()?;
+    Some(Stat {
+        dev: m.dev(),
+        ino: m.ino(),
+        mtime_ns: i128::from(m.mtime()) * 1_000_000_000 + i128::from(m.mtime_nsec()),
+        size: m.size(),
+    })
+}
+
+/// One kept identity and everything it was read from.
+#[derive(Serialize, Deserialize, PartialEq, Eq, Debug, Clone)]
+struct Kept {
+    argv0: String,
+    exe: PathBuf,
+    cwd: PathBuf,
+    env: Vec<Option<String>>,
+    watched: Vec<(PathBuf, Option<Stat>)>,
+    identity: String,
+}
+
+impl Memo {
+    /// `python`'s version and every installed distribution (name and version, from its
+    /// environment's metadata), hashed; kept in `state` while what it was read from holds.
+    pub(super) fn python(
+        &mut self,
+        python: &str,
+        root: &Path,
+        state: &Path,
+    ) -> Result<String, String> {
+        self.python
+            .entry(python.to_string())
+            .or_insert_with(|| python_identity(python, root, state))
+            .clone()
+    }
+
+    /// `go env` values that change a build and a test run, hashed.
+    pub(super) fn go(&mut self, root: &Path) -> Result<String, String> {
+        self.go
+            .get_or_insert_with(|| {
+                let out = ask(
+                    &[
+                        "go",
+                        "env",
+                        "GOVERSION",
+                        "GOOS",
+                        "GOARCH",
+                        "CGO_ENABLED",
+                        "GOFLAGS",
+                        "GOEXPERIMENT",
+                        "GOAMD64",
+                        "GOARM64",
+                        "GOTOOLCHAIN",
+                    ],
+                    root,
+                )?;
+                Ok(hash(&out))
+            })
+            .clone()
+    }
+}
+
+fn python_identity(python: &str, root: &Path, state: &Path) -> Result<String, String> {
+    let exe = resolve(python, root);
+    // Through a script, what runs is the script's choice: asked, never kept.
+    let direct = exe.as_deref().is_some_and(|e| !is_script(e));
+    let file = state.join("cache").join("python.json");
+    let env: Vec<Option<String>> = MOVES.iter().map(|v| std::env::var(v).ok()).collect();
+    let kept: Vec<Kept> = std::fs::read(&file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    if direct {
+        let exe = exe.as_deref().expect("direct");
+        let holds = |k: &&Kept| {
+            k.argv0 == python
+                && k.exe == exe
+                && k.cwd == root
+                && k.env == env
+                && k.watched.iter().all(|(p, s)| stat(p) == *s)
+        };
+        if let Some(k) = kept.iter().find(holds) {
+            return Ok(k.identity.clone());
+        }
+    }
+    let asked = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i128);
+    let out = ask(&[python, "-c", ASK], root)?;
+    let text = String::from_utf8_lossy(&out);
+    let (lines, from) = text
+        .split_once("\0\n")
+        .ok_or_else(|| format!("`{python}` did not say where its packages are"))?;
+    let identity = hash(lines.as_bytes());
+    let Some(exe) = exe.filter(|_| direct) else {
+        return Ok(identity);
+    };
+    let mut watched: Vec<PathBuf> = vec![exe.clone()];
+    if let Some(dir) = exe.parent() {
+        watched.push(dir.join("pyvenv.cfg"));
+        watched.extend(dir.parent().map(|d| d.join("pyvenv.cfg")));
+    }
+    let listed: Vec<PathBuf> = serde_json::from_str(from.trim()).unwrap_or_default();
+    watched.extend(listed);
+    let record = Kept {
+        argv0: python.to_string(),
+        exe,
+        cwd: root.to_path_buf(),
+        env,
+        watched: watched
+            .into_iter()
+            .map(|p| {
+                let s = stat(&p);
+                (p, s)
+            })
+            .collect(),
+        identity: identity.clone(),
+    };
+    // What was read must not have moved while Python read it (file times lag the clock by a
+    // tick): anything changed in the second before asking, and it is asked again next time.
+    let settled = asked - 1_000_000_000;
+    let unmoved = record
+        .watched
+        .iter()
+        .all(|(_, s)| s.as_ref().is_none_or(|s| s.mtime_ns < settled));
+    if unmoved {
+        let mut all: Vec<Kept> = kept
+            .into_iter()
+            .filter(|k| k.argv0 != python || k.exe != record.exe)
+            .collect();
+        all.push(record);
+        // A few interpreters per repository at most; the oldest go first.
+        let skip = all.len().saturating_sub(8);
+        let all: Vec<Kept> = all.into_iter().skip(skip).collect();
+        if let Ok(bytes) = serde_json::to_vec(&all) {
+            let _ = crate::cache::blocks::replace(&file, |w| std::io::Write::write_all(w, &bytes));
+        }
+    }
+    Ok(identity)
+}
+
+/// The file `argv0` runs: a path (relative to `root`) or the first executable of that name on
+/// `PATH`.
+fn resolve(argv0: &str, root: &Path) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let runs = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if argv0.contains('/') {
+        let p = root.join(argv0);
+        return runs(&p).then_some(p);
+    }
+    std::env::split_paths(&std::env::var_os("PATH")?)
+        .map(|dir| root.join(dir).join(argv0))
+        .find(|p| runs(p))
+}
+
+fn is_script(path: &Path) -> bool {
+    let mut head = [0u8; 2];
+    std::fs::File::open(path)
+        .and_then(|mut f| std::io::Read::read_exact(&mut f, &mut head))
+        .map_or(true, |()| &head == b"#!")
+}
+
+/// What `argv` prints, or why it could not be asked.
+fn ask(argv: &[&str], root: &Path) -> Result<Vec<u8>, String> {
+    let out = std::process::Command::new(argv[0])
+        .args(&argv[1..])
+        .current_dir(root)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("`{}` cannot be asked its identity: {e}", argv[0]))?;
+    if !out.status.success() {
+        return Err(format!(
+            "`{}` did not say its identity (exit {:?})",
+            argv[0],
+            out.status.code()
+        ));
+    }
+    Ok(out.stdout)
+}
+
+/// The interpreter a pytest/unittest/Django argv runs: `python3 -m pytest` → `python3`.
+pub(super) fn python_of(argv: &[String]) -> Option<String> {
+    let first = argv.first()?;
+    let name = Path::new(first).file_name()?.to_str()?;
+    (name.starts_with("python") || name.starts_with("pypy")).then(|| first.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_interpreter_of_a_runner() {
+        let argv = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        assert_eq!(
+            super::python_of(&argv(&["python3", "-m", "pytest"])).as_deref(),
+            Some("python3")
+        );
+        assert_eq!(
+            super::python_of(&argv(&[".venv/bin/python", "-m", "pytest"])).as_deref(),
+            Some(".venv/bin/python")
+        );
+        assert_eq!(super::python_of(&argv(&["tox", "-e", "py"])), None);
+    }
+}
