@@ -7,6 +7,8 @@
 use crate::history::{Kind, Store};
 use crate::support::{TestRepo, text};
 use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
 
 /// `gate --affected master...HEAD --json` with `db` as the store: the report.
 fn gate(t: &TestRepo, db: &str, extra: &[&str]) -> Value {
@@ -232,9 +234,14 @@ enum Class {
     Runner,
     /// A parent package's constant the tests reach.
     Parent,
+    /// The interpreter's installed packages: `.venv` switched to a second virtualenv whose
+    /// `shopext` distribution is another version.
+    Interpreter,
+    /// A Go dependency package: the locally replaced module the Go test imports.
+    GoDependency,
 }
 
-const CLASSES: [Class; 7] = [
+const CLASSES: [Class; 9] = [
     Class::Source,
     Class::Conftest,
     Class::Data,
@@ -242,10 +249,12 @@ const CLASSES: [Class; 7] = [
     Class::Env,
     Class::Runner,
     Class::Parent,
+    Class::Interpreter,
+    Class::GoDependency,
 ];
 
 /// Moves `class`'s input to its `on` (or off) state.
-fn mutate(t: &TestRepo, class: Class, on: bool, trial: u64) {
+fn mutate(t: &TestRepo, venvs: &[PathBuf; 2], class: Class, on: bool, trial: u64) {
     match class {
         Class::Source => {
             let body = if on { " + 1" } else { "" };
@@ -286,12 +295,25 @@ fn mutate(t: &TestRepo, class: Class, on: bool, trial: u64) {
                 if on { "LIMIT = 99\n" } else { "LIMIT = 100\n" },
             );
         }
+        Class::Interpreter => {
+            let link = t.root.join(".venv");
+            std::fs::remove_file(&link).unwrap();
+            std::os::unix::fs::symlink(&venvs[usize::from(on)], &link).unwrap();
+        }
+        Class::GoDependency => {
+            let rate = if on { 2 } else { 1 };
+            t.write(
+                "go/helper/rate/rate.go",
+                &format!("package rate\n\nconst Rate = {rate}\n"),
+            );
+        }
     }
 }
 
-/// Every test file's outcome (passed: every case passed or was skipped) in a report.
-fn outcomes(doc: &Value) -> std::collections::BTreeMap<String, bool> {
-    let mut out = std::collections::BTreeMap::new();
+/// Every test file's (and Go package's) outcome in a report: passed when every case passed
+/// or was skipped.
+fn outcomes(doc: &Value) -> BTreeMap<String, bool> {
+    let mut out = BTreeMap::new();
     for t in doc["tests"].as_array().unwrap() {
         let file = t["file"].as_str().unwrap().to_string();
         let ok = matches!(t["outcome"].as_str(), Some("passed" | "skipped"));
@@ -301,9 +323,38 @@ fn outcomes(doc: &Value) -> std::collections::BTreeMap<String, bool> {
     out
 }
 
-/// The shop fixture with tests that read a variable by name, the runner's `[env]` and a
-/// parent package's constant, and a lock file.
-fn trial_repo() -> TestRepo {
+/// A virtualenv over the interpreter that has pytest, with a hand-installed `shopext`
+/// distribution of `version` whose `RATE` is `rate`.
+fn venv(at: &Path, version: &str, rate: u32) -> PathBuf {
+    let made = std::process::Command::new("python3")
+        .args(["-m", "venv", "--system-site-packages", "--without-pip"])
+        .arg(at)
+        .status()
+        .unwrap();
+    assert!(made.success(), "python3 -m venv {}", at.display());
+    let purelib = std::process::Command::new(at.join("bin/python"))
+        .args([
+            "-c",
+            "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        ])
+        .output()
+        .unwrap();
+    let site = PathBuf::from(String::from_utf8(purelib.stdout).unwrap().trim());
+    std::fs::write(site.join("shopext.py"), format!("RATE = {rate}\n")).unwrap();
+    let info = site.join(format!("shopext-{version}.dist-info"));
+    std::fs::create_dir_all(&info).unwrap();
+    std::fs::write(
+        info.join("METADATA"),
+        format!("Metadata-Version: 2.1\nName: shopext\nVersion: {version}\n"),
+    )
+    .unwrap();
+    at.to_path_buf()
+}
+
+/// The shop fixture with tests that read a variable by name, the runner's `[env]`, a parent
+/// package's constant and an installed distribution, a lock file, and a Go module whose test
+/// reaches a locally replaced module. `.venv` is the first of the two virtualenvs.
+fn trial_repo() -> (TestRepo, [PathBuf; 2]) {
     let t = TestRepo::from_fixture("shop");
     t.write("src/shop/__init__.py", "LIMIT = 100\n");
     t.write(
@@ -318,43 +369,78 @@ fn trial_repo() -> TestRepo {
         "tests/test_mode.py",
         "import os\n\n\ndef test_mode():\n    assert os.environ.get('SHOP_MODE', 'lax') == 'lax'\n",
     );
+    t.write(
+        "tests/test_ext.py",
+        "import shopext\n\n\ndef test_rate():\n    assert shopext.RATE == 1\n",
+    );
     t.write("requirements.txt", "pytest==8.0\n");
+    t.write(
+        "go/go.mod",
+        "module example.com/trial\n\ngo 1.19\n\nrequire example.com/helper v0.0.0\n\nreplace example.com/helper => ./helper\n",
+    );
+    t.write("go/helper/go.mod", "module example.com/helper\n\ngo 1.19\n");
+    t.write("go/helper/rate/rate.go", "package rate\n\nconst Rate = 1\n");
+    t.write(
+        "go/calc/calc.go",
+        "package calc\n\nimport \"example.com/helper/rate\"\n\nfunc Total(n int) int { return n * rate.Rate }\n",
+    );
+    t.write(
+        "go/calc/calc_test.go",
+        "package calc\n\nimport \"testing\"\n\nfunc TestTotal(t *testing.T) {\n\tif Total(3) != 3 {\n\t\tt.Fatal(Total(3))\n\t}\n}\n",
+    );
     t.commit("trial fixture");
-    t
+    let base = t.root.parent().unwrap();
+    let venvs = [
+        venv(&base.join("venv-a"), "1.0", 1),
+        venv(&base.join("venv-b"), "2.0", 2),
+    ];
+    std::os::unix::fs::symlink(&venvs[0], t.root.join(".venv")).unwrap();
+    let exclude = t.root.join(".git/info/exclude");
+    let mut ignored = std::fs::read_to_string(&exclude).unwrap_or_default();
+    ignored.push_str("/.venv\n");
+    std::fs::write(&exclude, ignored).unwrap();
+    (t, venvs)
 }
 
-/// Random series of mutations of seven input classes; after each, the gate run with reuse is
+/// Random series of mutations of nine input classes; after each, the gate run with reuse is
 /// checked against the whole suite run for real with the same inputs: every test the ledger
-/// reused must really pass. `GATE_LEDGER_TRIALS` sets the size (CI: the default), the seed is
-/// fixed. (The interpreter and Go dependency classes are covered by the fingerprint tests,
-/// not here: a second interpreter here has no pytest.)
+/// reused must really pass. The truth of a state (which class is on) is run once and then
+/// kept, and run again every `RECHECK` trials to show it is the same: the suite is
+/// deterministic in its inputs, so the kept truth is the truth. `GATE_LEDGER_TRIALS` sets the
+/// size (CI: the default), the seed is fixed (`GATE_LEDGER_SEED` picks another, to run long
+/// trials in parallel).
 #[test]
 fn no_reused_test_would_have_failed() {
+    const RECHECK: u64 = 25;
     let trials: u64 = std::env::var("GATE_LEDGER_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(24);
-    let t = trial_repo();
-    let tests: Vec<String> = {
-        let mut v: Vec<String> = std::fs::read_dir(t.root.join("tests"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-            .filter(|n| n.starts_with("test_") && n.ends_with(".py"))
-            .map(|n| format!("tests/{n}"))
-            .collect();
-        v.sort();
-        v
-    };
-    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let mut state = [false; 7];
+        .unwrap_or(40);
+    let (t, venvs) = trial_repo();
+    let mut tests: Vec<String> = std::fs::read_dir(t.root.join("tests"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("test_") && n.ends_with(".py"))
+        .map(|n| format!("tests/{n}"))
+        .collect();
+    tests.sort();
+    tests.push("go/calc/calc_test.go".to_string());
+    let seed = std::env::var("GATE_LEDGER_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0x9E37_79B9_7F4A_7C15);
+    let mut rng = Rng(seed);
+    let mut state = [false; CLASSES.len()];
+    let mut truths: BTreeMap<[bool; CLASSES.len()], BTreeMap<String, bool>> = BTreeMap::new();
     let (mut reused_total, mut candidates, mut false_reuses) = (0usize, 0usize, Vec::new());
+    let (mut green, mut green_reused, mut suites) = (0usize, 0usize, 0usize);
     let run = |args: &[&str], env_fail: bool| -> Value {
         let mut all = vec!["--files"];
         all.extend(tests.iter().map(String::as_str));
         all.extend(args);
         all.push("--json");
         let mut cmd = t.gate(&all);
-        cmd.env_remove("GATE_DB");
+        cmd.env_remove("GATE_DB").envs(crate::golang::go_vars());
         if env_fail {
             cmd.env("SHOP_FAIL", "1");
         } else {
@@ -365,23 +451,44 @@ fn no_reused_test_would_have_failed() {
             .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)))
     };
     for trial in 0..trials {
+        if trial > 0 && trial % 500 == 0 {
+            eprintln!(
+                "ledger safety: {trial} trials, {reused_total} reuses, {} false",
+                false_reuses.len()
+            );
+        }
         let i = rng.below(CLASSES.len() as u64) as usize;
         state[i] = !state[i];
-        let on = state[i];
-        mutate(&t, CLASSES[i], on, trial);
+        mutate(&t, &venvs, CLASSES[i], state[i], trial);
         let env_fail = state[4];
         let gated = run(&[], env_fail);
-        let truth = outcomes(&run(&["--no-reuse"], env_fail));
+        let kept = truths.get(&state).cloned();
+        let truth = match kept {
+            Some(truth) if trial % RECHECK != 0 => truth,
+            _ => {
+                suites += 1;
+                let truth = outcomes(&run(&["--no-reuse"], env_fail));
+                assert_eq!(truth.len(), tests.len(), "{truth:?}");
+                if let Some(kept) = truths.insert(state, truth.clone()) {
+                    assert_eq!(kept, truth, "the suite is not deterministic in {state:?}");
+                }
+                truth
+            }
+        };
+        let reused = reused(&gated);
         candidates += tests.len();
-        for r in reused(&gated) {
+        green += truth.values().filter(|ok| **ok).count();
+        for r in &reused {
             reused_total += 1;
-            if truth.get(&r) != Some(&true) {
-                false_reuses.push((trial, CLASSES[i], r));
+            match truth.get(r) {
+                Some(true) => green_reused += 1,
+                _ => false_reuses.push((trial, CLASSES[i], r.clone())),
             }
         }
     }
     eprintln!(
-        "ledger safety: {trials} trials, {reused_total} reuses of {candidates} selected test files, {} false",
+        "ledger safety: {trials} trials ({suites} whole-suite runs), {reused_total} reuses of \
+         {candidates} selected tests ({green_reused} of {green} green ones), {} false",
         false_reuses.len()
     );
     assert!(
@@ -392,4 +499,17 @@ fn no_reused_test_would_have_failed() {
         reused_total > 0,
         "the trial reused nothing: it tested nothing"
     );
+    // Every mutation that can fail a test did, in some state: the trial's classes reach the
+    // tests they are meant to (the interpreter's and the Go dependency's among them).
+    for test in [
+        "tests/test_ext.py",
+        "tests/test_flags.py",
+        "tests/test_mode.py",
+        "./go/calc",
+    ] {
+        assert!(
+            truths.values().any(|truth| truth.get(test) == Some(&false)),
+            "{test} never failed: {truths:?}"
+        );
+    }
 }
