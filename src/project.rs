@@ -2,7 +2,7 @@
 //! settings, import roots, the analysed Python files and the resolved graph.
 
 use crate::analyze::analysis::{self, Analysis};
-use crate::analyze::facts::Flags;
+use crate::analyze::facts::{Flags, Reads};
 use crate::analyze::framework::{self, Framework, Kind};
 use crate::analyze::gomod::{self, GoLayout};
 use crate::analyze::pytest_ini::TestDiscovery;
@@ -27,9 +27,8 @@ pub(crate) struct Project {
     pub tests: BTreeSet<String>,
     /// Files whose facts may be incomplete (parse errors, too deep, too large) → why.
     pub flagged: BTreeMap<String, Flags>,
-    /// Files that read environment variables by a literal name → those names (every file's,
-    /// kept with the graph: a patched graph holds only the changed files' facts).
-    pub env: BTreeMap<String, Vec<String>>,
+    /// Files that read variables by a literal name or paths outside the tree → what they read.
+    pub reads: BTreeMap<String, Reads>,
     /// What a kept graph of this tree is keyed on (none when it is not kept).
     pub graph_key: Option<u64>,
     pub go: GoLayout,
@@ -142,10 +141,10 @@ impl Project {
         // patch recomputes every file whose blob differs from the stored graph's, so skipping
         // the write is safe, and rewriting a large graph on every push is not free.
         let mut keep = true;
-        let (analysis, graph, flagged, env, blobs) = match reused {
+        let (analysis, graph, flagged, reads, blobs) = match reused {
             Some(r) => {
                 keep = r.analysis.parsed > KEEP_AFTER;
-                (r.analysis, r.graph, r.flagged, r.env, Some(r.blobs))
+                (r.analysis, r.graph, r.flagged, r.reads, Some(r.blobs))
             }
             None => {
                 let analysis = analysis::analyze(repo, snapshot, &state, warn)?;
@@ -160,19 +159,18 @@ impl Project {
                     .iter()
                     .filter_map(|(p, f)| Some((p.clone(), f.flags()?)))
                     .collect();
-                let env = analysis
+                let reads = analysis
                     .facts
                     .iter()
-                    .filter(|(_, f)| !f.env.is_empty())
-                    .map(|(p, f)| (p.clone(), f.env.clone()))
+                    .filter_map(|(p, f)| Some((p.clone(), f.reads()?)))
                     .collect();
-                (analysis, graph, flagged, env, None)
+                (analysis, graph, flagged, reads, None)
             }
         };
         crate::timings::mark("graph ready");
         if let Some(key) = key.filter(|_| keep) {
             let blobs = blobs.unwrap_or_else(|| Blobs::of(&graph, &analysis.blobs));
-            graph_cache::save(&state, key, &graph, &blobs, &flagged, &env, warn);
+            graph_cache::save(&state, key, &graph, &blobs, &flagged, &reads, warn);
         }
         drop(tree);
         Ok(Project {
@@ -184,7 +182,7 @@ impl Project {
             graph,
             tests,
             flagged,
-            env,
+            reads,
             graph_key: key,
             go,
             links: link_facts(snapshot),
@@ -488,7 +486,7 @@ struct Reused {
     analysis: Analysis,
     graph: Graph,
     flagged: BTreeMap<String, Flags>,
-    env: BTreeMap<String, Vec<String>>,
+    reads: BTreeMap<String, Reads>,
     blobs: Blobs,
 }
 
@@ -553,15 +551,15 @@ fn reuse_graph(
         })
         .collect();
     crate::timings::mark("changed files parsed");
-    let (mut flagged, mut env) = (cached.flagged, cached.env);
+    let (mut flagged, mut reads) = (cached.flagged, cached.reads);
     for (file, f) in &facts {
         flagged.remove(file);
         if let Some(flags) = f.flags() {
             flagged.insert(file.clone(), flags);
         }
-        env.remove(file);
-        if !f.env.is_empty() {
-            env.insert(file.clone(), f.env.clone());
+        reads.remove(file);
+        if let Some(r) = f.reads() {
+            reads.insert(file.clone(), r);
         }
     }
     let Some(graph) = cached.parts.patch(tree, &facts, &config.loads) else {
@@ -577,7 +575,7 @@ fn reuse_graph(
         analysis,
         graph,
         flagged,
-        env,
+        reads,
         blobs,
     }))
 }

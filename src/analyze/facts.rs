@@ -72,6 +72,36 @@ impl Facts {
         };
         (flags != Flags::default()).then_some(flags)
     }
+
+    /// What this file reads that is no file of the tree, if anything.
+    pub(crate) fn reads(&self) -> Option<Reads> {
+        let outside: Vec<(u32, String)> = self
+            .strings
+            .iter()
+            .filter(|s| s.context == StringContext::PathArg && is_outside(&s.value))
+            .map(|s| (s.line, s.value.clone()))
+            .collect();
+        (!self.env.is_empty() || !outside.is_empty()).then(|| Reads {
+            env: self.env.clone(),
+            outside,
+        })
+    }
+}
+
+/// What a file reads from outside the tree: the variables it names and the paths it opens
+/// that are absolute or in the home folder. Every file's is kept with the graph (a patched
+/// graph holds only the changed files' facts); both are inputs of the tests that run it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Reads {
+    pub env: Vec<String>,
+    /// `(line, path)`.
+    pub outside: Vec<(u32, String)>,
+}
+
+/// An absolute or home-relative path: `/etc/shop.conf`, `~/.shoprc`. `/` alone names no file,
+/// and `/dev/null` reads the same nothing everywhere.
+fn is_outside(path: &str) -> bool {
+    (path.starts_with('/') && path.len() > 1 && path != "/dev/null") || path.starts_with("~/")
 }
 
 impl Flags {
@@ -170,4 +200,37 @@ pub(crate) fn cut_point(source: &[u8]) -> Option<usize> {
         .rposition(|&b| b == b'\n')
         .map_or(MAX_PARSED, |i| i + 1);
     Some(end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Reads;
+
+    fn reads(file: &str, source: &str) -> Option<Reads> {
+        crate::analyze::facts_of(file, source.as_bytes()).reads()
+    }
+
+    #[test]
+    fn absolute_and_home_paths_given_to_a_path_call_are_read_outside_the_tree() {
+        let py = reads(
+            "src/conf.py",
+            "import os\nfrom pathlib import Path\nA = open('/etc/shop.conf')\nB = Path('~/.shoprc').expanduser()\nC = open('data/x.json')\nD = open('/dev/null')\nE = os.environ['SHOP']\nF = '/etc/not-opened'\n",
+        )
+        .unwrap();
+        assert_eq!(
+            py.outside,
+            [
+                (3, "/etc/shop.conf".to_string()),
+                (4, "~/.shoprc".to_string())
+            ]
+        );
+        assert_eq!(py.env, ["SHOP"]);
+        let go = reads(
+            "conf/conf.go",
+            "package conf\n\nimport \"os\"\n\nfunc Load() ([]byte, error) {\n\treturn os.ReadFile(\"/etc/shop.conf\")\n}\n",
+        )
+        .unwrap();
+        assert_eq!(go.outside, [(6, "/etc/shop.conf".to_string())]);
+        assert!(reads("src/plain.py", "X = open('data/x.json')\n").is_none());
+    }
 }

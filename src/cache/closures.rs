@@ -8,7 +8,7 @@
 use super::blocks;
 use std::path::{Path, PathBuf};
 
-const MAGIC: &[u8; 8] = b"gatecls1";
+const MAGIC: &[u8; 8] = b"gatecls2";
 /// Graph key, variables key, 20-byte commit id.
 const HEADER: usize = 8 + 8 + 20;
 /// Per node: 32-byte hash and a state byte.

@@ -47,7 +47,7 @@ pub(crate) fn grammars() -> String {
     )
 }
 
-const FACTS_REVISION: u32 = 8;
+const FACTS_REVISION: u32 = 9;
 
 fn empty() -> Cache {
     Cache {

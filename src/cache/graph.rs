@@ -8,7 +8,7 @@
 //! one text and its ends, edges as fixed-size records — so loading is a read and a check per
 //! block rather than a parse per edge. A `gate plan --out` export is the reviewable form.
 
-use crate::analyze::facts::Flags;
+use crate::analyze::facts::{Flags, Reads};
 use crate::cache::blocks;
 use crate::graph::{EdgeKind, Graph, Link, Parts, Strings};
 use std::collections::BTreeMap;
@@ -16,7 +16,7 @@ use std::hash::{Hash, Hasher};
 use std::path::{Path, PathBuf};
 
 /// The first bytes of the file; the digit is the layout's version.
-const MAGIC: &[u8; 8] = b"gategrf5";
+const MAGIC: &[u8; 8] = b"gategrf6";
 /// An edge on disk: from, to, line, detail (u32, little-endian) and the kind's index.
 const LINK_SIZE: usize = 17;
 const OID_SIZE: usize = 20;
@@ -55,7 +55,7 @@ pub(crate) struct Cached {
     pub parts: Parts,
     pub blobs: Blobs,
     pub flagged: BTreeMap<String, Flags>,
-    pub env: BTreeMap<String, Vec<String>>,
+    pub reads: BTreeMap<String, Reads>,
 }
 
 /// The small, irregular parts, in postcard.
@@ -63,7 +63,7 @@ pub(crate) struct Cached {
 struct Rest {
     unbounded: Vec<(String, u32, String)>,
     flagged: Vec<(String, Flags)>,
-    env: Vec<(String, Vec<String>)>,
+    reads: Vec<(String, Reads)>,
 }
 
 /// What a reused graph must share with the tree being gated, hashed.
@@ -153,7 +153,7 @@ fn decode(mut blocks: blocks::Stream<impl std::io::Read>) -> Option<Cached> {
         },
         blobs: Blobs(blobs),
         flagged: rest.flagged.into_iter().collect(),
-        env: rest.env.into_iter().collect(),
+        reads: rest.reads.into_iter().collect(),
     })
 }
 
@@ -165,7 +165,7 @@ pub(crate) fn save(
     graph: &Graph,
     blobs: &Blobs,
     flagged: &BTreeMap<String, Flags>,
-    env: &BTreeMap<String, Vec<String>>,
+    reads: &BTreeMap<String, Reads>,
     warn: &mut dyn FnMut(String),
 ) {
     let (nodes, details, links) = graph.parts();
@@ -190,7 +190,7 @@ pub(crate) fn save(
             .iter()
             .map(|(p, l)| (p.clone(), l.clone()))
             .collect(),
-        env: env.iter().map(|(p, n)| (p.clone(), n.clone())).collect(),
+        reads: reads.iter().map(|(p, r)| (p.clone(), r.clone())).collect(),
     };
     let file = path(state);
     let written = postcard::to_allocvec(&rest)

@@ -118,8 +118,8 @@ impl Scope<'_> {
         let mut read: BTreeSet<&str> = self.run_variables().collect();
         for file in &files {
             self.files().doubts(file, &unbounded, &mut unknown);
-            if let Some(names) = self.project.env.get(file) {
-                read.extend(names.iter().map(String::as_str));
+            if let Some(reads) = self.project.reads.get(file) {
+                read.extend(reads.env.iter().map(String::as_str));
             }
             inputs.push(Input {
                 kind: Kind::File,
@@ -310,7 +310,12 @@ impl Scope<'_> {
         let (Some(graph_key), Some(commit)) = (project.graph_key, self.snapshot.commit()) else {
             return;
         };
-        let names: BTreeSet<&str> = project.env.values().flatten().map(String::as_str).collect();
+        let names: BTreeSet<&str> = project
+            .reads
+            .values()
+            .flat_map(|r| &r.env)
+            .map(String::as_str)
+            .collect();
         let env_key = {
             let mut h = Sha256::new();
             for name in names {
@@ -526,13 +531,15 @@ impl Files<'_> {
         let blob = blob(repo, self.snapshot, name, why)?;
         self.doubts(name, unbounded, why);
         let mut bytes = format!("file\0{name}\0{blob}\0").into_bytes();
-        for var in self.project.env.get(name).into_iter().flatten() {
+        let reads = self.project.reads.get(name);
+        for var in reads.into_iter().flat_map(|r| &r.env) {
             bytes.extend_from_slice(format!("env\0{var}\0{}\0", value_of(var)).as_bytes());
         }
         Some(bytes)
     }
 
-    /// Why a file of a closure makes it unknown: incomplete facts, an unbounded import.
+    /// Why a file of a closure makes it unknown: incomplete facts, an unbounded import, a
+    /// path it reads outside the repository.
     fn doubts(self, file: &str, unbounded: &BTreeSet<String>, why: &mut Vec<String>) {
         if let Some(flags) = self.project.flagged.get(file) {
             why.extend(flags.reasons().into_iter().map(|r| format!("{file}: {r}")));
@@ -544,6 +551,12 @@ impl Files<'_> {
                     "{file}:{line}: imports a module named at run time (`{text}`): what it loads is not bounded — add a [[loads]] rule"
                 ));
             }
+        }
+        let reads = self.project.reads.get(file);
+        for (line, path) in reads.into_iter().flat_map(|r| &r.outside) {
+            why.push(format!(
+                "{file}:{line}: reads `{path}`, outside the repository: gate cannot hash it"
+            ));
         }
     }
 }

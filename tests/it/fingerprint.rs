@@ -121,7 +121,30 @@ fn an_input_gate_cannot_hash_makes_the_fingerprint_unknown() {
         "tests/test_host.py",
         "def test_host():\n    assert open('tests/data/host.txt').read()\n",
     );
+    // A module of the closure reads a file outside the repository; another writes to
+    // /dev/null, which reads nothing.
+    t.write(
+        "src/shop/settings.py",
+        "def load():\n    with open('/etc/shop.conf') as f:\n        return f.read()\n",
+    );
+    t.write(
+        "tests/test_settings.py",
+        "from shop import settings\n\n\ndef test_load():\n    assert settings.load\n",
+    );
+    t.write(
+        "tests/test_quiet.py",
+        "def test_quiet():\n    open('/dev/null', 'w').write('x')\n",
+    );
     t.commit("unbounded");
+    let settings = print(&t, "tests/test_settings.py", &[]);
+    assert!(settings["digest"].is_null(), "{settings:#}");
+    assert_eq!(
+        settings["unknown"][0],
+        "src/shop/settings.py:2: reads `/etc/shop.conf`, outside the repository: gate cannot hash it",
+        "{settings:#}"
+    );
+    let quiet = print(&t, "tests/test_quiet.py", &[]);
+    assert!(quiet["digest"].is_string(), "{quiet:#}");
     let dynamic = print(&t, "tests/test_dyn.py", &[]);
     assert!(dynamic["digest"].is_null(), "{dynamic:#}");
     let why = dynamic["unknown"][0].as_str().unwrap();

@@ -59,7 +59,7 @@ impl Pass<'_> {
             && value.len() <= 256
             && value
                 .chars()
-                .all(|c| c.is_alphanumeric() || "._-/:+@*?[]{},".contains(c))
+                .all(|c| c.is_alphanumeric() || "._-/:+@*?[]{},~".contains(c))
             && (bare_allowed || value.contains('.') || value.contains('/'))
             // A glob must say something besides its wildcards (`f"{x}"` names nothing), and
             // only counts where a path is expected: `"*.md"` in a list is a pattern, not a read.
