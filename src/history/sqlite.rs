@@ -62,6 +62,16 @@ impl Store {
         self.conn
             .pragma_update(None, "synchronous", "NORMAL")
             .map_err(err("cannot set the sync mode"))?;
+        // A store already at this schema needs no lock: a read (the ledger's look-up before
+        // every run) must not queue behind another process's write to learn that.
+        let seen: Option<String> = self
+            .conn
+            .query_row(schema::READ_VERSION, [], |row| row.get(0))
+            .optional()
+            .unwrap_or(None);
+        if seen.as_deref() == Some(SCHEMA_VERSION.to_string().as_str()) {
+            return Ok(());
+        }
         let tx = self.write_tx(&name, "cannot lock the store to migrate it")?;
         tx.execute_batch(schema::META_TABLE)
             .map_err(err("cannot create the schema table"))?;
@@ -280,6 +290,25 @@ fn upsert(tx: &Transaction<'_>, leg: &str, rows: &[Rollup]) -> Result<(), Err> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Opening a store at this schema takes no lock: it opens while another connection holds
+    /// the write lock (a store that migrated on every open would wait out the busy timeout).
+    #[test]
+    fn a_current_store_opens_while_another_process_writes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("h.sqlite");
+        drop(Store::open(&path).unwrap());
+        let mut writer = Connection::open(&path).unwrap();
+        let held = writer
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .unwrap();
+        let (done, opened) = std::sync::mpsc::channel();
+        let at = path.clone();
+        std::thread::spawn(move || done.send(Store::open(&at).is_ok()));
+        let answer = opened.recv_timeout(std::time::Duration::from_secs(10));
+        drop(held);
+        assert_eq!(answer, Ok(true), "the open waited for the writer");
+    }
 
     /// A store gate wrote at schema version 1 is migrated on open: its legs keep their
     /// results and get their store time from `recorded_at`.

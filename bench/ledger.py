@@ -1,0 +1,148 @@
+"""The green ledger's warm cost and the runner time it saves, on a synthetic Python monorepo.
+
+    python3 bench/ledger.py [--size 50000] [--runs 7] [--work DIR] [--json FILE] [--gate BIN]
+
+Builds the monorepo (bench/gen_monorepo.py) with a virtualenv over the interpreter that has
+pytest, then measures as medians, a new commit per run:
+
+- one file: `gate --affected HEAD~1...HEAD --list --json` (select only) against the same run
+  without `--list` when every selected test is reused (select, fingerprint, ledger look-up,
+  nothing run). The commits toggle one module between two contents, so after the first two
+  runs every fingerprint is one the ledger holds — the re-push after a rebase;
+- every test: `gate --files <every test file> --list --json` against the same with every test
+  reused: the fingerprint and look-up of every test file of the repository;
+- runner time saved: the first runs (pytest ran) against the reused ones.
+
+Every reused run is checked: every selected test reused, none run.
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ENV = {**os.environ, "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@x",
+       "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@x", "NO_COLOR": "1"}
+ENV.pop("GATE_DB", None)
+
+
+def git(repo, *args):
+    subprocess.run(["git", *args], cwd=repo, env=ENV, check=True, capture_output=True)
+
+
+def gate(binary, repo, args):
+    """Wall time and the JSON report."""
+    t = time.perf_counter()
+    out = subprocess.run([binary, *args, "--json"], cwd=repo, env=ENV, capture_output=True,
+                         text=True)
+    wall = time.perf_counter() - t
+    try:
+        doc = json.loads(out.stdout)
+    except json.JSONDecodeError:
+        raise SystemExit(f"gate {args[:3]}… gave no JSON: {out.stderr[-2000:]}")
+    return wall, doc
+
+
+def all_reused(doc, what):
+    selected = {t["path"] for t in doc["selected"]}
+    reused = {r["path"] for r in doc["reused"]}
+    ran = [t for t in doc["tests"]]
+    if not selected or selected != reused or ran:
+        raise SystemExit(f"{what}: {len(selected)} selected, {len(reused)} reused, "
+                         f"{len(ran)} results: not a fully reused run")
+    return len(selected)
+
+
+def toggle(repo, module, k):
+    with open(os.path.join(repo, module)) as f:
+        body = f.read().split("\n# ledger bench")[0]
+    with open(os.path.join(repo, module), "w") as f:
+        f.write(f"{body}\n# ledger bench {k % 2}\n")
+    git(repo, "commit", "-qam", f"ledger bench {k}")
+
+
+def med(xs):
+    return round(statistics.median(xs), 4)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--size", type=int, default=50000)
+    p.add_argument("--runs", type=int, default=7)
+    p.add_argument("--work", default="/tmp/gate-ledger-bench")
+    p.add_argument("--json")
+    p.add_argument("--gate", default=os.path.join(HERE, "..", "target", "release", "gate"))
+    p.add_argument("--module", default="src/pkg01448/mod034.py",
+                   help="the module the one-file commits change")
+    a = p.parse_args()
+    repo = os.path.join(a.work, f"python-{a.size}")
+    if not os.path.isdir(os.path.join(repo, ".git")):
+        os.makedirs(a.work, exist_ok=True)
+        subprocess.run([sys.executable, os.path.join(HERE, "gen_monorepo.py"), "python",
+                        str(a.size), repo], check=True)
+    if not os.path.isdir(os.path.join(repo, ".venv")):
+        subprocess.run(["python3", "-m", "venv", "--system-site-packages", "--without-pip",
+                        os.path.join(repo, ".venv")], check=True)
+        with open(os.path.join(repo, ".git", "info", "exclude"), "a") as f:
+            f.write("/.venv\n")
+    subprocess.run([a.gate, "plan"], cwd=repo, env=ENV, check=True, capture_output=True)
+
+    # One file: two first runs (pytest runs and records both contents), then pairs.
+    first, select, reuse = [], [], []
+    for k in range(2):
+        toggle(repo, a.module, k)
+        wall, doc = gate(a.gate, repo, ["--affected", "HEAD~1...HEAD"])
+        if doc["reused"] or not doc["tests"]:
+            raise SystemExit(f"first run {k}: expected the selected tests to run")
+        first.append(wall)
+        selected = len(doc["selected"])
+    for k in range(2, 2 + 2 * a.runs, 2):
+        toggle(repo, a.module, k)
+        select.append(gate(a.gate, repo, ["--affected", "HEAD~1...HEAD", "--list"])[0])
+        toggle(repo, a.module, k + 1)
+        wall, doc = gate(a.gate, repo, ["--affected", "HEAD~1...HEAD"])
+        all_reused(doc, "one file")
+        reuse.append(wall)
+
+    # Every test file: one first run, then pairs on the same tree.
+    tests = subprocess.run(["git", "ls-files", "tests"], cwd=repo, capture_output=True,
+                           text=True, check=True).stdout.split()
+    tests = [t for t in tests if os.path.basename(t).startswith("test_")]
+    every = ["--files", *tests]
+    every_first, doc = gate(a.gate, repo, every)
+    if doc["exit_code"] != 0:
+        raise SystemExit(f"the whole suite did not pass: {doc['summary']}")
+    every_select, every_reuse = [], []
+    for _ in range(a.runs):
+        every_select.append(gate(a.gate, repo, [*every, "--list"])[0])
+        wall, doc = gate(a.gate, repo, every)
+        count = all_reused(doc, "every test")
+        every_reuse.append(wall)
+
+    result = {
+        "size": a.size,
+        "runs": a.runs,
+        "one_file": {"selected": selected, "select_s": med(select), "reused_s": med(reuse),
+                     "first_run_s": [round(x, 3) for x in first],
+                     "overhead": round(med(reuse) / med(select) - 1, 4)},
+        "every_test": {"test_files": count, "select_s": med(every_select),
+                       "reused_s": med(every_reuse), "first_run_s": round(every_first, 3),
+                       "overhead": round(med(every_reuse) / med(every_select) - 1, 4)},
+    }
+    o, e = result["one_file"], result["every_test"]
+    print(f"{'scenario':<12} {'tests':>6} {'select':>9} {'reused':>9} {'overhead':>9} {'ran first':>10}")
+    print(f"{'one file':<12} {o['selected']:>6} {o['select_s']:>8.3f}s {o['reused_s']:>8.3f}s "
+          f"{o['overhead']:>8.1%} {statistics.median(first):>9.2f}s")
+    print(f"{'every test':<12} {e['test_files']:>6} {e['select_s']:>8.3f}s {e['reused_s']:>8.3f}s "
+          f"{e['overhead']:>8.1%} {e['first_run_s']:>9.2f}s")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(result, f, indent=2)
+            f.write("\n")
+
+
+if __name__ == "__main__":
+    main()
