@@ -9,8 +9,6 @@ pytest, then measures as medians, a new commit per run:
   without `--list` when every selected test is reused (select, fingerprint, ledger look-up,
   nothing run). The commits toggle one module between two contents, so after the first two
   runs every fingerprint is one the ledger holds — the re-push after a rebase;
-- every test: `gate --files <every test file> --list --json` against the same with every test
-  reused: the fingerprint and look-up of every test file of the repository;
 - runner time saved: the first runs (pytest ran) against the reused ones.
 
 Every reused run is checked: every selected test reused, none run.
@@ -107,37 +105,17 @@ def main():
         all_reused(doc, "one file")
         reuse.append(wall)
 
-    # Every test file: one first run, then pairs on the same tree.
-    tests = subprocess.run(["git", "ls-files", "tests"], cwd=repo, capture_output=True,
-                           text=True, check=True).stdout.split()
-    tests = [t for t in tests if os.path.basename(t).startswith("test_")]
-    every = ["--files", *tests]
-    every_first, doc = gate(a.gate, repo, every)
-    if doc["exit_code"] != 0:
-        raise SystemExit(f"the whole suite did not pass: {doc['summary']}")
-    every_select, every_reuse = [], []
-    for _ in range(a.runs):
-        every_select.append(gate(a.gate, repo, [*every, "--list"])[0])
-        wall, doc = gate(a.gate, repo, every)
-        count = all_reused(doc, "every test")
-        every_reuse.append(wall)
-
     result = {
         "size": a.size,
         "runs": a.runs,
         "one_file": {"selected": selected, "select_s": med(select), "reused_s": med(reuse),
                      "first_run_s": [round(x, 3) for x in first],
                      "overhead": round(med(reuse) / med(select) - 1, 4)},
-        "every_test": {"test_files": count, "select_s": med(every_select),
-                       "reused_s": med(every_reuse), "first_run_s": round(every_first, 3),
-                       "overhead": round(med(every_reuse) / med(every_select) - 1, 4)},
     }
-    o, e = result["one_file"], result["every_test"]
+    o = result["one_file"]
     print(f"{'scenario':<12} {'tests':>6} {'select':>9} {'reused':>9} {'overhead':>9} {'ran first':>10}")
     print(f"{'one file':<12} {o['selected']:>6} {o['select_s']:>8.3f}s {o['reused_s']:>8.3f}s "
           f"{o['overhead']:>8.1%} {statistics.median(first):>9.2f}s")
-    print(f"{'every test':<12} {e['test_files']:>6} {e['select_s']:>8.3f}s {e['reused_s']:>8.3f}s "
-          f"{e['overhead']:>8.1%} {e['first_run_s']:>9.2f}s")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(result, f, indent=2)

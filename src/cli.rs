@@ -46,6 +46,9 @@ pub struct GateArgs {
     /// Run every selected test, reusing no earlier pass from the ledger.
     #[arg(long)]
     pub no_reuse: bool,
+    /// Also write the frozen decision (plans/frozen.schema.json) to FILE, before anything runs.
+    #[arg(long, value_name = "FILE")]
+    pub decision_out: Option<std::path::PathBuf>,
     /// Record the run's results and its selection in the history store.
     #[arg(long)]
     pub record: bool,
@@ -149,6 +152,14 @@ pub enum Sub {
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
+    /// Print a frozen decision (plans/frozen.schema.json) by its id, as the store holds it.
+    Decision {
+        /// The id a run reported (`frozen_decision` in its JSON report).
+        id: String,
+        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
+    },
     /// Show a test's recent recorded runs (newest first), every attempt of each.
     History {
         /// The test id as recorded: `tests/test_cart.py::TestCart::test_total[2-3]`, `pkg/dir::TestName`.
@@ -241,10 +252,11 @@ impl Cli {
             || g.verbose
             || g.affected_decision.is_some()
             || g.record
-            || g.no_reuse;
+            || g.no_reuse
+            || g.decision_out.is_some();
         match (&self.command, gate_flags) {
             (Some(_), true) => Err(
-                "--affected, --since, --files, --list, --json, --verbose, --affected-decision, --record and --no-reuse go without a subcommand (`gate --affected RANGE`); a subcommand takes its own".into(),
+                "--affected, --since, --files, --list, --json, --verbose, --affected-decision, --record, --no-reuse and --decision-out go without a subcommand (`gate --affected RANGE`); a subcommand takes its own".into(),
             ),
             _ => Ok(()),
         }

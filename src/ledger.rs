@@ -54,6 +54,7 @@ impl Ledger {
         decided: &Decision,
         run: &Run<'_>,
         reuse: bool,
+        memo: &mut Memo,
     ) -> Ledger {
         let mut ledger = Ledger::default();
         let config = &project.config;
@@ -85,16 +86,15 @@ impl Ledger {
             project,
             root: &root,
         };
-        let mut memo = Memo::default();
         for unit in decided.selected.keys() {
             // Node ids (`file::name`) are always_run entries: run, never entered.
             if !project.tests.contains(unit) {
                 continue;
             }
-            let digest = scope.digest(unit, &mut memo);
+            let digest = scope.digest(unit, memo);
             ledger.prints.insert(unit.clone(), digest);
         }
-        ledger.notes.extend(scope.keep(&memo));
+        ledger.notes.extend(scope.keep(memo));
         crate::timings::mark("fingerprints");
         if reuse {
             let never = |unit: &str| always.contains(unit) || config.known_flaky.is_match(unit);

@@ -17,6 +17,7 @@ mod decision;
 pub mod error;
 pub mod exit_codes;
 mod fingerprint;
+mod frozen;
 mod graph;
 mod history;
 mod hook;

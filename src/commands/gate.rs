@@ -51,6 +51,8 @@ pub(super) struct Options<'a> {
     pub record: Option<RecordTo>,
     /// Reuse the ledger's passes (`--no-reuse` turns it off).
     pub reuse: bool,
+    /// Where to write the frozen decision too (`--decision-out`).
+    pub decision_out: Option<&'a Path>,
 }
 
 /// Where and as what a run is recorded.
@@ -110,6 +112,7 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
             db: args.db.clone(),
         }),
         reuse: !args.no_reuse,
+        decision_out: args.decision_out.as_deref(),
     };
     gate(&repo, target, &opts).map(|g| g.code)
 }
@@ -173,23 +176,8 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         })
     });
     let this_run = this_run(repo, &input, record_to.as_ref());
-    // `--list` runs nothing and enters nothing: fingerprinting (a cost linear in the selected
-    // tests' inputs) is for runs.
-    let ledger = if opts.list {
-        Ledger::default()
-    } else {
-        Ledger::look_up(
-            repo,
-            &input.snapshot,
-            &project,
-            &decided,
-            &this_run,
-            opts.reuse,
-        )
-    };
-    for note in &ledger.notes {
-        super::warn(note.clone());
-    }
+    let mut memo = crate::fingerprint::Memo::default();
+    let ledger = look_up(repo, &input, &project, &decided, &this_run, opts, &mut memo);
     let plan = run::select::select(
         &decided,
         &project,
@@ -199,6 +187,19 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         &ledger.reused_units(),
     );
     let record = cite(repo, opts.citation, &input, &project, &decided)?;
+    let frozen = freeze(
+        &crate::frozen::Parts {
+            repo,
+            root: &root,
+            input: &input,
+            project: &project,
+            decided: &decided,
+            ledger: &ledger,
+        },
+        &mut memo,
+        record_to.as_ref().and_then(|r| r.db.as_deref()),
+        opts.decision_out,
+    )?;
     let view = View {
         range: input.range.as_ref(),
         tree: input.snapshot.describe(),
@@ -210,6 +211,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         framework: &project.framework,
         record: record.as_ref(),
         reused: &ledger.reused,
+        frozen: &frozen,
         verbose: opts.verbose,
     };
     if !opts.json {
@@ -254,6 +256,56 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     drop(view);
     super::leave(Box::new((project, input)));
     Ok(Gated { code, json })
+}
+
+/// The selected tests' fingerprints looked up in the ledger. `--list` runs nothing and enters
+/// nothing: fingerprinting (a cost linear in the selected tests' inputs) is for runs.
+fn look_up(
+    repo: &git2::Repository,
+    input: &Input,
+    project: &Project,
+    decided: &Decision,
+    this_run: &crate::ledger::Run<'_>,
+    opts: &Options<'_>,
+    memo: &mut crate::fingerprint::Memo,
+) -> Ledger {
+    if opts.list {
+        return Ledger::default();
+    }
+    let ledger = Ledger::look_up(
+        repo,
+        &input.snapshot,
+        project,
+        decided,
+        this_run,
+        opts.reuse,
+        memo,
+    );
+    for note in &ledger.notes {
+        super::warn(note.clone());
+    }
+    ledger
+}
+
+/// Freezes the selection before anything runs, in the history store (`db`, else the
+/// configured one) and in `out` when asked: its id.
+fn freeze(
+    parts: &crate::frozen::Parts<'_>,
+    memo: &mut crate::fingerprint::Memo,
+    db: Option<&str>,
+    out: Option<&Path>,
+) -> Result<String> {
+    let frozen = crate::frozen::freeze(parts, memo);
+    let store = crate::history::location(
+        db,
+        parts.project.config.history.url.as_deref(),
+        &repo::state_dir(parts.repo),
+    );
+    if let Some(note) = frozen.keep(store, out)? {
+        super::warn(note);
+    }
+    crate::timings::mark("decision frozen");
+    Ok(frozen.id)
 }
 
 /// What the ledger enters this run as: its commit, branch, whether it is the default branch,

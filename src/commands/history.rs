@@ -1,5 +1,6 @@
 //! `gate history TEST`: a test's recent recorded runs, newest first, every attempt of each,
-//! and its rollup on each leg (flaky evidence, failing on main since when).
+//! and its rollup on each leg (flaky evidence, failing on main since when); `gate decision ID`:
+//! a frozen decision.
 
 use crate::config::Config;
 use crate::error::{Error, Result};
@@ -20,6 +21,23 @@ pub(super) fn open_store(repo: &git2::Repository, db: Option<&str>) -> Result<(S
     };
     let at = history::location(db, config.history.url.as_deref(), &repo::state_dir(repo))?;
     Ok((Store::open(&at)?, config))
+}
+
+/// `gate decision ID`: a frozen decision as the store holds it.
+pub(super) fn decision(dir: &Path, id: &str, db: Option<&str>) -> Result<u8> {
+    let repo = repo::open(dir)?;
+    let (mut store, _) = open_store(&repo, db)?;
+    match store.decision(id)? {
+        Some(json) => {
+            println!("{json}");
+            Ok(exit_codes::OK)
+        }
+        // An id that names nothing is an error, never an empty answer.
+        None => Err(Error::Usage(format!(
+            "{id}: no frozen decision with this id in {} (a run's JSON report names its `frozen_decision`)",
+            store.name()
+        ))),
+    }
 }
 
 pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&str>) -> Result<u8> {

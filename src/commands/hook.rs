@@ -52,6 +52,7 @@ pub(super) fn pre_push(dir: &Path, remote: &str, styles: &Styles) -> Result<u8> 
         keep_json: false,
         record: None,
         reuse: true,
+        decision_out: None,
         retry:
             "GATE_DECISION=\"<citation>\" git push …   (the same push, with the decision recorded)"
                 .into(),

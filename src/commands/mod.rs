@@ -100,6 +100,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Some(Sub::Ledger {
             action: LedgerAction::Prune { db },
         }) => rollup::prune(&dir, db.as_deref()),
+        Some(Sub::Decision { id, db }) => history::decision(&dir, &id, db.as_deref()),
         Some(Sub::History {
             test,
             limit,

@@ -27,6 +27,7 @@ pub(super) fn run(
         keep_json: receipt.is_some(),
         record: None,
         reuse: true,
+        decision_out: None,
         retry: format!(
             "gate verify {spec} --affected-decision \"<citation>\"   (or GATE_DECISION=\"<citation>\")"
         ),

@@ -196,6 +196,53 @@ impl Scope<'_> {
         known.then(|| hex(&h.finalize()))
     }
 
+    /// The run's identities, for a frozen decision: the runner and configuration, the
+    /// whole-suite files, and the environment (the variables that change every run and the
+    /// interpreter's or toolchain's identity for each language the tree tests), each a SHA-256;
+    /// none where an input cannot be hashed, with why.
+    pub(crate) fn identity(&self, memo: &mut Memo) -> Identity {
+        let digest = |inputs: &[Input]| {
+            let mut h = Sha256::new();
+            for input in inputs {
+                h.update(format!("{:?}\0{}\0{}\0", input.kind, input.name, input.hash).as_bytes());
+            }
+            hex(&h.finalize())
+        };
+        let config = digest(&self.runner());
+        let (whole, whole_unknown) = self.whole_suite(memo).clone();
+        let mut unknown = whole_unknown.clone();
+        let lock = whole_unknown.is_empty().then(|| digest(&whole));
+        let mut environment: Vec<Input> = self
+            .run_variables()
+            .map(|name| Input {
+                kind: Kind::Env,
+                name: name.to_string(),
+                hash: value_of(name),
+            })
+            .collect();
+        let tests = &self.project.tests;
+        let languages = [
+            tests.iter().find(|t| !crate::graph::is_go_unit(t)),
+            tests.iter().find(|t| crate::graph::is_go_unit(t)),
+        ];
+        let mut known = true;
+        for test in languages.into_iter().flatten() {
+            match self.toolchain(test, memo) {
+                Ok(input) => environment.push(input),
+                Err(why) => {
+                    known = false;
+                    unknown.push(why);
+                }
+            }
+        }
+        Identity {
+            config,
+            lock,
+            environment: known.then(|| digest(&environment)),
+            unknown,
+        }
+    }
+
     /// The hash of `file` and everything it reaches, and whether an input among them cannot
     /// be hashed.
     fn closure_hash(&self, file: &str, memo: &mut Memo) -> ([u8; 32], bool) {
@@ -431,7 +478,8 @@ impl Scope<'_> {
 
     /// The whole-suite files' blobs, and why any cannot be hashed: once per run.
     fn whole_suite<'m>(&self, memo: &'m mut Memo) -> &'m (Vec<Input>, Vec<String>) {
-        let kept = self.closures(memo).whole_suite.clone();
+        // The kept list comes with the kept closures: only when this run builds them.
+        let kept = memo.closures.as_ref().and_then(|c| c.whole_suite.clone());
         memo.whole_suite.get_or_insert_with(|| {
             let mut why = Vec::new();
             // Kept for this graph key, which covers the file set and the configuration.
@@ -504,6 +552,15 @@ impl Scope<'_> {
             hash,
         })
     }
+}
+
+/// A run's identities (`Scope::identity`).
+pub(crate) struct Identity {
+    pub config: String,
+    pub lock: Option<String>,
+    pub environment: Option<String>,
+    /// Why an identity is missing.
+    pub unknown: Vec<String>,
 }
 
 /// What a node's own part of a closure hash reads: shareable across threads (the repository

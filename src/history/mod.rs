@@ -274,6 +274,39 @@ impl Store {
         }
     }
 
+    /// Freezes a decision (`frozen::Frozen`): written once, never rewritten.
+    pub(crate) fn freeze(
+        &mut self,
+        id: &str,
+        commit: Option<&str>,
+        base: Option<&str>,
+        body: &str,
+    ) -> Result<(), StoreError> {
+        let write = |tx: &mut dyn rollup::Tx| {
+            tx.execute(
+                schema::FREEZE,
+                &[
+                    Param::Text(id),
+                    commit.map_or(Param::Null, Param::Text),
+                    base.map_or(Param::Null, Param::Text),
+                    Param::Text(body),
+                ],
+            )
+        };
+        match self {
+            Store::Sqlite(s) => s.write(write),
+            Store::Postgres(s) => s.write(write),
+        }
+    }
+
+    /// A frozen decision's JSON, by id.
+    pub(crate) fn decision(&mut self, id: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .query(schema::DECISION, &[Param::Text(id)])?
+            .first()
+            .map(|r| r[0].string()))
+    }
+
     /// A unit's entries under `fingerprint` in the window, newest first.
     pub(crate) fn entries(
         &mut self,

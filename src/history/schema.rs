@@ -17,6 +17,8 @@ use super::StoreError;
 ///    durations as a histogram, so a leg is added and retired without reading the others).
 /// 3. The green ledger: each test file's or package's outcome under an input fingerprint, by
 ///    commit, branch, leg and store time.
+/// 4. Frozen decisions: each selection as it was made, before its run, by its id (the hash of
+///    its body), never rewritten.
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -103,6 +105,16 @@ CREATE TABLE ledger (
 );
 CREATE INDEX ledger_by_print ON ledger (unit, fingerprint, entry);
 CREATE INDEX rollup_by_file ON rollup (file);
+"#,
+    r#"
+CREATE TABLE decisions (
+    id TEXT PRIMARY KEY,
+    commit_sha TEXT,
+    base_sha TEXT,
+    frozen_unix BIGINT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX decisions_by_commit ON decisions (commit_sha, base_sha, frozen_unix);
 "#,
 ];
 
@@ -273,6 +285,10 @@ pub(super) const CO_FAILED: &str = "SELECT DISTINCT x.file, r.run_id FROM change
      ORDER BY x.file, r.run_id";
 
 /// A ledger entry, at the store's time.
+/// A decision is frozen once: the same id is the same body.
+pub(super) const FREEZE: &str = "INSERT INTO decisions (id, commit_sha, base_sha, frozen_unix, body) \
+     VALUES ($1, $2, $3, {unix_now}, $4) ON CONFLICT (id) DO NOTHING";
+pub(super) const DECISION: &str = "SELECT body FROM decisions WHERE id = $1";
 pub(super) const ENTER: &str = "INSERT INTO ledger (unit, fingerprint, outcome, commit_sha, branch, mainline, leg, recorded_unix) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, {unix_now})";
 

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 
 /// 2 added `steps`, `exit_code`, `duration_ms` and the run's `duration_ms` and `directory`;
 /// 3 added `go_commands`; 4 added `tests` (every test's result) and `test_summary` (per test
-/// file or Go package).
-pub(crate) const REPORT_VERSION: u32 = 6;
+/// file or Go package); 7 added `frozen_decision`.
+pub(crate) const REPORT_VERSION: u32 = 7;
 
 /// The report of one gate, built once at its end from what was known before the run (`View`)
 /// and what the run's events said: output, never state.
@@ -46,6 +46,8 @@ pub(crate) struct Report<'a> {
     /// The `go test` commands, one per module (run from the module's folder).
     pub go_commands: &'a [GoCommand],
     pub decision: Option<&'a Record>,
+    /// The id of the decision frozen before the run (`plans/frozen.schema.json`).
+    pub frozen_decision: &'a str,
     pub summary: String,
     /// What the run did; null with `--list` or when nothing ran.
     pub run: Option<RunResult>,
@@ -148,6 +150,7 @@ impl<'a> Report<'a> {
             framework: view.framework,
             command: view.plan.pytest.as_ref().map(|c| c.argv()),
             go_commands: &view.plan.go,
+            frozen_decision: view.frozen,
             decision: view.record,
             summary: super::human::summary(view),
             run,

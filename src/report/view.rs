@@ -25,6 +25,8 @@ pub(crate) struct View<'a> {
     pub record: Option<&'a Record>,
     /// Selected tests the ledger reused, with where each passed.
     pub reused: &'a std::collections::BTreeMap<String, crate::ledger::Provenance>,
+    /// The id of the decision frozen for this run.
+    pub frozen: &'a str,
     /// Every selected test and chain in the human rows (`--verbose`); else a big list is cut.
     pub verbose: bool,
 }

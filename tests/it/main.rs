@@ -10,6 +10,7 @@ mod frameworks;
 mod golang;
 #[macro_use]
 mod history;
+mod frozen;
 mod hook;
 mod install;
 mod ledger;
