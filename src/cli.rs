@@ -102,6 +102,23 @@ pub enum Sub {
         #[arg(long, value_name = "CITATION")]
         affected_decision: Option<String>,
     },
+    /// Run the whole suite and judge every failing test file against the decision frozen for
+    /// the same commit and base: caught, missed (with the cause and the rule that would have
+    /// caught it) or flaky (by evidence recorded before this run). Exit 11 on a miss.
+    Shadow {
+        /// `A...B`, `A..B` or `R` (`R...HEAD`), as for `--affected` (default: the default
+        /// branch `...HEAD`).
+        range: Option<String>,
+        /// The leg the run is recorded under.
+        #[arg(long, value_name = "NAME", default_value = "default")]
+        leg: String,
+        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
+        /// Print the run's report as JSON on stdout (the judgements go to stderr).
+        #[arg(long)]
+        json: bool,
+    },
     /// Trace each test file's run (strace) and measure the graph against what it really opened.
     Audit {
         /// Audit only the test files matching this glob.
@@ -271,6 +288,7 @@ impl Cli {
                 | Sub::Explain { json, .. }
                 | Sub::Audit { json, .. }
                 | Sub::History { json, .. }
+                | Sub::Shadow { json, .. }
                 | Sub::Triage { json, .. },
             ) => *json,
             Some(_) => false,

@@ -29,3 +29,6 @@ pub const INTERNAL: u8 = 9;
 /// malformed, truncated or not of that kind: the error names the file and where it broke, and
 /// nothing was recorded.
 pub const INPUT: u8 = 10;
+/// `gate shadow`: a test the whole suite failed was one the frozen decision left out (or
+/// reused): the selection missed it. The miss and the rule that would have caught it are named.
+pub const MISSED: u8 = 11;

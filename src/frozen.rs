@@ -155,11 +155,12 @@ impl Frozen<'_> {
     /// Keeps the decision before anything runs: in `out` when asked (written whole or not at
     /// all; a file that cannot be written is an error, it was asked for), and in the history
     /// store. A store that cannot take it is a note: a store that is down does not stop a push.
+    /// The JSON as kept, and the note.
     pub(crate) fn keep(
         &self,
         at: Result<Location, StoreError>,
         out: Option<&Path>,
-    ) -> Result<Option<String>> {
+    ) -> Result<(String, Option<String>)> {
         let json = serde_json::to_string_pretty(self).expect("a decision serializes");
         if let Some(out) = out {
             write_whole(out, &json)?;
@@ -172,9 +173,10 @@ impl Frozen<'_> {
                 &json,
             )
         });
-        Ok(stored
+        let note = stored
             .err()
-            .map(|e| format!("the decision was not frozen in the store: {}", e.one_line())))
+            .map(|e| format!("the decision was not frozen in the store: {}", e.one_line()));
+        Ok((json, note))
     }
 }
 

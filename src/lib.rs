@@ -29,6 +29,7 @@ mod project;
 mod repo;
 mod report;
 mod run;
+mod shadow;
 pub mod timings;
 mod verdict;
 mod version;

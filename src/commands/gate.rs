@@ -53,6 +53,8 @@ pub(super) struct Options<'a> {
     pub reuse: bool,
     /// Where to write the frozen decision too (`--decision-out`).
     pub decision_out: Option<&'a Path>,
+    /// Run the whole suite and judge its failures against the frozen decision (`gate shadow`).
+    pub shadow: bool,
 }
 
 /// Where and as what a run is recorded.
@@ -113,6 +115,7 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
         }),
         reuse: !args.no_reuse,
         decision_out: args.decision_out.as_deref(),
+        shadow: false,
     };
     gate(&repo, target, &opts).map(|g| g.code)
 }
@@ -169,23 +172,23 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     for note in crate::history::signals::add(&state, &project, &input.changed(), &mut decided) {
         super::warn(note);
     }
-    let record_to = opts.record.clone().or_else(|| {
-        (opts.caller != Caller::Command && project.config.history.record).then(|| RecordTo {
-            leg: "default".into(),
-            db: None,
-        })
-    });
+    let record_to = record_to(opts, &project);
     let this_run = this_run(repo, &input, record_to.as_ref());
     let mut memo = crate::fingerprint::Memo::default();
     let ledger = look_up(repo, &input, &project, &decided, &this_run, opts, &mut memo);
-    let plan = run::select::select(
-        &decided,
-        &project,
-        opts.citation.is_some(),
-        &input.snapshot.files,
-        &root,
-        &ledger.reused_units(),
-    );
+    // A shadow run runs the whole suite, whatever was selected.
+    let plan = if opts.shadow {
+        run::select::whole(&project, &root)
+    } else {
+        run::select::select(
+            &decided,
+            &project,
+            opts.citation.is_some(),
+            &input.snapshot.files,
+            &root,
+            &ledger.reused_units(),
+        )
+    };
     let record = cite(repo, opts.citation, &input, &project, &decided)?;
     let frozen = freeze(
         &crate::frozen::Parts {
@@ -198,7 +201,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         },
         &mut memo,
         record_to.as_ref().and_then(|r| r.db.as_deref()),
-        opts.decision_out,
+        opts,
     )?;
     let view = View {
         range: input.range.as_ref(),
@@ -211,7 +214,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         framework: &project.framework,
         record: record.as_ref(),
         reused: &ledger.reused,
-        frozen: &frozen,
+        frozen: &frozen.0,
         verbose: opts.verbose,
     };
     if !opts.json {
@@ -233,6 +236,11 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         && plan.runs()
     {
         let complete = r.run.as_ref().is_some_and(|run| run.outcome != "broken");
+        if opts.shadow {
+            let db = record_to.as_ref().and_then(|t| t.db.as_deref());
+            let run = (&frozen, &collected, complete);
+            code = super::shadow::compare(repo, &project, &input, run, db, r.code)?;
+        }
         if let Some(why) = ledger.enter(&collected, complete, &this_run) {
             super::warn(why);
         }
@@ -256,6 +264,17 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     drop(view);
     super::leave(Box::new((project, input)));
     Ok(Gated { code, json })
+}
+
+/// Where the run is recorded: `--record`'s, else `[history] record`'s for the hook and
+/// `verify`.
+fn record_to(opts: &Options<'_>, project: &Project) -> Option<RecordTo> {
+    opts.record.clone().or_else(|| {
+        (opts.caller != Caller::Command && project.config.history.record).then(|| RecordTo {
+            leg: "default".into(),
+            db: None,
+        })
+    })
 }
 
 /// The selected tests' fingerprints looked up in the ledger. `--list` runs nothing and enters
@@ -288,24 +307,32 @@ fn look_up(
 }
 
 /// Freezes the selection before anything runs, in the history store (`db`, else the
-/// configured one) and in `out` when asked: its id.
+/// configured one) and in `out` when asked: its id and JSON. A shadow run judges against the
+/// decision frozen before it for the same commit and base, when there is one.
 fn freeze(
     parts: &crate::frozen::Parts<'_>,
     memo: &mut crate::fingerprint::Memo,
     db: Option<&str>,
-    out: Option<&Path>,
-) -> Result<String> {
+    opts: &Options<'_>,
+) -> Result<(String, String)> {
+    let out = opts.decision_out;
+    if opts.shadow
+        && let Some(found) = super::shadow::frozen_before(parts, db)?
+    {
+        return Ok(found);
+    }
     let frozen = crate::frozen::freeze(parts, memo);
     let store = crate::history::location(
         db,
         parts.project.config.history.url.as_deref(),
         &repo::state_dir(parts.repo),
     );
-    if let Some(note) = frozen.keep(store, out)? {
+    let (json, note) = frozen.keep(store, out)?;
+    if let Some(note) = note {
         super::warn(note);
     }
     crate::timings::mark("decision frozen");
-    Ok(frozen.id)
+    Ok((frozen.id, json))
 }
 
 /// What the ledger enters this run as: its commit, branch, whether it is the default branch,
@@ -400,7 +427,9 @@ fn execute(
     opts: &Options<'_>,
     collected: &mut Collected,
 ) -> Result<Option<steps::Ran>> {
-    if view.decision.verdict == RunVerdict::Refused && view.record.is_none() {
+    // A shadow run runs the whole suite whatever the verdict: it judges the decision, it does
+    // not act on it.
+    if view.decision.verdict == RunVerdict::Refused && view.record.is_none() && !opts.shadow {
         refuse(view, opts);
         return Ok(None);
     }

@@ -18,6 +18,7 @@ mod install;
 mod plan;
 mod record;
 mod rollup;
+mod shadow;
 mod triage;
 mod verify;
 
@@ -51,6 +52,12 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             json,
             affected_decision,
         }) => verify::run(&dir, &range, receipt.as_deref(), json, affected_decision),
+        Some(Sub::Shadow {
+            range,
+            leg,
+            db,
+            json,
+        }) => shadow::run(&dir, range.as_deref(), &leg, db, json, &styles),
         Some(Sub::Audit {
             tests,
             jobs,

@@ -146,6 +146,14 @@ impl Value {
     }
 }
 
+/// A shadow compare to record.
+pub(crate) struct Shadow<'a> {
+    pub decision: &'a str,
+    pub commit: &'a str,
+    pub base: Option<&'a str>,
+    pub judged: &'a [crate::shadow::Judged],
+}
+
 /// An open store, of either kind.
 pub(crate) enum Store {
     Sqlite(sqlite::Store),
@@ -305,6 +313,46 @@ impl Store {
             .query(schema::DECISION, &[Param::Text(id)])?
             .first()
             .map(|r| r[0].string()))
+    }
+
+    /// The decision frozen last for `commit` against `base`: its id and JSON.
+    pub(crate) fn decision_for(
+        &mut self,
+        commit: &str,
+        base: Option<&str>,
+    ) -> Result<Option<(String, String)>, StoreError> {
+        Ok(self
+            .query(
+                schema::DECISION_FOR,
+                &[Param::Text(commit), base.map_or(Param::Null, Param::Text)],
+            )?
+            .first()
+            .map(|r| (r[0].string(), r[1].string())))
+    }
+
+    /// Records a shadow compare: the decision judged, the counts, each failing unit's class.
+    pub(crate) fn shadow(&mut self, s: &Shadow<'_>) -> Result<(), StoreError> {
+        let count = |class| s.judged.iter().filter(|j| j.class == class).count() as i32;
+        let judged = serde_json::to_string(s.judged).expect("judgements serialize");
+        let write = |tx: &mut dyn rollup::Tx| {
+            tx.execute(
+                schema::SHADOW,
+                &[
+                    Param::Text(s.decision),
+                    Param::Text(s.commit),
+                    s.base.map_or(Param::Null, Param::Text),
+                    Param::Small(s.judged.len() as i32),
+                    Param::Small(count("caught")),
+                    Param::Small(count("missed")),
+                    Param::Small(count("flaky")),
+                    Param::Text(&judged),
+                ],
+            )
+        };
+        match self {
+            Store::Sqlite(x) => x.write(write),
+            Store::Postgres(x) => x.write(write),
+        }
     }
 
     /// A unit's entries under `fingerprint` in the window, newest first.

@@ -18,7 +18,8 @@ use super::StoreError;
 /// 3. The green ledger: each test file's or package's outcome under an input fingerprint, by
 ///    commit, branch, leg and store time.
 /// 4. Frozen decisions: each selection as it was made, before its run, by its id (the hash of
-///    its body), never rewritten.
+///    its body), never rewritten; shadow compares: a whole-suite run's failing units judged
+///    against the decision for its commit and base.
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -115,6 +116,19 @@ CREATE TABLE decisions (
     body TEXT NOT NULL
 );
 CREATE INDEX decisions_by_commit ON decisions (commit_sha, base_sha, frozen_unix);
+CREATE TABLE shadows (
+    entry {serial},
+    decision_id TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    base_sha TEXT,
+    recorded_unix BIGINT NOT NULL,
+    failing INTEGER NOT NULL,
+    caught INTEGER NOT NULL,
+    missed INTEGER NOT NULL,
+    flaky INTEGER NOT NULL,
+    judged TEXT NOT NULL
+);
+CREATE INDEX shadows_by_time ON shadows (recorded_unix);
 "#,
 ];
 
@@ -289,6 +303,11 @@ pub(super) const CO_FAILED: &str = "SELECT DISTINCT x.file, r.run_id FROM change
 pub(super) const FREEZE: &str = "INSERT INTO decisions (id, commit_sha, base_sha, frozen_unix, body) \
      VALUES ($1, $2, $3, {unix_now}, $4) ON CONFLICT (id) DO NOTHING";
 pub(super) const DECISION: &str = "SELECT body FROM decisions WHERE id = $1";
+/// The decision frozen last for a commit and base.
+pub(super) const DECISION_FOR: &str = "SELECT id, body FROM decisions WHERE commit_sha = $1 \
+     AND base_sha IS NOT DISTINCT FROM $2 ORDER BY frozen_unix DESC, id LIMIT 1";
+pub(super) const SHADOW: &str = "INSERT INTO shadows (decision_id, commit_sha, base_sha, recorded_unix, failing, caught, missed, flaky, judged) \
+     VALUES ($1, $2, $3, {unix_now}, $4, $5, $6, $7, $8)";
 pub(super) const ENTER: &str = "INSERT INTO ledger (unit, fingerprint, outcome, commit_sha, branch, mainline, leg, recorded_unix) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, {unix_now})";
 

@@ -90,3 +90,20 @@ pub(crate) fn select(
     });
     RunPlan { pytest, go, idle }
 }
+
+/// The whole suite, whatever the verdicts: what a shadow run runs (`gate shadow`), to judge
+/// the selection against every test's outcome.
+pub(crate) fn whole(project: &Project, root: &Path) -> RunPlan {
+    let has_python_tests = project.tests.iter().any(|t| !graph::is_go_unit(t));
+    let has_go_tests = project.tests.iter().any(|t| graph::is_go_unit(t));
+    let pytest = has_python_tests.then(|| {
+        pytest::Command::whole_suite(pytest::base_argv(&project.config, &project.framework, root))
+    });
+    let go = if has_go_tests {
+        gotest::commands(&project.go, &[], true, &project.config.go_flags)
+    } else {
+        Vec::new()
+    };
+    let idle = (pytest.is_none() && go.is_empty()).then(|| "the tree has no test".to_string());
+    RunPlan { pytest, go, idle }
+}

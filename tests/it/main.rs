@@ -24,6 +24,7 @@ mod refusals;
 mod results;
 mod runner_argv;
 mod selection;
+mod shadow;
 mod snapshots;
 mod steps;
 mod support;

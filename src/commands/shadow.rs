@@ -1,0 +1,145 @@
+//! `gate shadow [RANGE]`: the whole suite runs through the gate pipeline (the decision frozen
+//! for this commit and base, else one frozen now, before the suite runs), and every failing
+//! test file or Go package is judged against that decision (`crate::shadow`). The run and the
+//! judgements are recorded in the history store.
+
+use super::gate::{self, Caller, Options, RecordTo, Target};
+use crate::error::{Error, Result};
+use crate::exit_codes;
+use crate::frozen::Parts;
+use crate::history::{self, Shadow, Store};
+use crate::project::Project;
+use crate::repo::input::Input;
+use crate::repo::{self, range};
+use crate::report::styles::Styles;
+use crate::run::events::Collected;
+use std::path::Path;
+
+pub(super) fn run(
+    dir: &Path,
+    spec: Option<&str>,
+    leg: &str,
+    db: Option<String>,
+    json: bool,
+    styles: &Styles,
+) -> Result<u8> {
+    let repo = repo::open(dir)?;
+    let spec = match spec {
+        Some(s) => s.to_string(),
+        None => match range::default_branch(&repo) {
+            Some(main) => format!("{}...HEAD", main.name),
+            None => {
+                return Err(Error::Usage(
+                    "gate shadow: no default branch to compare with: give RANGE (`origin/main...HEAD`)"
+                        .into(),
+                ));
+            }
+        },
+    };
+    let opts = Options {
+        caller: Caller::Command,
+        citation: None,
+        list: false,
+        json,
+        verbose: false,
+        styles,
+        retry: format!("gate shadow {spec}"),
+        keep_json: false,
+        record: Some(RecordTo {
+            leg: leg.to_string(),
+            db,
+        }),
+        reuse: true,
+        decision_out: None,
+        shadow: true,
+    };
+    let target = Target::Ranges(vec![range::resolve(&repo, &spec)?]);
+    gate::gate(&repo, target, &opts).map(|g| g.code)
+}
+
+/// The decision frozen before this run for the same commit and base, if the store holds one.
+pub(super) fn frozen_before(
+    parts: &Parts<'_>,
+    db: Option<&str>,
+) -> Result<Option<(String, String)>> {
+    let Some(head) = parts.input.head else {
+        return Ok(None);
+    };
+    let mut store = open(parts.repo, parts.project, db)?;
+    let base = parts.input.bases.first().map(ToString::to_string);
+    Ok(store.decision_for(&head.to_string(), base.as_deref())?)
+}
+
+fn open(repo: &git2::Repository, project: &Project, db: Option<&str>) -> Result<Store> {
+    let at = history::location(
+        db,
+        project.config.history.url.as_deref(),
+        &repo::state_dir(repo),
+    )?;
+    Ok(Store::open(&at)?)
+}
+
+/// Judges the run's failing units against the frozen decision `(id, json)`, says so and
+/// records it; the exit code: `MISSED` on a miss, else the run's `code`. A run that broke
+/// (`complete` false) is judged not at all: its missing results are unknown, never passes.
+pub(super) fn compare(
+    repo: &git2::Repository,
+    project: &Project,
+    input: &Input,
+    (frozen, collected, complete): (&(String, String), &Collected, bool),
+    db: Option<&str>,
+    code: u8,
+) -> Result<u8> {
+    if !complete {
+        eprintln!("gate shadow: the run broke before its end: nothing judged, nothing recorded");
+        return Ok(code);
+    }
+    let decision: crate::shadow::Frozen = serde_json::from_str(&frozen.1).map_err(|e| {
+        Error::Internal(format!(
+            "the frozen decision {} cannot be read: {e}",
+            frozen.0
+        ))
+    })?;
+    let Some(head) = input.head else {
+        return Err(Error::Usage(
+            "gate shadow judges a commit: the working tree is not one".into(),
+        ));
+    };
+    let failing = crate::shadow::failing_units(&collected.tests);
+    let mut store = open(repo, project, db)?;
+    // Flaky evidence from before this run: it is recorded after this compare.
+    let window = project.config.history.window_days;
+    let mut flaky = std::collections::BTreeSet::new();
+    for unit in &failing {
+        if project.config.known_flaky.is_match(unit) || store.flaky_unit(unit, window)? {
+            flaky.insert(unit.clone());
+        }
+    }
+    let judged = crate::shadow::judge(&decision, &failing, &|u| flaky.contains(u));
+    for j in judged.iter().filter(|j| j.class == "missed") {
+        eprintln!(
+            "missed: {} — {}",
+            j.unit,
+            j.cause.as_deref().unwrap_or_default()
+        );
+        if let Some(rule) = &j.rule {
+            eprintln!("  the rule that would have caught it:");
+            for line in rule.lines() {
+                eprintln!("    {line}");
+            }
+        }
+    }
+    eprintln!("{}", crate::shadow::summary(&judged));
+    let base = input.bases.first().map(ToString::to_string);
+    store.shadow(&Shadow {
+        decision: &frozen.0,
+        commit: &head.to_string(),
+        base: base.as_deref(),
+        judged: &judged,
+    })?;
+    Ok(if judged.iter().any(|j| j.class == "missed") {
+        exit_codes::MISSED
+    } else {
+        code
+    })
+}

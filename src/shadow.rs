@@ -1,0 +1,261 @@
+//! Shadow compares: a whole-suite run's failures judged against the decision frozen for the
+//! same commit and base. Each failing test file or Go package is `caught` (the decision ran
+//! it), `missed` with its cause (no edge linked a change to it, `max_depth` cut it, the ledger
+//! reused it), or `flaky` — by evidence recorded before this run only, so a miss is never
+//! excused as flaky after the fact.
+
+use crate::run::events::{TestOutcome, TestResult};
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// What a shadow compare reads of a frozen decision (`plans/frozen.schema.json`).
+#[derive(Deserialize)]
+pub(crate) struct Frozen {
+    pub verdict: String,
+    pub selected: BTreeMap<String, Vec<String>>,
+    pub reused: BTreeMap<String, Reused>,
+    pub cut: BTreeMap<String, Vec<String>>,
+    pub changes: Vec<Changed>,
+    pub inventory: Vec<String>,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Reused {
+    pub commit: String,
+    pub passed_at: String,
+}
+
+#[derive(Deserialize)]
+pub(crate) struct Changed {
+    pub path: String,
+    pub status: String,
+}
+
+/// One failing unit's judgement.
+#[derive(Serialize, Debug, PartialEq, Eq)]
+pub(crate) struct Judged {
+    pub unit: String,
+    /// `caught`, `missed` or `flaky`.
+    pub class: &'static str,
+    /// Why a miss was missed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cause: Option<String>,
+    /// The `[[depends]]` rule that would have caught it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+}
+
+/// The test files and Go packages with a test whose last attempt failed or errored.
+pub(crate) fn failing_units(results: &[TestResult]) -> BTreeSet<String> {
+    let mut last: BTreeMap<&str, (u32, TestOutcome, Option<&str>)> = BTreeMap::new();
+    for r in results {
+        let entry = last
+            .entry(r.id.as_str())
+            .or_insert((r.attempt, r.outcome, r.file.as_deref()));
+        if r.attempt >= entry.0 {
+            *entry = (r.attempt, r.outcome, r.file.as_deref());
+        }
+    }
+    last.into_iter()
+        .filter(|(_, (_, o, _))| matches!(o, TestOutcome::Failed | TestOutcome::Error))
+        .map(|(id, (_, _, file))| file.map_or_else(|| id.to_string(), str::to_string))
+        .collect()
+}
+
+/// Judges each failing unit against `decision`. `flaky`: the unit had flaky evidence before
+/// this run (or is `known_flaky`).
+pub(crate) fn judge(
+    decision: &Frozen,
+    failing: &BTreeSet<String>,
+    flaky: &dyn Fn(&str) -> bool,
+) -> Vec<Judged> {
+    // A whole-suite or refused verdict runs everything (a refusal only with a cited decision,
+    // which runs the rest): nothing it could have missed was left out by the graph.
+    let ran_everything = matches!(decision.verdict.as_str(), "named_full" | "refused");
+    failing
+        .iter()
+        .map(|unit| {
+            let judged = |class, cause: Option<String>, rule: Option<String>| Judged {
+                unit: unit.clone(),
+                class,
+                cause,
+                rule,
+            };
+            if flaky(unit) {
+                return judged("flaky", None, None);
+            }
+            if let Some(r) = decision.reused.get(unit) {
+                return judged(
+                    "missed",
+                    Some(format!(
+                        "the ledger reused its pass at {} ({}): an input of its outcome is missing from its fingerprint",
+                        short(&r.commit),
+                        r.passed_at
+                    )),
+                    None,
+                );
+            }
+            if ran_everything || decision.selected.contains_key(unit) {
+                return judged("caught", None, None);
+            }
+            if let Some(changes) = decision.cut.get(unit) {
+                return judged(
+                    "missed",
+                    Some(format!(
+                        "max_depth cut the chain from {} to it",
+                        changes.join(", ")
+                    )),
+                    Some(rule(unit, changes.iter().map(String::as_str))),
+                );
+            }
+            let changed: Vec<&str> = decision
+                .changes
+                .iter()
+                .filter(|c| c.status != "deleted")
+                .map(|c| c.path.as_str())
+                .collect();
+            let cause = if decision.inventory.iter().any(|t| t == unit) {
+                format!("no edge linked {} to it", list(&changed))
+            } else {
+                "it is not in the decision's inventory (a test gate did not discover)".to_string()
+            };
+            judged("missed", Some(cause), Some(rule(unit, changed.into_iter())))
+        })
+        .collect()
+}
+
+/// The `[[depends]]` rule that makes `unit` run when any of `on` changes.
+fn rule<'a>(unit: &str, on: impl Iterator<Item = &'a str>) -> String {
+    let on: Vec<String> = on.map(|p| format!("{p:?}")).collect();
+    format!(
+        "[[depends]]\ntests = {:?}\non = [{}]",
+        unit.trim_start_matches("./"),
+        on.join(", ")
+    )
+}
+
+fn list(paths: &[&str]) -> String {
+    match paths {
+        [] => "no change".to_string(),
+        [one] => one.to_string(),
+        _ => format!("{} and {} more", paths[0], paths.len() - 1),
+    }
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}
+
+/// The closing line, in the shape of seed 000's.
+pub(crate) fn summary(judged: &[Judged]) -> String {
+    let count = |class| judged.iter().filter(|j| j.class == class).count();
+    format!(
+        "gate shadow: {} failing test file(s): {} caught, {} missed, {} flaky",
+        judged.len(),
+        count("caught"),
+        count("missed"),
+        count("flaky")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frozen() -> Frozen {
+        serde_json::from_value(serde_json::json!({
+            "verdict": "bounded",
+            "selected": {"tests/test_a.py": ["src/a.py"]},
+            "reused": {"tests/test_r.py": {"commit": "0123456789abcdef", "branch": null, "leg": "default", "passed_at": "2026-12-04T00:00:00Z"}},
+            "cut": {"tests/test_deep.py": ["src/a.py"]},
+            "changes": [{"path": "src/a.py", "status": "modified", "other": null},
+                        {"path": "src/old.py", "status": "deleted", "other": null}],
+            "inventory": ["tests/test_a.py", "tests/test_b.py", "tests/test_r.py", "tests/test_deep.py", "tests/test_f.py"]
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn each_failure_is_caught_missed_with_its_cause_or_flaky() {
+        let failing: BTreeSet<String> = [
+            "tests/test_a.py",
+            "tests/test_b.py",
+            "tests/test_r.py",
+            "tests/test_deep.py",
+            "tests/test_f.py",
+            "tests/test_new.py",
+        ]
+        .map(String::from)
+        .into();
+        let judged = judge(&frozen(), &failing, &|u| u == "tests/test_f.py");
+        let class: BTreeMap<&str, &str> =
+            judged.iter().map(|j| (j.unit.as_str(), j.class)).collect();
+        assert_eq!(class["tests/test_a.py"], "caught");
+        assert_eq!(class["tests/test_f.py"], "flaky");
+        for missed in ["tests/test_b.py", "tests/test_r.py", "tests/test_deep.py"] {
+            assert_eq!(class[missed], "missed", "{missed}");
+        }
+        let b = judged.iter().find(|j| j.unit == "tests/test_b.py").unwrap();
+        assert_eq!(b.cause.as_deref(), Some("no edge linked src/a.py to it"));
+        assert_eq!(
+            b.rule.as_deref(),
+            Some("[[depends]]\ntests = \"tests/test_b.py\"\non = [\"src/a.py\"]")
+        );
+        let r = judged.iter().find(|j| j.unit == "tests/test_r.py").unwrap();
+        assert!(
+            r.cause
+                .as_ref()
+                .unwrap()
+                .contains("ledger reused its pass at 0123456789ab")
+        );
+        let deep = judged
+            .iter()
+            .find(|j| j.unit == "tests/test_deep.py")
+            .unwrap();
+        assert!(deep.cause.as_ref().unwrap().starts_with("max_depth cut"));
+        let new = judged
+            .iter()
+            .find(|j| j.unit == "tests/test_new.py")
+            .unwrap();
+        assert!(
+            new.cause
+                .as_ref()
+                .unwrap()
+                .contains("not in the decision's inventory")
+        );
+        assert_eq!(
+            summary(&judged),
+            "gate shadow: 6 failing test file(s): 1 caught, 4 missed, 1 flaky"
+        );
+    }
+
+    #[test]
+    fn a_whole_suite_verdict_catches_everything_but_a_reuse() {
+        let mut d = frozen();
+        d.verdict = "named_full".into();
+        let failing: BTreeSet<String> = ["tests/test_b.py", "tests/test_r.py"]
+            .map(String::from)
+            .into();
+        let judged = judge(&d, &failing, &|_| false);
+        assert_eq!(judged[0].class, "caught");
+        assert_eq!(judged[1].class, "missed");
+    }
+
+    #[test]
+    fn a_unit_fails_by_its_last_attempt() {
+        let r = |id: &str, attempt, outcome| TestResult {
+            id: id.into(),
+            file: Some(id.split("::").next().unwrap().into()),
+            outcome,
+            duration_ms: 1,
+            attempt,
+        };
+        let failing = failing_units(&[
+            r("t/a.py::x", 1, TestOutcome::Failed),
+            r("t/a.py::x", 2, TestOutcome::Passed),
+            r("t/b.py::y", 1, TestOutcome::Error),
+            r("t/c.py::z", 1, TestOutcome::Passed),
+        ]);
+        assert_eq!(failing, ["t/b.py".to_string()].into());
+    }
+}

@@ -1,0 +1,178 @@
+//! Shadow runs, on both stores with real pytest: the whole suite runs and every failing test
+//! file is judged against the decision frozen for its commit and base — a planted regression
+//! the selection catches, one it misses because the configuration marked its input inert on
+//! purpose (named with its cause and the rule that would have caught it), and a flaky test
+//! (failed then passed on one commit before) counted apart. Recorded in the store.
+
+use crate::history::{Kind, Store};
+use crate::support::{TestRepo, text};
+use serde_json::Value;
+
+fn fixture() -> TestRepo {
+    let t = TestRepo::from_fixture("shop");
+    let counter = t.root.parent().unwrap().join("flaky-count");
+    // The rate file is named only through the runner's environment: no edge reaches it, and
+    // the team marked config/ inert on purpose.
+    t.write(
+        ".gate.toml",
+        &format!(
+            "inert = [\"config/**\"]\n\n[env]\nRATE_FILE = \"config/rate.cfg\"\nFLAKY_COUNTER = \"{}\"\n",
+            counter.display()
+        ),
+    );
+    t.write("config/rate.cfg", "1\n");
+    t.commit("configuration");
+    t.write(
+        "tests/test_rate.py",
+        "import os\n\n\ndef test_rate():\n    assert open(os.environ['RATE_FILE']).read().strip() == '1'\n",
+    );
+    // Fails on every odd run: a flaky test.
+    t.write(
+        "tests/test_flaky.py",
+        "import os\n\n\ndef test_flaky():\n    path = os.environ['FLAKY_COUNTER']\n    n = int(open(path).read()) + 1 if os.path.exists(path) else 1\n    open(path, 'w').write(str(n))\n    assert n % 2 == 0\n",
+    );
+    t.commit("rate and flaky");
+    t
+}
+
+fn gate_json(t: &TestRepo, db: &str, args: &[&str]) -> (Option<i32>, Value, String) {
+    let out = t.gate(args).env("GATE_DB", db).output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
+    (
+        out.status.code(),
+        doc,
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+on_both!(a_shadow_run_judges_every_failure: shadow_sqlite, shadow_postgres);
+fn a_shadow_run_judges_every_failure(kind: Kind) {
+    let t = fixture();
+    let store = Store::new(kind, &t);
+    let db = store.url.as_str();
+    // The flaky test fails, then passes, on one commit: evidence recorded before the shadow.
+    let range = ["--affected", "HEAD~1...HEAD", "--record", "--json"];
+    let (first, _, _) = gate_json(&t, db, &range);
+    assert_eq!(first, Some(1));
+    let (second, doc, _) = gate_json(&t, db, &range);
+    assert_eq!(second, Some(0), "{doc:#}");
+    // On a branch: a regression in money (selected: caught) and a rate change (inert: the
+    // test that reads it is missed).
+    t.branch("feature");
+    t.checkout("feature");
+    t.write(
+        "src/shop/money.py",
+        "CENTS = 100\n\n\ndef to_cents(amount):\n    return round(amount * CENTS) + 1\n",
+    );
+    t.write("config/rate.cfg", "2\n");
+    t.commit("money off by one, rate 2");
+    // The gate of the push freezes its decision; the shadow judges against that one.
+    let (_, gated, _) = gate_json(&t, db, &["--affected", "master...HEAD", "--json", "--list"]);
+    let frozen = gated["frozen_decision"].as_str().unwrap().to_string();
+    let (code, shadow, stderr) = gate_json(&t, db, &["shadow", "master...HEAD", "--json"]);
+    assert_eq!(code, Some(11), "{stderr}");
+    assert_eq!(shadow["frozen_decision"], frozen.as_str(), "{stderr}");
+    // The whole suite ran.
+    let ran: std::collections::BTreeSet<&str> = shadow["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["file"].as_str())
+        .collect();
+    assert!(ran.contains("tests/test_plugins.py"), "{ran:?}");
+    assert!(ran.contains("tests/test_rate.py"), "{ran:?}");
+    assert!(
+        stderr.contains("missed: tests/test_rate.py — no edge linked "),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("tests = \"tests/test_rate.py\"") && stderr.contains("\"config/rate.cfg\""),
+        "{stderr}"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("gate shadow: "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    // Every failing file but the rate and the flaky test is one the money change selected.
+    let failing: Vec<&str> = shadow["test_summary"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["failed"].as_u64() > Some(0) || s["errors"].as_u64() > Some(0))
+        .filter_map(|s| s["file"].as_str())
+        .collect();
+    assert!(failing.contains(&"tests/test_money.py"), "{failing:?}");
+    let selected = shadow["selected"].as_array().unwrap();
+    let money_failing = failing
+        .iter()
+        .filter(|f| selected.iter().any(|s| s["path"] == **f))
+        .count();
+    assert_eq!(money_failing, failing.len() - 2, "{failing:?}");
+    assert!(money_failing >= 1, "{shadow:#}");
+    assert_eq!(
+        line,
+        format!(
+            "gate shadow: {} failing test file(s): {money_failing} caught, 1 missed, 1 flaky",
+            money_failing + 2
+        )
+    );
+    // Recorded: the shadow against the decision, with its counts and judgements.
+    let rows = store.rows("SELECT decision_id, caught, missed, flaky, judged FROM shadows");
+    assert_eq!(rows.len(), 1, "{rows:?}");
+    assert_eq!(rows[0][0], frozen);
+    assert_eq!(rows[0][1], money_failing.to_string());
+    assert_eq!(rows[0][2..4], ["1", "1"]);
+    let judged: Value = serde_json::from_str(&rows[0][4]).unwrap();
+    assert!(
+        judged
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|j| j["unit"] == "tests/test_flaky.py" && j["class"] == "flaky"),
+        "{judged:#}"
+    );
+    // With the rule added on master (a change gated under master's configuration), the next
+    // shadow of the same change catches it.
+    t.checkout("master");
+    t.append(
+        ".gate.toml",
+        "\n[[depends]]\ntests = \"tests/test_rate.py\"\non = [\"config/rate.cfg\"]\n",
+    );
+    t.commit("the rule");
+    t.checkout("feature");
+    merge_master(&t);
+    let (code, _, stderr) = gate_json(&t, db, &["shadow", "master...HEAD", "--json"]);
+    assert!(
+        stderr.contains("0 missed"),
+        "with the rule the rate test is caught: {stderr}"
+    );
+    assert_eq!(code, Some(1), "failures caught exit as failures: {stderr}");
+}
+
+/// Merges master into the checked-out branch (a merge commit, no conflicts).
+fn merge_master(t: &TestRepo) {
+    let master = t.repo.revparse_single("master").unwrap().id();
+    let sig = t.repo.signature().unwrap();
+    let tip = t.repo.head().unwrap().peel_to_commit().unwrap();
+    let tree = {
+        let mut index = t
+            .repo
+            .merge_commits(&t.repo.find_commit(master).unwrap(), &tip, None)
+            .unwrap();
+        t.repo
+            .find_tree(index.write_tree_to(&t.repo).unwrap())
+            .unwrap()
+    };
+    t.repo
+        .commit(
+            Some("HEAD"),
+            &sig,
+            &sig,
+            "merge master",
+            &tree,
+            &[&tip, &t.repo.find_commit(master).unwrap()],
+        )
+        .unwrap();
+    t.checkout("feature");
+}
