@@ -19,6 +19,7 @@ use crate::run::events::{Collected, Tee};
 use crate::run::steps::{self, Steps};
 use crate::verdict::{self, Decision, RunVerdict, Verdict};
 use owo_colors::OwoColorize;
+use std::borrow::Cow;
 use std::io::Write;
 use std::path::Path;
 use std::time::Instant;
@@ -34,6 +35,7 @@ pub(super) enum Caller {
 
 pub(super) use crate::repo::input::Target;
 
+#[derive(Clone)]
 pub(super) struct Options<'a> {
     pub caller: Caller,
     pub citation: Option<&'a str>,
@@ -53,8 +55,19 @@ pub(super) struct Options<'a> {
     pub reuse: bool,
     /// Where to write the frozen decision too (`--decision-out`).
     pub decision_out: Option<&'a Path>,
-    /// Run the whole suite and judge its failures against the frozen decision (`gate shadow`).
-    pub shadow: bool,
+    /// Run the whole suite and judge its failures against the frozen decision.
+    pub shadow: Shadow,
+}
+
+/// Whether a run is a shadow run, and why.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shadow {
+    Off,
+    /// `gate shadow`: a miss is its exit code.
+    Asked,
+    /// Chosen by `audit_rate` for this CI run: the whole suite runs, the compare is recorded,
+    /// and the run's outcome is its tests' (a shadow run never changes it).
+    Audit,
 }
 
 /// Where and as what a run is recorded.
@@ -115,7 +128,7 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
         }),
         reuse: !args.no_reuse,
         decision_out: args.decision_out.as_deref(),
-        shadow: false,
+        shadow: Shadow::Off,
     };
     gate(&repo, target, &opts).map(|g| g.code)
 }
@@ -172,23 +185,12 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     for note in crate::history::signals::add(&state, &project, &input.changed(), &mut decided) {
         super::warn(note);
     }
+    let opts: &Options<'_> = &audit(opts, &project);
     let record_to = record_to(opts, &project);
     let this_run = this_run(repo, &input, record_to.as_ref());
     let mut memo = crate::fingerprint::Memo::default();
     let ledger = look_up(repo, &input, &project, &decided, &this_run, opts, &mut memo);
-    // A shadow run runs the whole suite, whatever was selected.
-    let plan = if opts.shadow {
-        run::select::whole(&project, &root)
-    } else {
-        run::select::select(
-            &decided,
-            &project,
-            opts.citation.is_some(),
-            &input.snapshot.files,
-            &root,
-            &ledger.reused_units(),
-        )
-    };
+    let plan = plan_of(opts, &decided, &project, &input, &ledger, &root);
     let record = cite(repo, opts.citation, &input, &project, &decided)?;
     let frozen = freeze(
         &crate::frozen::Parts {
@@ -236,10 +238,11 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         && plan.runs()
     {
         let complete = r.run.as_ref().is_some_and(|run| run.outcome != "broken");
-        if opts.shadow {
+        if opts.shadow != Shadow::Off {
             let db = record_to.as_ref().and_then(|t| t.db.as_deref());
             let run = (&frozen, &collected, complete);
-            code = super::shadow::compare(repo, &project, &input, run, db, r.code)?;
+            let mode = (r.code, opts.shadow);
+            code = super::shadow::compare(repo, &project, &input, run, db, mode)?;
         }
         if let Some(why) = ledger.enter(&collected, complete, &this_run) {
             super::warn(why);
@@ -264,6 +267,59 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     drop(view);
     super::leave(Box::new((project, input)));
     Ok(Gated { code, json })
+}
+
+/// The run plan: the selection without the ledger's reuses; the whole suite, whatever was
+/// selected, for a shadow run.
+fn plan_of(
+    opts: &Options<'_>,
+    decided: &Decision,
+    project: &Project,
+    input: &Input,
+    ledger: &Ledger,
+    root: &Path,
+) -> run::select::RunPlan {
+    if opts.shadow != Shadow::Off {
+        return run::select::whole(project, root);
+    }
+    run::select::select(
+        decided,
+        project,
+        opts.citation.is_some(),
+        &input.snapshot.files,
+        root,
+        &ledger.reused_units(),
+    )
+}
+
+/// `opts` as an audit run, when `audit_rate` (the governing configuration's) chooses this CI
+/// run: by a hash of its run id alone, so a retry of the run makes the same choice. Outside CI
+/// (no run id) and in the pre-push hook, never.
+fn audit<'o, 'a>(opts: &'o Options<'a>, project: &Project) -> Cow<'o, Options<'a>> {
+    let rate = project.config.audit_rate;
+    if opts.shadow != Shadow::Off || opts.caller == Caller::PrePush || rate <= 0.0 || opts.list {
+        return Cow::Borrowed(opts);
+    }
+    let (run, generated) = super::record::run_id(None);
+    if generated || !audit_chooses(&run, rate) {
+        return Cow::Borrowed(opts);
+    }
+    super::warn(format!(
+        "audit run: audit_rate {rate} chose CI run {run}: the whole suite runs in shadow mode"
+    ));
+    Cow::Owned(Options {
+        shadow: Shadow::Audit,
+        ..opts.clone()
+    })
+}
+
+/// Whether run `run` is among the `rate` fraction audited: the first 8 bytes of its SHA-256,
+/// as a fraction of 2^64, below the rate.
+pub(super) fn audit_chooses(run: &str, rate: f64) -> bool {
+    use sha2::Digest;
+    let h = sha2::Sha256::digest(run.as_bytes());
+    let x = u64::from_be_bytes(h[..8].try_into().expect("8 bytes"));
+    (x as f64) / 18_446_744_073_709_551_616.0 < rate
 }
 
 /// Where the run is recorded: `--record`'s, else `[history] record`'s for the hook and
@@ -316,7 +372,7 @@ fn freeze(
     opts: &Options<'_>,
 ) -> Result<(String, String)> {
     let out = opts.decision_out;
-    if opts.shadow
+    if opts.shadow != Shadow::Off
         && let Some(found) = super::shadow::frozen_before(parts, db)?
     {
         return Ok(found);
@@ -429,7 +485,10 @@ fn execute(
 ) -> Result<Option<steps::Ran>> {
     // A shadow run runs the whole suite whatever the verdict: it judges the decision, it does
     // not act on it.
-    if view.decision.verdict == RunVerdict::Refused && view.record.is_none() && !opts.shadow {
+    if view.decision.verdict == RunVerdict::Refused
+        && view.record.is_none()
+        && opts.shadow == Shadow::Off
+    {
         refuse(view, opts);
         return Ok(None);
     }

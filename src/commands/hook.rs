@@ -53,7 +53,7 @@ pub(super) fn pre_push(dir: &Path, remote: &str, styles: &Styles) -> Result<u8> 
         record: None,
         reuse: true,
         decision_out: None,
-        shadow: false,
+        shadow: super::gate::Shadow::Off,
         retry:
             "GATE_DECISION=\"<citation>\" git push …   (the same push, with the decision recorded)"
                 .into(),

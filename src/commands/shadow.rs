@@ -3,11 +3,11 @@
 //! test file or Go package is judged against that decision (`crate::shadow`). The run and the
 //! judgements are recorded in the history store.
 
-use super::gate::{self, Caller, Options, RecordTo, Target};
+use super::gate::{self, Caller, Options, RecordTo, Shadow, Target};
 use crate::error::{Error, Result};
 use crate::exit_codes;
 use crate::frozen::Parts;
-use crate::history::{self, Shadow, Store};
+use crate::history::{self, ShadowRun, Store};
 use crate::project::Project;
 use crate::repo::input::Input;
 use crate::repo::{self, range};
@@ -51,7 +51,7 @@ pub(super) fn run(
         }),
         reuse: true,
         decision_out: None,
-        shadow: true,
+        shadow: Shadow::Asked,
     };
     let target = Target::Ranges(vec![range::resolve(&repo, &spec)?]);
     gate::gate(&repo, target, &opts).map(|g| g.code)
@@ -80,7 +80,8 @@ fn open(repo: &git2::Repository, project: &Project, db: Option<&str>) -> Result<
 }
 
 /// Judges the run's failing units against the frozen decision `(id, json)`, says so and
-/// records it; the exit code: `MISSED` on a miss, else the run's `code`. A run that broke
+/// records it; the exit code: `MISSED` on a miss when the shadow was asked for, else the
+/// run's `code` (an audit never changes a run's outcome). A run that broke
 /// (`complete` false) is judged not at all: its missing results are unknown, never passes.
 pub(super) fn compare(
     repo: &git2::Repository,
@@ -88,7 +89,7 @@ pub(super) fn compare(
     input: &Input,
     (frozen, collected, complete): (&(String, String), &Collected, bool),
     db: Option<&str>,
-    code: u8,
+    (code, mode): (u8, Shadow),
 ) -> Result<u8> {
     if !complete {
         eprintln!("gate shadow: the run broke before its end: nothing judged, nothing recorded");
@@ -131,15 +132,17 @@ pub(super) fn compare(
     }
     eprintln!("{}", crate::shadow::summary(&judged));
     let base = input.bases.first().map(ToString::to_string);
-    store.shadow(&Shadow {
+    store.shadow(&ShadowRun {
         decision: &frozen.0,
         commit: &head.to_string(),
         base: base.as_deref(),
         judged: &judged,
     })?;
-    Ok(if judged.iter().any(|j| j.class == "missed") {
-        exit_codes::MISSED
-    } else {
-        code
-    })
+    Ok(
+        if mode == Shadow::Asked && judged.iter().any(|j| j.class == "missed") {
+            exit_codes::MISSED
+        } else {
+            code
+        },
+    )
 }

@@ -28,7 +28,7 @@ pub(super) fn run(
         record: None,
         reuse: true,
         decision_out: None,
-        shadow: false,
+        shadow: super::gate::Shadow::Off,
         retry: format!(
             "gate verify {spec} --affected-decision \"<citation>\"   (or GATE_DECISION=\"<citation>\")"
         ),

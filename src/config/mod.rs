@@ -146,6 +146,8 @@ pub(crate) struct Config {
     pub whole_suite: Vec<(GlobMatcher, String, bool)>,
     pub named_full: NamedFullMode,
     pub max_depth: Option<u32>,
+    /// The fraction of CI runs that audit: the whole suite in shadow mode (0: none).
+    pub audit_rate: f64,
     pub fallback: Fallback,
     pub runner: Option<Vec<String>>,
     pub env: BTreeMap<String, String>,

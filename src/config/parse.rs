@@ -42,6 +42,7 @@ pub(super) fn parse(file: Option<&str>, text: &str) -> Result<Config> {
         whole_suite: p.whole_suite(raw.whole_suite_defaults, raw.whole_suite)?,
         named_full: raw.named_full,
         max_depth: raw.max_depth,
+        audit_rate: p.audit_rate(raw.audit_rate)?,
         fallback: raw.fallback,
         runner: p.runner(raw.runner)?,
         env: raw.env,
@@ -129,6 +130,18 @@ impl Parser<'_> {
     }
 
     /// `[ledger]`: each `env` entry must be a variable's name, as a shell would take it.
+    fn audit_rate(&self, raw: Option<Spanned<f64>>) -> Result<f64> {
+        let Some(rate) = raw else { return Ok(0.0) };
+        let line = self.line(rate.span());
+        let rate = rate.into_inner();
+        if !(0.0..=1.0).contains(&rate) {
+            return Err(self.err(format!(
+                "line {line}: `audit_rate`: {rate} is not a fraction from 0 to 1"
+            )));
+        }
+        Ok(rate)
+    }
+
     fn ledger(&self, raw: super::raw::RawLedger) -> Result<super::Ledger> {
         let mut env = Vec::new();
         for name in raw.env {

@@ -37,6 +37,9 @@ pub(super) struct RawConfig {
     pub(super) named_full: NamedFullMode,
     /// Caps how many import hops the selection walks back; the report names what the cap cut.
     pub(super) max_depth: Option<u32>,
+    /// The fraction of CI runs (chosen from the run id) that run the whole suite in shadow
+    /// mode instead of the subset.
+    pub(super) audit_rate: Option<Spanned<f64>>,
     /// A change nothing reaches: `"refuse"` (the default) or `"full"` (named_full, whole suite).
     #[serde(default)]
     pub(super) fallback: Fallback,

@@ -147,7 +147,7 @@ impl Value {
 }
 
 /// A shadow compare to record.
-pub(crate) struct Shadow<'a> {
+pub(crate) struct ShadowRun<'a> {
     pub decision: &'a str,
     pub commit: &'a str,
     pub base: Option<&'a str>,
@@ -331,7 +331,7 @@ impl Store {
     }
 
     /// Records a shadow compare: the decision judged, the counts, each failing unit's class.
-    pub(crate) fn shadow(&mut self, s: &Shadow<'_>) -> Result<(), StoreError> {
+    pub(crate) fn shadow(&mut self, s: &ShadowRun<'_>) -> Result<(), StoreError> {
         let count = |class| s.judged.iter().filter(|j| j.class == class).count() as i32;
         let judged = serde_json::to_string(s.judged).expect("judgements serialize");
         let write = |tx: &mut dyn rollup::Tx| {

@@ -176,3 +176,73 @@ fn merge_master(t: &TestRepo) {
         .unwrap();
     t.checkout("feature");
 }
+
+/// Whether `audit_rate` audits CI run `run`: the documented choice, computed here on its own.
+fn chosen(run: &str, rate: f64) -> bool {
+    use sha2::Digest;
+    let h = sha2::Sha256::digest(run.as_bytes());
+    let x = u64::from_be_bytes(h[..8].try_into().unwrap());
+    (x as f64) / 2f64.powi(64) < rate
+}
+
+#[test]
+fn audit_rate_chooses_ci_runs_by_their_id_and_a_retry_chooses_the_same() {
+    let t = TestRepo::from_fixture("shop");
+    t.write(".gate.toml", "audit_rate = 0.5\n");
+    t.commit("audit half the runs");
+    t.append("src/shop/money.py", "\n# reviewed\n");
+    t.commit("money");
+    let db = format!("sqlite:{}", t.root.join(".git/gate/h.sqlite").display());
+    let mut audited = Vec::new();
+    for run in 1..=8 {
+        let mut seen = Vec::new();
+        for attempt in ["1", "2"] {
+            let out = t
+                .gate(&["--affected", "HEAD~1...HEAD", "--json"])
+                .env("GATE_DB", &db)
+                .env("GITHUB_RUN_ID", run.to_string())
+                .env("GITHUB_RUN_ATTEMPT", attempt)
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+            let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+            // The money change does not select test_plugins: only the whole suite runs it.
+            let whole = doc["tests"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|t| t["file"] == "tests/test_plugins.py");
+            assert_eq!(
+                whole,
+                text(&out).contains("audit run: audit_rate 0.5 chose CI run"),
+                "{}",
+                text(&out)
+            );
+            seen.push(whole);
+        }
+        assert_eq!(seen[0], seen[1], "run {run}: a retry chooses the same");
+        assert_eq!(seen[0], chosen(&run.to_string(), 0.5), "run {run}");
+        audited.push(seen[0]);
+    }
+    assert!(
+        audited.contains(&true) && audited.contains(&false),
+        "{audited:?}"
+    );
+    // Outside CI (no run id) a run is never an audit.
+    let out = t
+        .gate(&["--affected", "HEAD~1...HEAD", "--json", "--list"])
+        .env("GATE_DB", &db)
+        .env_remove("GITHUB_RUN_ID")
+        .output()
+        .unwrap();
+    assert!(!text(&out).contains("audit run"), "{}", text(&out));
+    // A rate that is no fraction is a configuration error naming its line.
+    t.write(".gate.toml", "\naudit_rate = 1.5\n");
+    let out = t.gate(&["--files", "src/shop/money.py"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        text(&out).contains("line 2: `audit_rate`: 1.5 is not a fraction from 0 to 1"),
+        "{}",
+        text(&out)
+    );
+}
