@@ -88,11 +88,12 @@ def main():
             f.write("/.venv\n")
     subprocess.run([a.gate, "plan"], cwd=repo, env=ENV, check=True, capture_output=True)
 
-    # One file: two first runs (pytest runs and records both contents), then pairs.
+    # One file: two first runs (pytest runs and enters both contents), then pairs.
     first, select, reuse = [], [], []
     for k in range(2):
         toggle(repo, a.module, k)
-        wall, doc = gate(a.gate, repo, ["--affected", "HEAD~1...HEAD"])
+        # --no-reuse: the first runs run (and enter) even where a run before this one passed.
+        wall, doc = gate(a.gate, repo, ["--affected", "HEAD~1...HEAD", "--no-reuse"])
         if doc["reused"] or not doc["tests"]:
             raise SystemExit(f"first run {k}: expected the selected tests to run")
         first.append(wall)

@@ -119,6 +119,20 @@ pub enum Sub {
         #[arg(long)]
         json: bool,
     },
+    /// Seed 001's cost model over a scenario (its format and field names): runner seconds,
+    /// vCPU-minutes and list cost for the baseline and the candidate, and the saving (negative
+    /// when it is).
+    Costs {
+        /// The scenario: `{version: 1, mode, jobs: [...], modelUsage}`.
+        #[arg(long, value_name = "FILE")]
+        scenario: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Write the report as a Markdown table to FILE.
+        #[arg(long, value_name = "FILE")]
+        markdown: Option<PathBuf>,
+    },
     /// Trace each test file's run (strace) and measure the graph against what it really opened.
     Audit {
         /// Audit only the test files matching this glob.
@@ -289,6 +303,7 @@ impl Cli {
                 | Sub::Audit { json, .. }
                 | Sub::History { json, .. }
                 | Sub::Shadow { json, .. }
+                | Sub::Costs { json, .. }
                 | Sub::Triage { json, .. },
             ) => *json,
             Some(_) => false,

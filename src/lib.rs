@@ -13,6 +13,7 @@ mod cache;
 pub mod cli;
 pub mod commands;
 mod config;
+mod costs;
 mod decision;
 pub mod error;
 pub mod exit_codes;

@@ -10,6 +10,7 @@ macro_rules! say {
 
 mod audit;
 mod config_change;
+mod costs;
 mod explain;
 mod gate;
 mod history;
@@ -58,6 +59,11 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             db,
             json,
         }) => shadow::run(&dir, range.as_deref(), &leg, db, json, &styles),
+        Some(Sub::Costs {
+            scenario,
+            json,
+            markdown,
+        }) => costs::run(&scenario, json, markdown.as_deref()),
         Some(Sub::Audit {
             tests,
             jobs,

@@ -246,3 +246,64 @@ fn audit_rate_chooses_ci_runs_by_their_id_and_a_retry_chooses_the_same() {
         text(&out)
     );
 }
+
+/// `gate costs` reads seed 001's scenario format: the JSON follows its schema, the Markdown
+/// table is written, and a scenario with a bad field is exit 10 naming the file and the field.
+#[test]
+fn costs_read_a_scenario_and_name_a_bad_field() {
+    let t = TestRepo::from_fixture("shop");
+    let file = t.root.parent().unwrap().join("scenario.json");
+    let job = |retained: f64| {
+        serde_json::json!({
+            "id": "unit-fast", "baselineSeconds": 600, "selectableSeconds": 500,
+            "retainedFraction": retained, "auditRate": 0.1, "overheadSeconds": 15,
+            "auditOverheadSeconds": 30, "dropEmptyJob": false, "usdPerMinute": 0.008,
+            "billingQuantumSeconds": 60, "allocatedVcpus": 2
+        })
+    };
+    let scenario = |retained| {
+        serde_json::json!({
+            "version": 1, "mode": "projection", "jobs": [job(retained)],
+            "modelUsage": {
+                "baseline": {"inputTokens": 0, "outputTokens": 0, "inputUsdPerMillion": 0, "outputUsdPerMillion": 0},
+                "candidate": {"inputTokens": null, "outputTokens": null, "inputUsdPerMillion": null, "outputUsdPerMillion": null}
+            }
+        })
+    };
+    std::fs::write(&file, scenario(0.2).to_string()).unwrap();
+    let md = t.root.parent().unwrap().join("costs.md");
+    let out = t
+        .gate(&[
+            "costs",
+            "--scenario",
+            file.to_str().unwrap(),
+            "--json",
+            "--markdown",
+            md.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::plans::validate("costs.schema.json", &doc);
+    assert_eq!(doc["runner_seconds"]["saving"], 342.0, "{doc:#}");
+    // The candidate's model usage is unknown: its cost is unknown, not zero.
+    assert!(doc["model_usd"]["candidate"].is_null(), "{doc:#}");
+    let table = std::fs::read_to_string(&md).unwrap();
+    assert!(
+        table.contains("| runner seconds | 600.00 s | 258.00 s | 342.00 s |"),
+        "{table}"
+    );
+    std::fs::write(&file, scenario(1.5).to_string()).unwrap();
+    let out = t
+        .gate(&["costs", "--scenario", file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out));
+    assert!(
+        text(&out)
+            .contains("scenario.json: jobs[0].retainedFraction: 1.5 is not a fraction from 0 to 1"),
+        "{}",
+        text(&out)
+    );
+}
