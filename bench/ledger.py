@@ -55,10 +55,13 @@ def all_reused(doc, what):
 
 
 def toggle(repo, module, k):
-    with open(os.path.join(repo, module)) as f:
-        body = f.read().split("\n# ledger bench")[0]
-    with open(os.path.join(repo, module), "w") as f:
-        f.write(f"{body}\n# ledger bench {k % 2}\n")
+    """Commits `module` in the other of its two contents (whatever state a run before left)."""
+    path = os.path.join(repo, module)
+    with open(path) as f:
+        text = f.read()
+    body, _, state = text.partition("\n# ledger bench ")
+    with open(path, "w") as f:
+        f.write(f"{body}\n# ledger bench {1 if state.strip() == '0' else 0}\n")
     git(repo, "commit", "-qam", f"ledger bench {k}")
 
 

@@ -119,6 +119,19 @@ pub enum Sub {
         #[arg(long)]
         json: bool,
     },
+    /// Evaluate the selection over the recorded shadow runs: failure recall (with its 95%
+    /// Wilson lower bound), faulty-change recall, the selected fraction, misses by cause.
+    Evaluate {
+        /// The window: `30d`, `12h`.
+        #[arg(long, value_name = "DURATION", default_value = "30d")]
+        since: String,
+        /// Print the evaluation as JSON (plans/evaluate.schema.json).
+        #[arg(long)]
+        json: bool,
+        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
+    },
     /// Seed 001's cost model over a scenario (its format and field names): runner seconds,
     /// vCPU-minutes and list cost for the baseline and the candidate, and the saving (negative
     /// when it is).
@@ -304,6 +317,7 @@ impl Cli {
                 | Sub::History { json, .. }
                 | Sub::Shadow { json, .. }
                 | Sub::Costs { json, .. }
+                | Sub::Evaluate { json, .. }
                 | Sub::Triage { json, .. },
             ) => *json,
             Some(_) => false,

@@ -16,6 +16,7 @@ mod config;
 mod costs;
 mod decision;
 pub mod error;
+mod evaluate;
 pub mod exit_codes;
 mod fingerprint;
 mod frozen;

@@ -45,6 +45,25 @@ pub(crate) struct Judged {
     pub rule: Option<String>,
 }
 
+/// Each unit's recorded milliseconds: the last attempt of each of its tests, summed.
+pub(crate) fn durations(results: &[TestResult]) -> BTreeMap<String, u64> {
+    let mut last: BTreeMap<&str, (u32, u64, Option<&str>)> = BTreeMap::new();
+    for r in results {
+        let entry =
+            last.entry(r.id.as_str())
+                .or_insert((r.attempt, r.duration_ms, r.file.as_deref()));
+        if r.attempt >= entry.0 {
+            *entry = (r.attempt, r.duration_ms, r.file.as_deref());
+        }
+    }
+    let mut out = BTreeMap::new();
+    for (id, (_, ms, file)) in last {
+        *out.entry(file.map_or_else(|| id.to_string(), str::to_string))
+            .or_insert(0) += ms;
+    }
+    out
+}
+
 /// The test files and Go packages with a test whose last attempt failed or errored.
 pub(crate) fn failing_units(results: &[TestResult]) -> BTreeSet<String> {
     let mut last: BTreeMap<&str, (u32, TestOutcome, Option<&str>)> = BTreeMap::new();

@@ -11,6 +11,7 @@ macro_rules! say {
 mod audit;
 mod config_change;
 mod costs;
+mod evaluate;
 mod explain;
 mod gate;
 mod history;
@@ -59,6 +60,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             db,
             json,
         }) => shadow::run(&dir, range.as_deref(), &leg, db, json, &styles),
+        Some(Sub::Evaluate { since, json, db }) => evaluate::run(&dir, &since, json, db.as_deref()),
         Some(Sub::Costs {
             scenario,
             json,

@@ -137,6 +137,7 @@ pub(super) fn compare(
         commit: &head.to_string(),
         base: base.as_deref(),
         judged: &judged,
+        durations: &crate::shadow::durations(&collected.tests),
     })?;
     Ok(
         if mode == Shadow::Asked && judged.iter().any(|j| j.class == "missed") {

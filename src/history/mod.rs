@@ -152,6 +152,17 @@ pub(crate) struct ShadowRun<'a> {
     pub commit: &'a str,
     pub base: Option<&'a str>,
     pub judged: &'a [crate::shadow::Judged],
+    /// Every unit that ran → its recorded milliseconds (the last attempt of each test).
+    pub durations: &'a std::collections::BTreeMap<String, u64>,
+}
+
+/// A recorded shadow compare, as `gate evaluate` reads it: JSON texts, parsed by the reader.
+pub(crate) struct StoredShadow {
+    pub decision: String,
+    pub commit: String,
+    pub judged: String,
+    pub durations: String,
+    pub body: String,
 }
 
 /// An open store, of either kind.
@@ -334,6 +345,7 @@ impl Store {
     pub(crate) fn shadow(&mut self, s: &ShadowRun<'_>) -> Result<(), StoreError> {
         let count = |class| s.judged.iter().filter(|j| j.class == class).count() as i32;
         let judged = serde_json::to_string(s.judged).expect("judgements serialize");
+        let durations = serde_json::to_string(s.durations).expect("durations serialize");
         let write = |tx: &mut dyn rollup::Tx| {
             tx.execute(
                 schema::SHADOW,
@@ -346,6 +358,7 @@ impl Store {
                     Param::Small(count("missed")),
                     Param::Small(count("flaky")),
                     Param::Text(&judged),
+                    Param::Text(&durations),
                 ],
             )
         };
@@ -353,6 +366,22 @@ impl Store {
             Store::Sqlite(x) => x.write(write),
             Store::Postgres(x) => x.write(write),
         }
+    }
+
+    /// The shadow compares recorded in the last `days` days, oldest first.
+    pub(crate) fn shadows(&mut self, days: u64) -> Result<Vec<StoredShadow>, StoreError> {
+        let from = self.now_unix()? - window_secs(days);
+        Ok(self
+            .query(schema::SHADOWS, &[Param::Int(from)])?
+            .iter()
+            .map(|r| StoredShadow {
+                decision: r[0].string(),
+                commit: r[1].string(),
+                judged: r[2].string(),
+                durations: r[3].string(),
+                body: r[4].string(),
+            })
+            .collect())
     }
 
     /// A unit's entries under `fingerprint` in the window, newest first.

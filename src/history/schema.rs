@@ -126,7 +126,8 @@ CREATE TABLE shadows (
     caught INTEGER NOT NULL,
     missed INTEGER NOT NULL,
     flaky INTEGER NOT NULL,
-    judged TEXT NOT NULL
+    judged TEXT NOT NULL,
+    durations TEXT NOT NULL
 );
 CREATE INDEX shadows_by_time ON shadows (recorded_unix);
 "#,
@@ -306,8 +307,12 @@ pub(super) const DECISION: &str = "SELECT body FROM decisions WHERE id = $1";
 /// The decision frozen last for a commit and base.
 pub(super) const DECISION_FOR: &str = "SELECT id, body FROM decisions WHERE commit_sha = $1 \
      AND base_sha IS NOT DISTINCT FROM $2 ORDER BY frozen_unix DESC, id LIMIT 1";
-pub(super) const SHADOW: &str = "INSERT INTO shadows (decision_id, commit_sha, base_sha, recorded_unix, failing, caught, missed, flaky, judged) \
-     VALUES ($1, $2, $3, {unix_now}, $4, $5, $6, $7, $8)";
+pub(super) const SHADOW: &str = "INSERT INTO shadows (decision_id, commit_sha, base_sha, recorded_unix, failing, caught, missed, flaky, judged, durations) \
+     VALUES ($1, $2, $3, {unix_now}, $4, $5, $6, $7, $8, $9)";
+/// The shadow compares in the window, oldest first, with their decisions.
+pub(super) const SHADOWS: &str = "SELECT s.decision_id, s.commit_sha, s.judged, s.durations, d.body \
+     FROM shadows s JOIN decisions d ON d.id = s.decision_id \
+     WHERE s.recorded_unix >= $1 ORDER BY s.entry";
 pub(super) const ENTER: &str = "INSERT INTO ledger (unit, fingerprint, outcome, commit_sha, branch, mainline, leg, recorded_unix) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, {unix_now})";
 

@@ -148,6 +148,7 @@ fn a_shadow_run_judges_every_failure(kind: Kind) {
         "with the rule the rate test is caught: {stderr}"
     );
     assert_eq!(code, Some(1), "failures caught exit as failures: {stderr}");
+    evaluated(&t, db, money_failing as u64);
 }
 
 /// Merges master into the checked-out branch (a merge commit, no conflicts).
@@ -306,4 +307,31 @@ fn costs_read_a_scenario_and_name_a_bad_field() {
         "{}",
         text(&out)
     );
+}
+
+/// `gate evaluate` over the test's two shadows, by hand: the first caught m and missed 1 (and
+/// 1 flaky), the second caught m + 1 — recall (2m + 1) / (2m + 2); both changes had one caught.
+fn evaluated(t: &TestRepo, db: &str, m: u64) {
+    let out = t
+        .gate(&["evaluate", "--json", "--db", db])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let e: Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::plans::validate("evaluate.schema.json", &e);
+    assert_eq!(e["runs"], 2);
+    assert_eq!(e["failing"], 2 * m + 2, "{e:#}");
+    assert_eq!(e["caught"], 2 * m + 1, "{e:#}");
+    assert_eq!(e["faulty_changes"], 2);
+    assert_eq!(e["faulty_changes_caught"], 2);
+    assert_eq!(e["flaky"], 1);
+    assert_eq!(e["unknown"], 0);
+    assert_eq!(
+        e["misses"][0]["cause"],
+        "no edge linked the change to the test"
+    );
+    assert_eq!(e["misses"][0]["count"], 1);
+    let recall = e["failure_recall"].as_f64().unwrap();
+    assert!((recall - (2 * m + 1) as f64 / (2 * m + 2) as f64).abs() < 1e-12);
+    assert!(e["failure_recall_lower"].as_f64().unwrap() < recall);
 }

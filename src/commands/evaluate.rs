@@ -1,0 +1,64 @@
+//! `gate evaluate [--since 30d]`: the figures of `crate::evaluate` over the shadow compares
+//! the store recorded in the window, each read with the decision it judged.
+
+use crate::error::{Error, Result};
+use crate::evaluate::{Compare, Judgement};
+use crate::exit_codes;
+use crate::repo;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+
+#[derive(serde::Deserialize)]
+struct Decision {
+    inventory: BTreeSet<String>,
+    selected: BTreeMap<String, serde_json::Value>,
+    reused: BTreeMap<String, serde_json::Value>,
+}
+
+pub(super) fn run(dir: &Path, since: &str, json: bool, db: Option<&str>) -> Result<u8> {
+    let days = humantime::parse_duration(since)
+        .map(|d| d.as_secs().div_ceil(86_400).max(1))
+        .map_err(|e| Error::Usage(format!("--since {since}: not a duration (30d, 12h): {e}")))?;
+    let repo = repo::open(dir)?;
+    let (mut store, _) = super::history::open_store(&repo, db)?;
+    let stored = store.shadows(days)?;
+    let unreadable = |what: &str, id: &str, e: serde_json::Error| {
+        Error::Internal(format!(
+            "the stored {what} of decision {id} cannot be read: {e}"
+        ))
+    };
+    let mut compares = Vec::new();
+    for s in &stored {
+        let d: Decision =
+            serde_json::from_str(&s.body).map_err(|e| unreadable("decision", &s.decision, e))?;
+        let judged: Vec<Judgement> = serde_json::from_str(&s.judged)
+            .map_err(|e| unreadable("judgements", &s.decision, e))?;
+        let durations: BTreeMap<String, u64> = serde_json::from_str(&s.durations)
+            .map_err(|e| unreadable("durations", &s.decision, e))?;
+        compares.push(Compare {
+            commit: s.commit.clone(),
+            inventory: d.inventory,
+            selected: d.selected.into_keys().collect(),
+            reused: d.reused.into_keys().collect(),
+            judged,
+            durations,
+        });
+    }
+    if compares.is_empty() {
+        // Nothing to evaluate is said, never reported as a perfect record.
+        return Err(Error::Usage(format!(
+            "no shadow run recorded in {} in the last {since} (run `gate shadow RANGE`, or set audit_rate)",
+            store.name()
+        )));
+    }
+    let e = crate::evaluate::evaluate(&compares);
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&e).expect("an evaluation serializes")
+        );
+    } else {
+        print!("{}", crate::evaluate::human(&e));
+    }
+    Ok(exit_codes::OK)
+}
