@@ -105,20 +105,7 @@ pub enum Sub {
     /// Run the whole suite and judge every failing test file against the decision frozen for
     /// the same commit and base: caught, missed (with the cause and the rule that would have
     /// caught it) or flaky (by evidence recorded before this run). Exit 11 on a miss.
-    Shadow {
-        /// `A...B`, `A..B` or `R` (`R...HEAD`), as for `--affected` (default: the default
-        /// branch `...HEAD`).
-        range: Option<String>,
-        /// The leg the run is recorded under.
-        #[arg(long, value_name = "NAME", default_value = "default")]
-        leg: String,
-        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
-        #[arg(long, value_name = "URL")]
-        db: Option<String>,
-        /// Print the run's report as JSON on stdout (the judgements go to stderr).
-        #[arg(long)]
-        json: bool,
-    },
+    Shadow(ShadowArgs),
     /// Evaluate the selection over the recorded shadow runs: failure recall (with its 95%
     /// Wilson lower bound), faulty-change recall, the selected fraction, misses by cause.
     Evaluate {
@@ -277,6 +264,29 @@ pub enum LedgerAction {
     },
 }
 
+/// `gate shadow`'s arguments.
+#[derive(Args, Debug)]
+pub struct ShadowArgs {
+    /// `A...B`, `A..B` or `R` (`R...HEAD`), as for `--affected` (default: the default
+    /// branch `...HEAD`).
+    pub range: Option<String>,
+    /// The leg the run is recorded under.
+    #[arg(long, value_name = "NAME", default_value = "default")]
+    pub leg: String,
+    /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
+    /// Print the run's report as JSON on stdout (the judgements go to stderr).
+    #[arg(long)]
+    pub json: bool,
+    /// Judge a whole-suite run already made: its JUnit XML reports (pytest `--junitxml`).
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pub junit: Vec<PathBuf>,
+    /// Judge a whole-suite run already made: its `go test -json` streams.
+    #[arg(long = "go-json", value_name = "FILE", num_args = 1..)]
+    pub go_json: Vec<PathBuf>,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum HookKind {
     /// git's pre-push protocol: refs on stdin, `<remote-name> <remote-url>` as arguments.
@@ -315,7 +325,7 @@ impl Cli {
                 | Sub::Explain { json, .. }
                 | Sub::Audit { json, .. }
                 | Sub::History { json, .. }
-                | Sub::Shadow { json, .. }
+                | Sub::Shadow(ShadowArgs { json, .. })
                 | Sub::Costs { json, .. }
                 | Sub::Evaluate { json, .. }
                 | Sub::Triage { json, .. },

@@ -54,12 +54,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             json,
             affected_decision,
         }) => verify::run(&dir, &range, receipt.as_deref(), json, affected_decision),
-        Some(Sub::Shadow {
-            range,
-            leg,
-            db,
-            json,
-        }) => shadow::run(&dir, range.as_deref(), &leg, db, json, &styles),
+        Some(Sub::Shadow(args)) => shadow::run(&dir, &args, &styles),
         Some(Sub::Evaluate { since, json, db }) => evaluate::run(&dir, &since, json, db.as_deref()),
         Some(Sub::Costs {
             scenario,

@@ -221,17 +221,27 @@ pub(super) fn is_mainline(branch: Option<&str>, main: Option<&repo::range::Defau
 
 /// Every input read and checked, before anything is written.
 fn read_inputs(args: &Args<'_>, project: &Project) -> Result<Vec<TestResult>> {
+    read_results(args.junit, args.go_json, project)
+}
+
+/// The results in JUnit XML and `go test -json` files, placed in `project`'s tree; a file that
+/// cannot be read or parsed is an error naming it.
+pub(super) fn read_results(
+    junit: &[PathBuf],
+    go_json: &[PathBuf],
+    project: &Project,
+) -> Result<Vec<TestResult>> {
     let read = |path: &Path| std::fs::read(path).map_err(|e| Error::io(path, "cannot read", e));
     let bad = |path: &Path, message: String| Error::Input {
         path: path.to_path_buf(),
         message,
     };
     let mut results = Vec::new();
-    for path in args.junit {
+    for path in junit {
         let cases = crate::run::junit::parse(&read(path)?).map_err(|e| bad(path, e.to_string()))?;
         results.extend(crate::run::junit::results(&cases, &project.tests));
     }
-    for path in args.go_json {
+    for path in go_json {
         let found = crate::run::gotest::read_json(&read(path)?, &project.go)
             .map_err(|e| bad(path, e.to_string()))?;
         results.extend(found);

@@ -4,6 +4,7 @@
 //! judgements are recorded in the history store.
 
 use super::gate::{self, Caller, Options, RecordTo, Shadow, Target};
+use crate::cli::ShadowArgs;
 use crate::error::{Error, Result};
 use crate::exit_codes;
 use crate::frozen::Parts;
@@ -15,16 +16,9 @@ use crate::report::styles::Styles;
 use crate::run::events::Collected;
 use std::path::Path;
 
-pub(super) fn run(
-    dir: &Path,
-    spec: Option<&str>,
-    leg: &str,
-    db: Option<String>,
-    json: bool,
-    styles: &Styles,
-) -> Result<u8> {
+pub(super) fn run(dir: &Path, args: &ShadowArgs, styles: &Styles) -> Result<u8> {
     let repo = repo::open(dir)?;
-    let spec = match spec {
+    let spec = match args.range.as_deref() {
         Some(s) => s.to_string(),
         None => match range::default_branch(&repo) {
             Some(main) => format!("{}...HEAD", main.name),
@@ -36,25 +30,90 @@ pub(super) fn run(
             }
         },
     };
+    let target = Target::Ranges(vec![range::resolve(&repo, &spec)?]);
+    if !args.junit.is_empty() || !args.go_json.is_empty() {
+        return ingest(&repo, target, args);
+    }
     let opts = Options {
         caller: Caller::Command,
         citation: None,
         list: false,
-        json,
+        json: args.json,
         verbose: false,
         styles,
         retry: format!("gate shadow {spec}"),
         keep_json: false,
         record: Some(RecordTo {
-            leg: leg.to_string(),
-            db,
+            leg: args.leg.to_string(),
+            db: args.db.clone(),
         }),
         reuse: true,
         decision_out: None,
         shadow: Shadow::Asked,
     };
-    let target = Target::Ranges(vec![range::resolve(&repo, &spec)?]);
     gate::gate(&repo, target, &opts).map(|g| g.code)
+}
+
+/// A whole-suite run made elsewhere (its JUnit or `go test -json` files), judged against the
+/// decision frozen for the range's commit and base — else one frozen now from the same
+/// inputs, with no ledger reuse (no gate ran, so none reused anything). The compare is
+/// recorded; the run's results are `gate record`'s to store (the same files).
+fn ingest(repo: &git2::Repository, target: Target, args: &ShadowArgs) -> Result<u8> {
+    let gate::Analyzed {
+        input,
+        project,
+        mut decided,
+    } = gate::analyze(repo, target)?;
+    let state = repo::state_dir(repo);
+    for note in history::signals::add(&state, &project, &input.changed(), &mut decided) {
+        super::warn(note);
+    }
+    let root = repo::workdir(repo)?;
+    let ledger = crate::ledger::Ledger::default();
+    let parts = Parts {
+        repo,
+        root: &root,
+        input: &input,
+        project: &project,
+        decided: &decided,
+        ledger: &ledger,
+    };
+    let db = args.db.as_deref();
+    let frozen = match frozen_before(&parts, db)? {
+        Some(found) => found,
+        None => {
+            let frozen = crate::frozen::freeze(&parts, &mut crate::fingerprint::Memo::default());
+            let at = history::location(db, project.config.history.url.as_deref(), &state);
+            let (json, note) = frozen.keep(at, None)?;
+            if let Some(note) = note {
+                super::warn(note);
+            }
+            (frozen.id, json)
+        }
+    };
+    let results = super::record::read_results(&args.junit, &args.go_json, &project)?;
+    let collected = Collected {
+        tests: results,
+        ..Collected::default()
+    };
+    let code = if collected.tests.iter().any(|t| {
+        matches!(
+            t.outcome,
+            crate::run::events::TestOutcome::Failed | crate::run::events::TestOutcome::Error
+        )
+    }) {
+        exit_codes::TESTS_FAILED
+    } else {
+        exit_codes::OK
+    };
+    compare(
+        repo,
+        &project,
+        &input,
+        (&frozen, &collected, true),
+        db,
+        (code, Shadow::Asked),
+    )
 }
 
 /// The decision frozen before this run for the same commit and base, if the store holds one.

@@ -33,6 +33,8 @@ pub(crate) enum Error {
     NotJunit(String),
     #[error("the report ends inside `{0}`")]
     Truncated(String),
+    #[error("not a JUnit report: no `testsuites` or `testsuite` element")]
+    Empty,
 }
 
 /// The test cases of a JUnit report.
@@ -42,6 +44,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Case>, Error> {
     let mut open: Vec<String> = Vec::new();
     let mut cases = Vec::new();
     let mut case: Option<Case> = None;
+    let mut rooted = false;
     loop {
         let event = reader
             .read_event_into(&mut buf)
@@ -55,6 +58,7 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Case>, Error> {
                 if open.is_empty() && !matches!(name.as_str(), "testsuites" | "testsuite") {
                     return Err(Error::NotJunit(name));
                 }
+                rooted = true;
                 let empty = matches!(event, Event::Empty(_));
                 match name.as_str() {
                     "testcase" => {
@@ -89,6 +93,9 @@ pub(crate) fn parse(bytes: &[u8]) -> Result<Vec<Case>, Error> {
     }
     match open.last() {
         Some(element) => Err(Error::Truncated(element.clone())),
+        // Text, a bare XML declaration, nothing at all: no report (an empty suite still has
+        // its root), never an empty one.
+        None if !rooted => Err(Error::Empty),
         None => Ok(cases),
     }
 }
@@ -210,6 +217,17 @@ pub(crate) fn results(cases: &[Case], files: &BTreeSet<String>) -> Vec<TestResul
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_file_with_no_root_element_is_no_report() {
+        for text in ["not xml", "", "<?xml version=\"1.0\"?>\n"] {
+            assert!(
+                matches!(super::parse(text.as_bytes()), Err(super::Error::Empty)),
+                "{text:?}"
+            );
+        }
+        assert!(super::parse(b"<testsuites/>").unwrap().is_empty());
+    }
+
     use super::*;
 
     const PYTEST: &str = r#"<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="1" failures="1" skipped="1" tests="5" time="0.1"><testcase classname="tests.test_a" name="test_a[1]" time="0.001" /><testcase classname="tests.test_a" name="test_a[2]" time="0.003"><failure message="assert 2 == 1">x = 2 &gt; 1</failure></testcase><testcase classname="tests.test_a.TestC" name="test_b" time="0.250"><skipped type="pytest.skip" message="later" /></testcase><testcase classname="tests.v1.2.test_dots" name="test_d" time="0"><error message="fixture">boom</error></testcase><testcase classname="tests.test_a" name="test_flaky" time="0.002"><rerunFailure message="once">x</rerunFailure></testcase></testsuite></testsuites>"#;

@@ -335,3 +335,72 @@ fn evaluated(t: &TestRepo, db: &str, m: u64) {
     assert!((recall - (2 * m + 1) as f64 / (2 * m + 2) as f64).abs() < 1e-12);
     assert!(e["failure_recall_lower"].as_f64().unwrap() < recall);
 }
+
+/// A whole-suite run made elsewhere is judged from its JUnit report: with no decision frozen
+/// for the range, one is frozen from the same inputs first. The flaky test has no evidence
+/// from before this run, so its failure is a miss: never excused as flaky after the fact.
+#[test]
+fn a_run_made_elsewhere_is_judged_from_its_junit_report() {
+    let t = fixture();
+    let db = format!("sqlite:{}", t.root.join(".git/gate/h.sqlite").display());
+    t.branch("feature");
+    t.checkout("feature");
+    t.write(
+        "src/shop/money.py",
+        "CENTS = 100\n\n\ndef to_cents(amount):\n    return round(amount * CENTS) + 1\n",
+    );
+    t.write("config/rate.cfg", "2\n");
+    t.commit("money off by one, rate 2");
+    let junit = t.root.parent().unwrap().join("full.xml");
+    let counter = t.root.parent().unwrap().join("flaky-count");
+    let ran = std::process::Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .arg(format!("--junitxml={}", junit.display()))
+        .current_dir(&t.root)
+        .env("RATE_FILE", "config/rate.cfg")
+        .env("FLAKY_COUNTER", &counter)
+        .output()
+        .unwrap();
+    assert_eq!(ran.status.code(), Some(1), "{}", text(&ran));
+    let out = t
+        .gate(&[
+            "shadow",
+            "master...HEAD",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--db",
+            &db,
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(11), "{stderr}");
+    assert!(stderr.contains("missed: tests/test_rate.py"), "{stderr}");
+    assert!(stderr.contains("missed: tests/test_flaky.py"), "{stderr}");
+    assert!(stderr.contains(", 2 missed, 0 flaky"), "{stderr}");
+    assert_eq!(count(&db, "decisions"), 1);
+    // A file that is not JUnit is exit 10 naming it; nothing is judged.
+    std::fs::write(&junit, "not xml").unwrap();
+    let out = t
+        .gate(&[
+            "shadow",
+            "master...HEAD",
+            "--junit",
+            junit.to_str().unwrap(),
+            "--db",
+            &db,
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out));
+    assert!(text(&out).contains("full.xml"), "{}", text(&out));
+    assert_eq!(count(&db, "shadows"), 1);
+}
+
+/// The rows of a SQLite store's table.
+fn count(db: &str, table: &str) -> i64 {
+    rusqlite::Connection::open(db.trim_start_matches("sqlite:"))
+        .unwrap()
+        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .unwrap()
+}

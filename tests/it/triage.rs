@@ -425,10 +425,15 @@ fn history_only_adds_tests_to_a_selection(kind: Kind) {
     t.append("src/shop/money.py", "\n# plain\n");
     t.append("src/shop/untested.py", "\n# again\n");
     t.commit("both");
-    // No store there: the graph's selection alone (and no store is made by looking).
+    // No history there: the graph's selection alone (the store is made to freeze the
+    // decision in, and holds nothing else).
     let nowhere = t.root.parent().unwrap().join("none.sqlite");
     let (plain, _) = selection(&t, Some(&format!("sqlite:{}", nowhere.display())));
-    assert!(!nowhere.exists());
+    let runs: i64 = rusqlite::Connection::open(&nowhere)
+        .unwrap()
+        .query_row("SELECT count(*) FROM runs", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(runs, 0);
     assert!(
         reasons_of(&plain, "tests/test_money.py").is_some(),
         "{plain:?}"
