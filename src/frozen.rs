@@ -109,6 +109,7 @@ pub(crate) fn freeze<'a>(p: &Parts<'a>, memo: &mut Memo) -> Frozen<'a> {
         environment,
         unknown,
     } = scope.identity(memo);
+    crate::timings::mark("decision's identities hashed");
     gaps.extend(unknown);
     let body = Body {
         version: FROZEN_VERSION,
@@ -148,6 +149,7 @@ pub(crate) fn freeze<'a>(p: &Parts<'a>, memo: &mut Memo) -> Frozen<'a> {
         &mut canonical,
     );
     let id = hex(&Sha256::digest(&canonical));
+    crate::timings::mark("decision bound");
     Frozen { id, body }
 }
 

@@ -135,6 +135,9 @@ pub(crate) struct Ledger {
     pub env: Vec<String>,
 }
 
+/// Changes that are the whole suite: glob, reason, and whether it is a built-in default.
+pub(crate) type WholeSuite = Vec<(GlobMatcher, String, bool)>;
+
 pub(crate) struct Config {
     /// A hash of the text the settings were parsed from: what a kept graph was built under.
     pub digest: u64,
@@ -143,7 +146,9 @@ pub(crate) struct Config {
     pub depends: Vec<DependsRule>,
     pub inert: Matcher,
     /// Changes that are the whole suite: glob, reason, and whether it is a built-in default.
-    pub whole_suite: Vec<(GlobMatcher, String, bool)>,
+    pub whole_suite: WholeSuite,
+    /// The same globs as one set: which files of a tree are whole-suite inputs, in one pass.
+    pub whole_suite_any: globset::GlobSet,
     pub named_full: NamedFullMode,
     pub max_depth: Option<u32>,
     /// The fraction of CI runs that audit: the whole suite in shadow mode (0: none).
@@ -178,6 +183,11 @@ impl Config {
     }
 
     /// The reason a change's blast radius is the whole suite, if it is one of those.
+    /// Whether a change to `path` is the whole suite (`whole_suite_reason` is some).
+    pub(crate) fn is_whole_suite(&self, path: &str) -> bool {
+        self.whole_suite_any.is_match(path)
+    }
+
     pub(crate) fn whole_suite_reason(&self, path: &str) -> Option<&str> {
         self.whole_suite_match(path).map(|(r, _)| r)
     }
@@ -258,6 +268,44 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    /// The one-pass set says what the ordered list says, for the defaults and a team's own.
+    #[test]
+    fn the_whole_suite_set_agrees_with_its_globs() {
+        let with_own = super::Config::parse(
+            None,
+            "[[whole_suite]]\non = [\"ci/**\", \"tools/*.sh\"]\nreason = \"CI\"\n",
+        )
+        .unwrap();
+        let none = super::Config::parse(None, "whole_suite_defaults = false\n").unwrap();
+        let paths = [
+            "conftest.py",
+            "tests/conftest.py",
+            "pyproject.toml",
+            "sub/pyproject.toml",
+            "req/requirements-dev.txt",
+            "poetry.lock",
+            "a/b/Cargo.lock",
+            "go.mod",
+            "svc/go.sum",
+            "ci/deploy.yml",
+            "tools/run.sh",
+            "tools/sub/run.sh",
+            "src/shop/money.py",
+            ".python-version",
+        ];
+        for config in [&with_own, &none, &super::Config::defaults()] {
+            for p in paths {
+                assert_eq!(
+                    config.is_whole_suite(p),
+                    config.whole_suite_reason(p).is_some(),
+                    "{p}"
+                );
+            }
+        }
+        assert!(with_own.is_whole_suite("ci/deploy.yml"));
+        assert!(!none.is_whole_suite("pyproject.toml"));
+    }
+
     use super::rules::AFFECTED_TESTS;
     use super::*;
 

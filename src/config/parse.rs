@@ -8,7 +8,7 @@ use super::rules::{
 use super::{Config, DEFAULT_INERT, DEFAULT_WHOLE_SUITE, glob, line_of, root};
 use crate::analyze::pytest_ini::one_line;
 use crate::error::{Error, Result};
-use globset::{GlobMatcher, GlobSetBuilder};
+use globset::GlobSetBuilder;
 use toml::Spanned;
 
 pub(super) fn parse(file: Option<&str>, text: &str) -> Result<Config> {
@@ -33,13 +33,16 @@ pub(super) fn parse(file: Option<&str>, text: &str) -> Result<Config> {
     } else {
         &[]
     };
+    let (whole_suite, whole_suite_any) =
+        p.whole_suite(raw.whole_suite_defaults, raw.whole_suite)?;
     Ok(Config {
         digest: super::digest(text),
         always_run: p.always_run(raw.always_run)?,
         known_flaky: p.matcher("known_flaky", raw.known_flaky, &[])?,
         depends: p.depends(raw.depends)?,
         inert: p.matcher("inert", raw.inert, inert_defaults)?,
-        whole_suite: p.whole_suite(raw.whole_suite_defaults, raw.whole_suite)?,
+        whole_suite,
+        whole_suite_any,
         named_full: raw.named_full,
         max_depth: raw.max_depth,
         audit_rate: p.audit_rate(raw.audit_rate)?,
@@ -219,12 +222,14 @@ impl Parser<'_> {
         &self,
         defaults: bool,
         entries: Vec<super::raw::RawWholeSuite>,
-    ) -> Result<Vec<(GlobMatcher, String, bool)>> {
+    ) -> Result<(super::WholeSuite, globset::GlobSet)> {
         let mut out = Vec::new();
+        let mut any = GlobSetBuilder::new();
         if defaults {
             for (pattern, reason) in DEFAULT_WHOLE_SUITE {
                 let g = glob(pattern).expect("built-in glob");
                 out.push((g.compile_matcher(), reason.to_string(), true));
+                any.add(g);
             }
         }
         for entry in entries {
@@ -237,9 +242,13 @@ impl Parser<'_> {
                     ))
                 })?;
                 out.push((g.compile_matcher(), entry.reason.clone(), false));
+                any.add(g);
             }
         }
-        Ok(out)
+        let any = any
+            .build()
+            .map_err(|e| self.err(format!("`whole_suite`: {e}")))?;
+        Ok((out, any))
     }
 
     fn runner(&self, runner: Option<Spanned<Argv>>) -> Result<Option<Vec<String>>> {

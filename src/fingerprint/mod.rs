@@ -485,7 +485,7 @@ impl Scope<'_> {
             // Kept for this graph key, which covers the file set and the configuration.
             let files: Vec<String> = kept.unwrap_or_else(|| {
                 let config = &self.project.config;
-                let whole = |f: &&String| config.whole_suite_reason(f).is_some();
+                let whole = |f: &&String| config.is_whole_suite(f);
                 self.snapshot.files.iter().filter(whole).cloned().collect()
             });
             let inputs = files
