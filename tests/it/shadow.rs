@@ -362,17 +362,16 @@ fn a_run_made_elsewhere_is_judged_from_its_junit_report() {
         .output()
         .unwrap();
     assert_eq!(ran.status.code(), Some(1), "{}", text(&ran));
-    let out = t
-        .gate(&[
+    let judge = || {
+        let args = [
             "shadow",
             "master...HEAD",
             "--junit",
             junit.to_str().unwrap(),
-            "--db",
-            &db,
-        ])
-        .output()
-        .unwrap();
+        ];
+        t.gate(&args).args(["--db", &db]).output().unwrap()
+    };
+    let out = judge();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(11), "{stderr}");
     assert!(stderr.contains("missed: tests/test_rate.py"), "{stderr}");
@@ -381,17 +380,7 @@ fn a_run_made_elsewhere_is_judged_from_its_junit_report() {
     assert_eq!(count(&db, "decisions"), 1);
     // A file that is not JUnit is exit 10 naming it; nothing is judged.
     std::fs::write(&junit, "not xml").unwrap();
-    let out = t
-        .gate(&[
-            "shadow",
-            "master...HEAD",
-            "--junit",
-            junit.to_str().unwrap(),
-            "--db",
-            &db,
-        ])
-        .output()
-        .unwrap();
+    let out = judge();
     assert_eq!(out.status.code(), Some(10), "{}", text(&out));
     assert!(text(&out).contains("full.xml"), "{}", text(&out));
     assert_eq!(count(&db, "shadows"), 1);
