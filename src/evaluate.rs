@@ -52,6 +52,8 @@ pub(crate) struct Evaluation {
     pub unknown: usize,
     /// From `gate audit` results: not recorded in the store yet, so unknown.
     pub graph_completeness: Option<f64>,
+    /// Compares left out because their decision no longer hashes to its id.
+    pub untrusted: usize,
 }
 
 #[derive(Serialize, Debug, PartialEq)]
@@ -161,6 +163,7 @@ pub(crate) fn evaluate(compares: &[Compare]) -> Evaluation {
         flaky,
         unknown,
         graph_completeness: None,
+        untrusted: 0,
     }
 }
 
@@ -190,6 +193,12 @@ pub(crate) fn human(e: &Evaluation) -> String {
     );
     for m in &e.misses {
         out.push_str(&format!("  missed {}×: {}\n", m.count, m.cause));
+    }
+    if e.untrusted > 0 {
+        out.push_str(&format!(
+            "  left out: {} shadow run(s) whose decision was edited after it was frozen\n",
+            e.untrusted
+        ));
     }
     out
 }

@@ -182,6 +182,27 @@ impl Frozen<'_> {
     }
 }
 
+/// Checks a kept decision (`{"id": …, …body}`) against its id: the body's canonical JSON must
+/// hash to it. Why not, when it does not.
+pub(crate) fn verify(id: &str, json: &str) -> std::result::Result<(), String> {
+    let mut value: serde_json::Value =
+        serde_json::from_str(json).map_err(|e| format!("its JSON cannot be read ({e})"))?;
+    let kept = value
+        .as_object_mut()
+        .and_then(|o| o.remove("id"))
+        .ok_or("it holds no id")?;
+    if kept.as_str() != Some(id) {
+        return Err("the id it holds is not the one it is kept under".into());
+    }
+    let mut canonical = Vec::new();
+    canonical_json(&value, &mut canonical);
+    if hex(&Sha256::digest(&canonical)) == id {
+        Ok(())
+    } else {
+        Err("its body does not hash to its id (it was changed after it was frozen)".into())
+    }
+}
+
 /// Writes `text` to `path` through a temporary file beside it, renamed over it.
 fn write_whole(path: &Path, text: &str) -> Result<()> {
     let dir = path

@@ -45,40 +45,53 @@ pub(crate) struct Judged {
     pub rule: Option<String>,
 }
 
-/// Each unit's recorded milliseconds: the last attempt of each of its tests, summed.
-pub(crate) fn durations(results: &[TestResult]) -> BTreeMap<String, u64> {
-    let mut last: BTreeMap<&str, (u32, u64, Option<&str>)> = BTreeMap::new();
-    for r in results {
-        let entry =
-            last.entry(r.id.as_str())
-                .or_insert((r.attempt, r.duration_ms, r.file.as_deref()));
-        if r.attempt >= entry.0 {
-            *entry = (r.attempt, r.duration_ms, r.file.as_deref());
-        }
-    }
-    let mut out = BTreeMap::new();
-    for (id, (_, ms, file)) in last {
-        *out.entry(file.map_or_else(|| id.to_string(), str::to_string))
-            .or_insert(0) += ms;
-    }
-    out
+/// What one test file or Go package did in a run: the last attempt of each of its tests.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub(crate) struct UnitResult {
+    /// Tests whose last attempt failed or errored.
+    pub failed: u32,
+    pub passed: u32,
+    pub skipped: u32,
+    /// The last attempts' milliseconds, summed.
+    pub duration_ms: u64,
 }
 
-/// The test files and Go packages with a test whose last attempt failed or errored.
-pub(crate) fn failing_units(results: &[TestResult]) -> BTreeSet<String> {
-    let mut last: BTreeMap<&str, (u32, TestOutcome, Option<&str>)> = BTreeMap::new();
-    for r in results {
-        let entry = last
-            .entry(r.id.as_str())
-            .or_insert((r.attempt, r.outcome, r.file.as_deref()));
-        if r.attempt >= entry.0 {
-            *entry = (r.attempt, r.outcome, r.file.as_deref());
+impl UnitResult {
+    /// `failed` when a test failed, `passed` when one passed and none failed, else `skipped`.
+    pub(crate) fn outcome(&self) -> &'static str {
+        if self.failed > 0 {
+            "failed"
+        } else if self.passed > 0 {
+            "passed"
+        } else {
+            "skipped"
         }
     }
-    last.into_iter()
-        .filter(|(_, (_, o, _))| matches!(o, TestOutcome::Failed | TestOutcome::Error))
-        .map(|(id, (_, _, file))| file.map_or_else(|| id.to_string(), str::to_string))
-        .collect()
+}
+
+/// A run's results folded by unit (a test's file, else its id), each test by its last attempt:
+/// what a shadow compare judges and what an observation export reports.
+pub(crate) fn by_unit(results: &[TestResult]) -> BTreeMap<String, UnitResult> {
+    let mut last: BTreeMap<&str, &TestResult> = BTreeMap::new();
+    for r in results {
+        let entry = last.entry(r.id.as_str()).or_insert(r);
+        if r.attempt >= entry.attempt {
+            *entry = r;
+        }
+    }
+    let mut out: BTreeMap<String, UnitResult> = BTreeMap::new();
+    for (id, r) in last {
+        let unit = out
+            .entry(r.file.as_deref().unwrap_or(id).to_string())
+            .or_default();
+        unit.duration_ms += r.duration_ms;
+        match r.outcome {
+            TestOutcome::Failed | TestOutcome::Error => unit.failed += 1,
+            TestOutcome::Passed => unit.passed += 1,
+            TestOutcome::Skipped => unit.skipped += 1,
+        }
+    }
+    out
 }
 
 /// Judges each failing unit against `decision`. `flaky`: the unit had flaky evidence before
@@ -269,12 +282,29 @@ mod tests {
             duration_ms: 1,
             attempt,
         };
-        let failing = failing_units(&[
+        let units = by_unit(&[
             r("t/a.py::x", 1, TestOutcome::Failed),
             r("t/a.py::x", 2, TestOutcome::Passed),
             r("t/b.py::y", 1, TestOutcome::Error),
+            r("t/b.py::w", 1, TestOutcome::Skipped),
             r("t/c.py::z", 1, TestOutcome::Passed),
         ]);
-        assert_eq!(failing, ["t/b.py".to_string()].into());
+        let outcomes: Vec<(&str, &str)> = units
+            .iter()
+            .map(|(u, r)| (u.as_str(), r.outcome()))
+            .collect();
+        assert_eq!(
+            outcomes,
+            [
+                ("t/a.py", "passed"),
+                ("t/b.py", "failed"),
+                ("t/c.py", "passed")
+            ]
+        );
+        assert_eq!(
+            units["t/a.py"].duration_ms, 1,
+            "the last attempt's time only"
+        );
+        assert_eq!(units["t/b.py"].duration_ms, 2);
     }
 }

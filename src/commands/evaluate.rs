@@ -28,7 +28,18 @@ pub(super) fn run(dir: &Path, since: &str, json: bool, db: Option<&str>) -> Resu
         ))
     };
     let mut compares = Vec::new();
+    let mut untrusted = 0;
     for s in &stored {
+        // A compare is only as good as the decision it judged: one edited after it was frozen
+        // is left out, said, and counted.
+        if let Err(why) = crate::frozen::verify(&s.decision, &s.body) {
+            super::warn(format!(
+                "the shadow of {} is left out: its decision {} {why}",
+                s.commit, s.decision
+            ));
+            untrusted += 1;
+            continue;
+        }
         let d: Decision =
             serde_json::from_str(&s.body).map_err(|e| unreadable("decision", &s.decision, e))?;
         let judged: Vec<Judgement> = serde_json::from_str(&s.judged)
@@ -44,14 +55,15 @@ pub(super) fn run(dir: &Path, since: &str, json: bool, db: Option<&str>) -> Resu
             durations,
         });
     }
-    if compares.is_empty() {
+    if compares.is_empty() && untrusted == 0 {
         // Nothing to evaluate is said, never reported as a perfect record.
         return Err(Error::Usage(format!(
             "no shadow run recorded in {} in the last {since} (run `gate shadow RANGE`, or set audit_rate)",
             store.name()
         )));
     }
-    let e = crate::evaluate::evaluate(&compares);
+    let mut e = crate::evaluate::evaluate(&compares);
+    e.untrusted = untrusted;
     if json {
         println!(
             "{}",

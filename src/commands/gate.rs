@@ -203,7 +203,8 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         },
         &mut memo,
         record_to.as_ref().and_then(|r| r.db.as_deref()),
-        opts,
+        opts.shadow,
+        opts.decision_out,
     )?;
     let view = View {
         range: input.range.as_ref(),
@@ -365,14 +366,14 @@ fn look_up(
 /// Freezes the selection before anything runs, in the history store (`db`, else the
 /// configured one) and in `out` when asked: its id and JSON. A shadow run judges against the
 /// decision frozen before it for the same commit and base, when there is one.
-fn freeze(
+pub(super) fn freeze(
     parts: &crate::frozen::Parts<'_>,
     memo: &mut crate::fingerprint::Memo,
     db: Option<&str>,
-    opts: &Options<'_>,
+    shadow: Shadow,
+    out: Option<&Path>,
 ) -> Result<(String, String)> {
-    let out = opts.decision_out;
-    if opts.shadow != Shadow::Off
+    if shadow != Shadow::Off
         && let Some(found) = super::shadow::frozen_before(parts, db)?
     {
         return Ok(found);

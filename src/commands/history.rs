@@ -28,10 +28,17 @@ pub(super) fn decision(dir: &Path, id: &str, db: Option<&str>) -> Result<u8> {
     let repo = repo::open(dir)?;
     let (mut store, _) = open_store(&repo, db)?;
     match store.decision(id)? {
-        Some(json) => {
-            println!("{json}");
-            Ok(exit_codes::OK)
-        }
+        // A decision whose body no longer hashes to its id is not shown as the decision.
+        Some(json) => match crate::frozen::verify(id, &json) {
+            Ok(()) => {
+                println!("{json}");
+                Ok(exit_codes::OK)
+            }
+            Err(why) => Err(Error::Input {
+                path: store.name().into(),
+                message: format!("the decision {id} is not the one frozen: {why}"),
+            }),
+        },
         // An id that names nothing is an error, never an empty answer.
         None => Err(Error::Usage(format!(
             "{id}: no frozen decision with this id in {} (a run's JSON report names its `frozen_decision`)",

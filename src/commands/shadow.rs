@@ -69,39 +69,26 @@ fn ingest(repo: &git2::Repository, target: Target, args: &ShadowArgs) -> Result<
         super::warn(note);
     }
     let root = repo::workdir(repo)?;
-    let ledger = crate::ledger::Ledger::default();
     let parts = Parts {
         repo,
         root: &root,
         input: &input,
         project: &project,
         decided: &decided,
-        ledger: &ledger,
+        ledger: &crate::ledger::Ledger::default(),
     };
     let db = args.db.as_deref();
-    let frozen = match frozen_before(&parts, db)? {
-        Some(found) => found,
-        None => {
-            let frozen = crate::frozen::freeze(&parts, &mut crate::fingerprint::Memo::default());
-            let at = history::location(db, project.config.history.url.as_deref(), &state);
-            let (json, note) = frozen.keep(at, None)?;
-            if let Some(note) = note {
-                super::warn(note);
-            }
-            (frozen.id, json)
-        }
-    };
+    let memo = &mut crate::fingerprint::Memo::default();
+    let frozen = gate::freeze(&parts, memo, db, Shadow::Asked, None)?;
     let results = super::record::read_results(&args.junit, &args.go_json, &project)?;
     let collected = Collected {
         tests: results,
         ..Collected::default()
     };
-    let code = if collected.tests.iter().any(|t| {
-        matches!(
-            t.outcome,
-            crate::run::events::TestOutcome::Failed | crate::run::events::TestOutcome::Error
-        )
-    }) {
+    let failed = crate::shadow::by_unit(&collected.tests)
+        .values()
+        .any(|u| u.failed > 0);
+    let code = if failed {
         exit_codes::TESTS_FAILED
     } else {
         exit_codes::OK
@@ -116,7 +103,10 @@ fn ingest(repo: &git2::Repository, target: Target, args: &ShadowArgs) -> Result<
     )
 }
 
-/// The decision frozen before this run for the same commit and base, if the store holds one.
+/// The decision frozen before this run for the same commit and base, if the store holds one
+/// whose body still hashes to its id. A shared store is another party's input: a body edited
+/// after it was frozen (a miss rewritten as selected) is said so and not used, and the caller
+/// freezes the decision anew.
 pub(super) fn frozen_before(
     parts: &Parts<'_>,
     db: Option<&str>,
@@ -126,7 +116,16 @@ pub(super) fn frozen_before(
     };
     let mut store = open(parts.repo, parts.project, db)?;
     let base = parts.input.bases.first().map(ToString::to_string);
-    Ok(store.decision_for(&head.to_string(), base.as_deref())?)
+    let Some((id, json)) = store.decision_for(&head.to_string(), base.as_deref())? else {
+        return Ok(None);
+    };
+    if let Err(why) = crate::frozen::verify(&id, &json) {
+        super::warn(format!(
+            "the decision {id} in the store is not used: {why}; a new one is frozen"
+        ));
+        return Ok(None);
+    }
+    Ok(Some((id, json)))
 }
 
 fn open(repo: &git2::Repository, project: &Project, db: Option<&str>) -> Result<Store> {
@@ -165,7 +164,12 @@ pub(super) fn compare(
             "gate shadow judges a commit: the working tree is not one".into(),
         ));
     };
-    let failing = crate::shadow::failing_units(&collected.tests);
+    let units = crate::shadow::by_unit(&collected.tests);
+    let failing: std::collections::BTreeSet<String> = units
+        .iter()
+        .filter(|(_, u)| u.failed > 0)
+        .map(|(unit, _)| unit.clone())
+        .collect();
     let mut store = open(repo, project, db)?;
     // Flaky evidence from before this run: it is recorded after this compare.
     let window = project.config.history.window_days;
@@ -196,7 +200,10 @@ pub(super) fn compare(
         commit: &head.to_string(),
         base: base.as_deref(),
         judged: &judged,
-        durations: &crate::shadow::durations(&collected.tests),
+        durations: &units
+            .iter()
+            .map(|(u, r)| (u.clone(), r.duration_ms))
+            .collect(),
     })?;
     Ok(
         if mode == Shadow::Asked && judged.iter().any(|j| j.class == "missed") {

@@ -300,9 +300,12 @@ pub(super) const CO_FAILED: &str = "SELECT DISTINCT x.file, r.run_id FROM change
      ORDER BY x.file, r.run_id";
 
 /// A ledger entry, at the store's time.
-/// A decision is frozen once: the same id is the same body.
+/// A decision is frozen once: the same id is the same body. The id is the hash of the body, so
+/// a row holding another body under it was edited after it was frozen: the true body is put
+/// back (a caller writes a body only after checking it hashes to its id).
 pub(super) const FREEZE: &str = "INSERT INTO decisions (id, commit_sha, base_sha, frozen_unix, body) \
-     VALUES ($1, $2, $3, {unix_now}, $4) ON CONFLICT (id) DO NOTHING";
+     VALUES ($1, $2, $3, {unix_now}, $4) ON CONFLICT (id) DO UPDATE SET body = excluded.body \
+     WHERE decisions.body <> excluded.body";
 pub(super) const DECISION: &str = "SELECT body FROM decisions WHERE id = $1";
 /// The decision frozen last for a commit and base.
 pub(super) const DECISION_FOR: &str = "SELECT id, body FROM decisions WHERE commit_sha = $1 \

@@ -141,7 +141,7 @@ fn a_shadow_run_judges_every_failure(kind: Kind) {
     );
     t.commit("the rule");
     t.checkout("feature");
-    merge_master(&t);
+    t.merge("master", "merge master");
     let (code, _, stderr) = gate_json(&t, db, &["shadow", "master...HEAD", "--json"]);
     assert!(
         stderr.contains("0 missed"),
@@ -149,33 +149,6 @@ fn a_shadow_run_judges_every_failure(kind: Kind) {
     );
     assert_eq!(code, Some(1), "failures caught exit as failures: {stderr}");
     evaluated(&t, db, money_failing as u64);
-}
-
-/// Merges master into the checked-out branch (a merge commit, no conflicts).
-fn merge_master(t: &TestRepo) {
-    let master = t.repo.revparse_single("master").unwrap().id();
-    let sig = t.repo.signature().unwrap();
-    let tip = t.repo.head().unwrap().peel_to_commit().unwrap();
-    let tree = {
-        let mut index = t
-            .repo
-            .merge_commits(&t.repo.find_commit(master).unwrap(), &tip, None)
-            .unwrap();
-        t.repo
-            .find_tree(index.write_tree_to(&t.repo).unwrap())
-            .unwrap()
-    };
-    t.repo
-        .commit(
-            Some("HEAD"),
-            &sig,
-            &sig,
-            "merge master",
-            &tree,
-            &[&tip, &t.repo.find_commit(master).unwrap()],
-        )
-        .unwrap();
-    t.checkout("feature");
 }
 
 /// Whether `audit_rate` audits CI run `run`: the documented choice, computed here on its own.
@@ -378,12 +351,81 @@ fn a_run_made_elsewhere_is_judged_from_its_junit_report() {
     assert!(stderr.contains("missed: tests/test_flaky.py"), "{stderr}");
     assert!(stderr.contains(", 2 missed, 0 flaky"), "{stderr}");
     assert_eq!(count(&db, "decisions"), 1);
+    // A stored decision edited to say the missed test was selected is not trusted: the body
+    // no longer hashes to its id. The compare freezes the decision anew (putting the true
+    // body back) and still names the miss.
+    let forged = forge_selection(&db, "tests/test_rate.py");
+    let out = judge();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(11), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the decision {forged} in the store is not used: its body does not hash to its id"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("missed: tests/test_rate.py"), "{stderr}");
+    assert_eq!(count(&db, "decisions"), 1);
+    let out = judge();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("is not used"),
+        "the true body is back: {stderr}"
+    );
     // A file that is not JUnit is exit 10 naming it; nothing is judged.
     std::fs::write(&junit, "not xml").unwrap();
     let out = judge();
     assert_eq!(out.status.code(), Some(10), "{}", text(&out));
     assert!(text(&out).contains("full.xml"), "{}", text(&out));
-    assert_eq!(count(&db, "shadows"), 1);
+    assert_eq!(
+        count(&db, "shadows"),
+        3,
+        "the three compares above, none more"
+    );
+    // Forged again: `gate decision` refuses to show it as the decision (exit 10), and evaluate
+    // leaves its compares out and counts them, never reading the forged selection.
+    let forged = forge_selection(&db, "tests/test_rate.py");
+    let out = t
+        .gate(&["decision", &forged, "--db", &db])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(10), "{}", text(&out));
+    assert!(
+        text(&out).contains("is not the one frozen: its body does not hash to its id"),
+        "{}",
+        text(&out)
+    );
+    let out = t
+        .gate(&["evaluate", "--json", "--db", &db])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let e: Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::plans::validate("evaluate.schema.json", &e);
+    assert_eq!(
+        (e["runs"].as_u64(), e["untrusted"].as_u64()),
+        (Some(0), Some(3))
+    );
+    assert_eq!(e["failure_recall"], Value::Null, "{e:#}");
+}
+
+/// Adds `unit` to the selection of the one decision a SQLite store holds, as someone with
+/// write access to a shared store could: its id.
+fn forge_selection(db: &str, unit: &str) -> String {
+    let c = rusqlite::Connection::open(db.trim_start_matches("sqlite:")).unwrap();
+    let (id, body): (String, String) = c
+        .query_row("SELECT id, body FROM decisions", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .unwrap();
+    let mut doc: Value = serde_json::from_str(&body).unwrap();
+    doc["selected"][unit] = serde_json::json!(["forged"]);
+    c.execute(
+        "UPDATE decisions SET body = ?1 WHERE id = ?2",
+        (doc.to_string(), &id),
+    )
+    .unwrap();
+    id
 }
 
 /// The rows of a SQLite store's table.

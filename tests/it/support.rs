@@ -86,6 +86,35 @@ impl TestRepo {
             .unwrap()
     }
 
+    /// Merges branch `other` into the checked-out branch (a merge commit with a fixed date; the
+    /// trees must not conflict) and checks the result out.
+    pub(crate) fn merge(&self, other: &str, message: &str) -> git2::Oid {
+        let theirs = self
+            .repo
+            .revparse_single(other)
+            .unwrap()
+            .peel_to_commit()
+            .unwrap();
+        let ours = self.repo.head().unwrap().peel_to_commit().unwrap();
+        let mut index = self.repo.merge_commits(&ours, &theirs, None).unwrap();
+        assert!(!index.has_conflicts(), "merging {other} conflicts");
+        let tree = self
+            .repo
+            .find_tree(index.write_tree_to(&self.repo).unwrap())
+            .unwrap();
+        let now = self.clock.get();
+        self.clock.set(now + 60);
+        let sig = Signature::new("gate test", "test@example.com", &Time::new(now, 0)).unwrap();
+        let id = self
+            .repo
+            .commit(Some("HEAD"), &sig, &sig, message, &tree, &[&ours, &theirs])
+            .unwrap();
+        self.repo
+            .checkout_head(Some(git2::build::CheckoutBuilder::new().force()))
+            .unwrap();
+        id
+    }
+
     pub(crate) fn branch(&self, name: &str) {
         let head = self.repo.head().unwrap().peel_to_commit().unwrap();
         self.repo.branch(name, &head, true).unwrap();

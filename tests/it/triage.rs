@@ -464,33 +464,7 @@ fn history_only_adds_tests_to_a_selection(kind: Kind) {
     t.write(".gate.toml", "[history]\nsignals = false\n");
     t.commit("no signals");
     t.checkout("both");
-    let rebased = t
-        .repo
-        .find_commit(t.repo.head().unwrap().target().unwrap())
-        .unwrap();
-    let master = t
-        .repo
-        .revparse_single("master")
-        .unwrap()
-        .peel_to_commit()
-        .unwrap();
-    let sig = rebased.author();
-    let tree = {
-        let mut index = t.repo.merge_commits(&master, &rebased, None).unwrap();
-        t.repo
-            .find_tree(index.write_tree_to(&t.repo).unwrap())
-            .unwrap()
-    };
-    t.repo
-        .commit(
-            Some("HEAD"),
-            &sig,
-            &sig,
-            "both, on master",
-            &tree,
-            &[&rebased, &master],
-        )
-        .unwrap();
+    t.merge("master", "both, on master");
     let (off, _) = selection(&t, Some(&store.url));
     assert_eq!(off, plain);
 }
