@@ -133,6 +133,33 @@ pub enum Sub {
         #[arg(long, value_name = "FILE")]
         markdown: Option<PathBuf>,
     },
+    /// Export one recorded run as observations (versioned JSON: identities as digests, the
+    /// inventory, each test file's outcome, duration and dependencies; no test names, errors
+    /// or logs), within a size limit.
+    Export {
+        /// Where to write the export (atomically).
+        #[arg(long, value_name = "FILE")]
+        observations: PathBuf,
+        /// The run (default: the latest recorded one).
+        #[arg(long, value_name = "ID")]
+        run: Option<String>,
+        /// The limit: past it the dependencies take a compact form, then become null, then
+        /// nothing is written.
+        #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
+        max_bytes: usize,
+        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
+    },
+    /// Import an observation export (either form) into the store, its digest checked.
+    Import {
+        /// The export to read.
+        #[arg(long, value_name = "FILE")]
+        observations: PathBuf,
+        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
+    },
     /// Trace each test file's run (strace) and measure the graph against what it really opened.
     Audit {
         /// Audit only the test files matching this glob.

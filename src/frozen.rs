@@ -143,12 +143,7 @@ pub(crate) fn freeze<'a>(p: &Parts<'a>, memo: &mut Memo) -> Frozen<'a> {
         rows: &p.decided.rows,
         gaps,
     };
-    let mut canonical = Vec::new();
-    canonical_json(
-        &serde_json::to_value(&body).expect("a decision serializes"),
-        &mut canonical,
-    );
-    let id = hex(&Sha256::digest(&canonical));
+    let id = digest_of_value(&serde_json::to_value(&body).expect("a decision serializes"));
     crate::timings::mark("decision bound");
     Frozen { id, body }
 }
@@ -165,7 +160,7 @@ impl Frozen<'_> {
     ) -> Result<(String, Option<String>)> {
         let json = serde_json::to_string_pretty(self).expect("a decision serializes");
         if let Some(out) = out {
-            write_whole(out, &json)?;
+            write_whole(out, format!("{json}\n").as_bytes(), "the decision")?;
         }
         let stored = at.and_then(|at| {
             Store::open(&at)?.freeze(
@@ -194,28 +189,32 @@ pub(crate) fn verify(id: &str, json: &str) -> std::result::Result<(), String> {
     if kept.as_str() != Some(id) {
         return Err("the id it holds is not the one it is kept under".into());
     }
-    let mut canonical = Vec::new();
-    canonical_json(&value, &mut canonical);
-    if hex(&Sha256::digest(&canonical)) == id {
+    if digest_of_value(&value) == id {
         Ok(())
     } else {
         Err("its body does not hash to its id (it was changed after it was frozen)".into())
     }
 }
 
-/// Writes `text` to `path` through a temporary file beside it, renamed over it.
-fn write_whole(path: &Path, text: &str) -> Result<()> {
+/// Writes `bytes` to `path` through a temporary file beside it, renamed over it: whole or not
+/// at all. `what` names it in an error.
+pub(crate) fn write_whole(path: &Path, bytes: &[u8], what: &str) -> Result<()> {
     let dir = path
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let fail = |e| Error::io(path, "cannot write the decision", e);
+    let fail = |e| Error::io(path, format!("cannot write {what}"), e);
     let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(fail)?;
-    tmp.write_all(text.as_bytes())
-        .and_then(|()| tmp.write_all(b"\n"))
-        .map_err(fail)?;
+    tmp.write_all(bytes).map_err(fail)?;
     tmp.persist(path).map_err(|e| fail(e.error))?;
     Ok(())
+}
+
+/// The SHA-256 (hex) of a value's canonical JSON: what binds a decision or an export.
+pub(crate) fn digest_of_value(value: &serde_json::Value) -> String {
+    let mut canonical = Vec::new();
+    canonical_json(value, &mut canonical);
+    hex(&Sha256::digest(&canonical))
 }
 
 /// Compact JSON with every object's keys sorted by their bytes, whatever order the map kept:

@@ -24,6 +24,7 @@ mod graph;
 mod history;
 mod hook;
 mod ledger;
+mod observations;
 mod path;
 mod plan;
 mod process;

@@ -17,6 +17,7 @@ mod gate;
 mod history;
 mod hook;
 mod install;
+mod observations;
 mod plan;
 mod record;
 mod rollup;
@@ -61,6 +62,23 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             json,
             markdown,
         }) => costs::run(&scenario, json, markdown.as_deref()),
+        Some(Sub::Export {
+            observations: out,
+            run,
+            max_bytes,
+            db,
+        }) => observations::export(
+            &dir,
+            &observations::ExportArgs {
+                out: &out,
+                run: run.as_deref(),
+                max_bytes,
+                db: db.as_deref(),
+            },
+        ),
+        Some(Sub::Import { observations, db }) => {
+            observations::import(&dir, &observations, db.as_deref())
+        }
         Some(Sub::Audit {
             tests,
             jobs,

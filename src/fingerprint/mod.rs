@@ -431,6 +431,23 @@ impl Scope<'_> {
         }
     }
 
+    /// The files `test` depends on as the graph knows them (its closure), or none when the
+    /// graph cannot bound it — a file of it with incomplete facts or an import named at run
+    /// time: an observation export's dependencies, where none is unknown, never "nothing".
+    pub(crate) fn dependencies(&self, test: &str) -> Option<Vec<String>> {
+        let files = self.closure_files(test);
+        let unbounded = unbounded_files(&self.project.graph);
+        let bounded = files.iter().all(|f| {
+            !unbounded.contains(f)
+                && self
+                    .project
+                    .flagged
+                    .get(f)
+                    .is_none_or(|flags| flags.reasons().is_empty())
+        });
+        bounded.then_some(files)
+    }
+
     /// Every file the test depends on: the selection's relation walked forwards from it and
     /// from its extras.
     fn closure_files(&self, test: &str) -> Vec<String> {

@@ -5,6 +5,7 @@
 //! migrated on first use, and a store whose schema is newer than this gate is never written.
 
 pub(crate) mod evidence;
+pub(crate) mod observations;
 mod postgres;
 mod rollup;
 mod schema;

@@ -20,6 +20,8 @@ use super::StoreError;
 /// 4. Frozen decisions: each selection as it was made, before its run, by its id (the hash of
 ///    its body), never rewritten; shadow compares: a whole-suite run's failing units judged
 ///    against the decision for its commit and base.
+/// 5. Imported observation exports (another machine's or team's runs), kept whole by the
+///    digest that binds them: an import of the same export twice is one row.
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -130,6 +132,17 @@ CREATE TABLE shadows (
     durations TEXT NOT NULL
 );
 CREATE INDEX shadows_by_time ON shadows (recorded_unix);
+"#,
+    r#"
+CREATE TABLE observations (
+    digest TEXT PRIMARY KEY,
+    repository TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    imported_unix BIGINT NOT NULL,
+    body TEXT NOT NULL
+);
+CREATE INDEX observations_by_commit ON observations (repository, commit_sha);
 "#,
 ];
 
@@ -263,6 +276,15 @@ pub(super) const LEGS_SINCE: &str =
 pub(super) const LEGS_OF_RUN: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.commit_sha, r.branch, r.mainline, r.base_sha, r.recorded_unix \
      FROM runs r WHERE r.run_id = $1 AND r.attempt = (SELECT max(attempt) FROM runs WHERE run_id = $1 AND leg = r.leg) \
      ORDER BY r.leg";
+
+/// Every attempt of every test a leg recorded.
+pub(super) const RESULTS_OF_LEG: &str = "SELECT test_id, file, try, outcome, duration_ms FROM results \
+     WHERE seq = $1 ORDER BY test_id, try";
+/// An imported export, once per digest; whether it was new is read back.
+pub(super) const KEEP_OBSERVATIONS: &str = "INSERT INTO observations (digest, repository, commit_sha, run_id, imported_unix, body) \
+     VALUES ($1, $2, $3, $4, {unix_now}, $5) ON CONFLICT (digest) DO NOTHING";
+pub(super) const OBSERVATIONS_KEPT: &str =
+    "SELECT imported_unix FROM observations WHERE digest = $1";
 
 /// The latest recorded run.
 pub(super) const LATEST_RUN: &str = "SELECT run_id FROM runs ORDER BY seq DESC LIMIT 1";

@@ -81,6 +81,14 @@ impl Store {
         }
     }
 
+    /// A SQLite store at `path`.
+    pub(crate) fn sqlite_at(path: &Path) -> Store {
+        Store {
+            url: format!("sqlite:{}", path.display()),
+            database: None,
+        }
+    }
+
     /// The rows of `sql` (text and integer columns), each as text.
     pub(crate) fn rows(&self, sql: &str) -> Vec<Vec<String>> {
         match &self.database {

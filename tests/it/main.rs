@@ -15,6 +15,7 @@ mod hook;
 mod install;
 mod ledger;
 mod limits;
+mod observations;
 mod output;
 mod paths;
 mod plans;

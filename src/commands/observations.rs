@@ -1,0 +1,219 @@
+//! `gate export --observations FILE [--run ID]`: one recorded run as an observation export
+//! (`crate::observations`), its identities and inventory taken from the decision frozen for
+//! its commit and base (else one frozen now), its dependencies from the graph of that commit;
+//! `gate import --observations FILE`: an export read back, checked, and kept in a store.
+
+use super::gate::{self, Shadow, Target};
+use crate::error::{Error, Result};
+use crate::exit_codes;
+use crate::fingerprint::Scope;
+use crate::frozen::Parts;
+use crate::history::observations::Imported;
+use crate::history::triage::LegInfo;
+use crate::observations::{EXPORT_VERSION, Export, LegSource, Observed, Payload, Source};
+use crate::repo::{self, range};
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// What an export reads of the frozen decision (`plans/frozen.schema.json`).
+#[derive(serde::Deserialize)]
+struct Identities {
+    repository: String,
+    tree: Option<String>,
+    base: Option<String>,
+    base_tree: Option<String>,
+    config_digest: String,
+    lock_digest: Option<String>,
+    environment_digest: Option<String>,
+    inventory: Vec<String>,
+}
+
+pub(super) struct ExportArgs<'a> {
+    pub out: &'a Path,
+    pub run: Option<&'a str>,
+    pub max_bytes: usize,
+    pub db: Option<&'a str>,
+}
+
+pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
+    let repo = repo::open(dir)?;
+    let (mut store, _) = super::history::open_store(&repo, args.db)?;
+    let run = match args.run {
+        Some(run) => run.to_string(),
+        None => store.latest_run()?.ok_or_else(|| {
+            Error::Usage(format!(
+                "no run recorded in {}: nothing to export (`gate record`, or `gate --affected … --record`)",
+                store.name()
+            ))
+        })?,
+    };
+    let legs = store.legs_of_run(&run)?;
+    let (commit, base) = one_commit(&run, &legs)?;
+    // The run's own change: its commit against the base it recorded (none: the commit alone).
+    let spec = format!("{}...{commit}", base.as_deref().unwrap_or(&commit));
+    let analyzed = gate::analyze(&repo, Target::Ranges(vec![range::resolve(&repo, &spec)?]))?;
+    let root = repo::workdir(&repo)?;
+    let parts = Parts {
+        repo: &repo,
+        root: &root,
+        input: &analyzed.input,
+        project: &analyzed.project,
+        decided: &analyzed.decided,
+        ledger: &crate::ledger::Ledger::default(),
+    };
+    let (decision, json) = gate::freeze(
+        &parts,
+        &mut crate::fingerprint::Memo::default(),
+        args.db,
+        Shadow::Asked,
+        None,
+    )?;
+    let ids: Identities = serde_json::from_str(&json)
+        .map_err(|e| Error::Internal(format!("the frozen decision {decision}: {e}")))?;
+    let scope = Scope {
+        repo: &repo,
+        snapshot: &analyzed.input.snapshot,
+        project: &analyzed.project,
+        root: &root,
+    };
+    let mut files = Vec::new();
+    let mut dependencies: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
+    let mut deps = |unit: &str| {
+        dependencies
+            .entry(unit.to_string())
+            .or_insert_with(|| scope.dependencies(unit))
+            .clone()
+    };
+    for leg in &legs {
+        let mut units = crate::shadow::by_unit(&store.results_of_leg(leg.seq)?);
+        for unit in &ids.inventory {
+            units.entry(unit.clone()).or_insert_with(Default::default);
+        }
+        for (unit, r) in units {
+            let tests = r.failed + r.passed + r.skipped;
+            files.push(Observed {
+                dependencies: deps(&unit),
+                outcome: if tests == 0 { "unknown" } else { r.outcome() }.to_string(),
+                duration_ms: (tests > 0).then_some(r.duration_ms),
+                leg: leg.leg.clone(),
+                file: unit,
+                tests,
+            });
+        }
+    }
+    let doc = Export {
+        version: EXPORT_VERSION,
+        digest: String::new(),
+        source: Source {
+            run: run.clone(),
+            legs: legs
+                .iter()
+                .map(|l| LegSource {
+                    leg: l.leg.clone(),
+                    attempt: l.attempt,
+                    recorded_unix: l.recorded_unix,
+                })
+                .collect(),
+        },
+        decision,
+        repository: ids.repository,
+        commit: commit.clone(),
+        tree: ids.tree,
+        base: ids.base,
+        base_tree: ids.base_tree,
+        config_digest: ids.config_digest,
+        lock_digest: ids.lock_digest,
+        environment_digest: ids.environment_digest,
+        inventory: ids.inventory,
+        observations: Payload { version: 1, files },
+        warnings: Vec::new(),
+    };
+    let count = doc.observations.files.len();
+    let written = doc.bounded(args.max_bytes).map_err(|too_big| {
+        Error::io(
+            args.out,
+            "not written",
+            std::io::Error::new(
+                std::io::ErrorKind::FileTooLarge,
+                format!(
+                    "the export of run {run} is {} bytes even with no dependencies, over the limit of {} (--max-bytes)",
+                    too_big.bytes, args.max_bytes
+                ),
+            ),
+        )
+    })?;
+    if let Some(warning) = &written.warning {
+        super::warn(warning.clone());
+    }
+    crate::frozen::write_whole(args.out, &written.bytes, "the export")?;
+    eprintln!(
+        "gate export: run {run} ({} leg(s)) at {}: {count} test file observation(s), {}, {} bytes → {}",
+        legs.len(),
+        short(&commit),
+        written.form,
+        written.bytes.len(),
+        args.out.display()
+    );
+    super::leave(Box::new(analyzed));
+    Ok(exit_codes::OK)
+}
+
+/// The commit and base a run's legs were recorded at: one of each, or the run is not one
+/// change to export.
+fn one_commit(run: &str, legs: &[LegInfo]) -> Result<(String, Option<String>)> {
+    let Some(first) = legs.first() else {
+        return Err(Error::Usage(format!(
+            "run {run}: no leg recorded under this id"
+        )));
+    };
+    if let Some(other) = legs
+        .iter()
+        .find(|l| l.commit != first.commit || l.base != first.base)
+    {
+        return Err(Error::Usage(format!(
+            "run {run}: leg {} was recorded at {} and leg {} at {}: an export is of one commit",
+            first.leg,
+            short(&first.commit),
+            other.leg,
+            short(&other.commit)
+        )));
+    }
+    Ok((first.commit.clone(), first.base.clone()))
+}
+
+/// `gate import --observations FILE`: the export checked (versions, paths, references, its
+/// digest) and kept in the store once.
+pub(super) fn import(dir: &Path, file: &Path, db: Option<&str>) -> Result<u8> {
+    let bytes = std::fs::read(file).map_err(|e| Error::io(file, "cannot read", e))?;
+    let export = crate::observations::read(&bytes).map_err(|message| Error::Input {
+        path: file.to_path_buf(),
+        message,
+    })?;
+    let repo = repo::open(dir)?;
+    let (mut store, _) = super::history::open_store(&repo, db)?;
+    let body = serde_json::to_string_pretty(&export).expect("an export serializes");
+    let new = store.keep_observations(&Imported {
+        digest: &export.digest,
+        repository: &export.repository,
+        commit: &export.commit,
+        run: &export.source.run,
+        body: &body,
+    })?;
+    let files = &export.observations.files;
+    let known = files.iter().filter(|f| f.dependencies.is_some()).count();
+    eprintln!(
+        "gate import: run {} at {} of {}: {} test file observation(s) on {} leg(s), {known} with dependencies — {} {}",
+        export.source.run,
+        short(&export.commit),
+        export.repository,
+        files.len(),
+        export.source.legs.len(),
+        if new { "kept in" } else { "already in" },
+        store.name()
+    );
+    Ok(exit_codes::OK)
+}
+
+fn short(sha: &str) -> &str {
+    sha.get(..12).unwrap_or(sha)
+}

@@ -1,0 +1,63 @@
+//! What an observation export reads of the store (a recorded leg's results) and what an import
+//! writes to it (the export, kept whole by its digest).
+
+use super::schema;
+use super::{Param, Store, StoreError, rollup};
+use crate::run::events::{TestOutcome, TestResult};
+
+/// An imported export to keep.
+pub(crate) struct Imported<'a> {
+    pub digest: &'a str,
+    pub repository: &'a str,
+    pub commit: &'a str,
+    pub run: &'a str,
+    pub body: &'a str,
+}
+
+impl Store {
+    /// Every attempt of every test leg `seq` recorded.
+    pub(crate) fn results_of_leg(&mut self, seq: i64) -> Result<Vec<TestResult>, StoreError> {
+        let rows = self.query(schema::RESULTS_OF_LEG, &[Param::Int(seq)])?;
+        Ok(rows
+            .iter()
+            .map(|r| TestResult {
+                id: r[0].string(),
+                file: r[1].text(),
+                attempt: u32::try_from(r[2].int()).unwrap_or(1),
+                outcome: match r[3].string().as_str() {
+                    "passed" => TestOutcome::Passed,
+                    "failed" => TestOutcome::Failed,
+                    "skipped" => TestOutcome::Skipped,
+                    // `error`, and anything else a store holds: not a pass.
+                    _ => TestOutcome::Error,
+                },
+                duration_ms: u64::try_from(r[4].int()).unwrap_or(0),
+            })
+            .collect())
+    }
+
+    /// Keeps an imported export under its digest; false when the store held it already.
+    pub(crate) fn keep_observations(&mut self, o: &Imported<'_>) -> Result<bool, StoreError> {
+        let keep = |tx: &mut dyn rollup::Tx| {
+            let before = tx.query(schema::OBSERVATIONS_KEPT, &[Param::Text(o.digest)])?;
+            if !before.is_empty() {
+                return Ok(false);
+            }
+            tx.execute(
+                schema::KEEP_OBSERVATIONS,
+                &[
+                    Param::Text(o.digest),
+                    Param::Text(o.repository),
+                    Param::Text(o.commit),
+                    Param::Text(o.run),
+                    Param::Text(o.body),
+                ],
+            )?;
+            Ok(true)
+        };
+        match self {
+            Store::Sqlite(s) => s.write(keep),
+            Store::Postgres(s) => s.write(keep),
+        }
+    }
+}
