@@ -122,10 +122,30 @@ pub enum Sub {
     /// Seed 001's cost model over a scenario (its format and field names): runner seconds,
     /// vCPU-minutes and list cost for the baseline and the candidate, and the saving (negative
     /// when it is).
+    #[command(group = clap::ArgGroup::new("source").required(true).args(["scenario", "from_history"]))]
     Costs {
         /// The scenario: `{version: 1, mode, jobs: [...], modelUsage}`.
         #[arg(long, value_name = "FILE")]
-        scenario: PathBuf,
+        scenario: Option<PathBuf>,
+        /// Build the scenario from the shadow compares recorded in the window: one job per
+        /// compare, its whole suite's seconds the baseline, what its decision ran retained,
+        /// gate's recorded selection time the overhead, `audit_rate` as configured.
+        #[arg(long)]
+        from_history: bool,
+        /// With --from-history, the window: `30d`, `12h`.
+        #[arg(
+            long,
+            value_name = "DURATION",
+            default_value = "30d",
+            requires = "from_history"
+        )]
+        since: String,
+        /// With --from-history, write the scenario built to FILE (seed 001's format).
+        #[arg(long, value_name = "FILE", requires = "from_history")]
+        scenario_out: Option<PathBuf>,
+        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        #[arg(long, value_name = "URL", requires = "from_history")]
+        db: Option<String>,
         /// Print the report as JSON.
         #[arg(long)]
         json: bool,

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Scenario {
     pub version: u32,
@@ -25,7 +25,7 @@ pub(crate) enum Mode {
     Projection,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Job {
     pub id: String,
@@ -41,14 +41,14 @@ pub(crate) struct Job {
     pub allocated_vcpus: Option<f64>,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ModelUsage {
     pub baseline: Usage,
     pub candidate: Usage,
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, Serialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub(crate) struct Usage {
     pub input_tokens: Option<f64>,
@@ -102,6 +102,65 @@ pub(crate) struct Report {
     pub list_usd: Compared,
     pub model_tokens: Compared,
     pub model_usd: Compared,
+}
+
+/// A projection scenario from recorded shadow compares, one job per compare: its whole suite's
+/// recorded seconds are the baseline, all of them selectable (a job's fixed setup is not
+/// recorded, so none is kept: the saving is the runner's, not the job's); the retained
+/// fraction is the seconds of what its decision ran; the overhead is gate's own recorded time
+/// before the runner started (the median of the recorded ones where a compare has none);
+/// prices and vCPUs unknown; no model tokens on either side (gate calls no model: a measured
+/// zero). `audit_rate` is the configured one.
+pub(crate) fn from_compares(compares: &[crate::evaluate::Compare], audit_rate: f64) -> Scenario {
+    let mut known: Vec<u64> = compares.iter().filter_map(|c| c.select_ms).collect();
+    known.sort_unstable();
+    let median = known.get(known.len() / 2).copied().unwrap_or(0);
+    let jobs = compares
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let total: u64 = c.durations.values().sum();
+            let ran = c.ran();
+            let kept: u64 = c
+                .durations
+                .iter()
+                .filter(|(u, _)| ran.contains(u))
+                .map(|(_, ms)| ms)
+                .sum();
+            Job {
+                id: format!("{i}:{}", c.commit.get(..12).unwrap_or(&c.commit)),
+                baseline_seconds: total as f64 / 1000.0,
+                selectable_seconds: total as f64 / 1000.0,
+                retained_fraction: if total == 0 {
+                    1.0
+                } else {
+                    kept as f64 / total as f64
+                },
+                audit_rate,
+                overhead_seconds: c.select_ms.unwrap_or(median) as f64 / 1000.0,
+                audit_overhead_seconds: 0.0,
+                drop_empty_job: false,
+                usd_per_minute: None,
+                billing_quantum_seconds: None,
+                allocated_vcpus: None,
+            }
+        })
+        .collect();
+    let none = || Usage {
+        input_tokens: Some(0.0),
+        output_tokens: Some(0.0),
+        input_usd_per_million: Some(0.0),
+        output_usd_per_million: Some(0.0),
+    };
+    Scenario {
+        version: 1,
+        mode: Mode::Projection,
+        jobs,
+        model_usage: ModelUsage {
+            baseline: none(),
+            candidate: none(),
+        },
+    }
 }
 
 /// What is wrong with a scenario, naming the field.

@@ -11,11 +11,28 @@ use std::collections::{BTreeMap, BTreeSet};
 /// the recorded durations.
 pub(crate) struct Compare {
     pub commit: String,
+    /// The decision's verdict ran the whole suite (named_full, or refused with a decision).
+    pub ran_everything: bool,
     pub inventory: BTreeSet<String>,
     pub selected: BTreeSet<String>,
     pub reused: BTreeSet<String>,
     pub judged: Vec<Judgement>,
     pub durations: BTreeMap<String, u64>,
+    /// gate's own time before the runner started, when recorded.
+    pub select_ms: Option<u64>,
+}
+
+impl Compare {
+    /// The units the decision ran: its selection (the whole inventory for a whole-suite
+    /// verdict) less what the ledger reused.
+    pub(crate) fn ran(&self) -> BTreeSet<&String> {
+        let chosen = if self.ran_everything {
+            &self.inventory
+        } else {
+            &self.selected
+        };
+        chosen.difference(&self.reused).collect()
+    }
 }
 
 #[derive(Deserialize)]
@@ -123,7 +140,7 @@ pub(crate) fn evaluate(compares: &[Compare]) -> Evaluation {
             faulty += 1;
             faulty_caught += usize::from(this_caught > 0);
         }
-        let ran: BTreeSet<&String> = c.selected.difference(&c.reused).collect();
+        let ran = c.ran();
         sel_files += ran.iter().filter(|u| c.inventory.contains(**u)).count();
         all_files += c.inventory.len();
         unknown += c
@@ -222,6 +239,26 @@ mod tests {
             .collect()
     }
 
+    /// A whole-suite verdict ran every unit but the reused, whatever its selection listed.
+    #[test]
+    fn a_whole_suite_verdict_counts_as_running_everything() {
+        let c = Compare {
+            commit: "cccccccccccccccc".into(),
+            ran_everything: true,
+            inventory: set(&["a", "b", "c"]),
+            selected: set(&["a"]),
+            reused: set(&["c"]),
+            judged: vec![],
+            durations: [("a", 10), ("b", 30), ("c", 60)]
+                .map(|(u, ms)| (u.to_string(), ms))
+                .into(),
+            select_ms: None,
+        };
+        let e = evaluate(std::slice::from_ref(&c));
+        assert_eq!(e.selected_fraction_files, Some(2.0 / 3.0));
+        assert_eq!(e.selected_fraction_seconds, Some(40.0 / 100.0));
+    }
+
     /// Wilson's lower bound by hand: 20 of 20 → (1 + 1.9208/20 − 1.96·√(3.8416/1600)) /
     /// (1 + 3.8416/20) = (1.09604 − 0.09604) / 1.19208 = 0.83886.
     #[test]
@@ -253,6 +290,8 @@ mod tests {
                 durations: [("a", 100), ("b", 50), ("c", 200), ("d", 150)]
                     .map(|(u, ms)| (u.to_string(), ms))
                     .into(),
+                ran_everything: false,
+                select_ms: None,
             },
             Compare {
                 commit: "bbbbbbbbbbbbbbbb".into(),
@@ -263,6 +302,8 @@ mod tests {
                 durations: [("a", 100), ("b", 50)]
                     .map(|(u, ms)| (u.to_string(), ms))
                     .into(),
+                ran_everything: false,
+                select_ms: None,
             },
         ];
         let e = evaluate(&compares);

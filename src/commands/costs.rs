@@ -4,16 +4,45 @@ use crate::error::{Error, Result};
 use crate::exit_codes;
 use std::path::Path;
 
-pub(super) fn run(scenario: &Path, json: bool, markdown: Option<&Path>) -> Result<u8> {
-    let text = std::fs::read_to_string(scenario)
-        .map_err(|e| Error::io(scenario, "cannot read the scenario", e))?;
-    let bad = |message: String| Error::Input {
-        path: scenario.to_path_buf(),
-        message,
+/// Where the scenario comes from.
+pub(super) enum From<'a> {
+    /// A scenario file in seed 001's format.
+    File(&'a Path),
+    /// The shadow compares recorded in a window (`--from-history [--since]`), the scenario
+    /// built from them written to `out` when asked.
+    History {
+        dir: &'a Path,
+        since: &'a str,
+        db: Option<&'a str>,
+        out: Option<&'a Path>,
+    },
+}
+
+pub(super) fn run(from: &From<'_>, json: bool, markdown: Option<&Path>) -> Result<u8> {
+    let parsed = match *from {
+        From::File(scenario) => read(scenario)?,
+        From::History {
+            dir,
+            since,
+            db,
+            out,
+        } => {
+            let repo = crate::repo::open(dir)?;
+            let (compares, _, config) = super::evaluate::recorded(&repo, since, db)?;
+            let missing = compares.iter().filter(|c| c.select_ms.is_none()).count();
+            if missing > 0 {
+                super::warn(format!(
+                    "{missing} shadow compare(s) recorded no selection time: their overhead is the median of the others"
+                ));
+            }
+            let scenario = crate::costs::from_compares(&compares, config.audit_rate);
+            if let Some(out) = out {
+                let text = serde_json::to_string_pretty(&scenario).expect("a scenario serializes");
+                crate::frozen::write_whole(out, format!("{text}\n").as_bytes(), "the scenario")?;
+            }
+            scenario
+        }
     };
-    let parsed: crate::costs::Scenario =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not a scenario: {e}")))?;
-    crate::costs::check(&parsed).map_err(bad)?;
     let report = crate::costs::costs(&parsed);
     let table = crate::costs::markdown(&report);
     if let Some(path) = markdown {
@@ -29,4 +58,17 @@ pub(super) fn run(scenario: &Path, json: bool, markdown: Option<&Path>) -> Resul
         print!("{table}");
     }
     Ok(exit_codes::OK)
+}
+
+fn read(scenario: &Path) -> Result<crate::costs::Scenario> {
+    let text = std::fs::read_to_string(scenario)
+        .map_err(|e| Error::io(scenario, "cannot read the scenario", e))?;
+    let bad = |message: String| Error::Input {
+        path: scenario.to_path_buf(),
+        message,
+    };
+    let parsed: crate::costs::Scenario =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not a scenario: {e}")))?;
+    crate::costs::check(&parsed).map_err(bad)?;
+    Ok(parsed)
 }

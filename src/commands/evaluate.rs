@@ -10,17 +10,24 @@ use std::path::Path;
 
 #[derive(serde::Deserialize)]
 struct Decision {
+    verdict: String,
     inventory: BTreeSet<String>,
     selected: BTreeMap<String, serde_json::Value>,
     reused: BTreeMap<String, serde_json::Value>,
 }
 
-pub(super) fn run(dir: &Path, since: &str, json: bool, db: Option<&str>) -> Result<u8> {
+/// The shadow compares recorded in the window `since`, each with the decision it judged; those
+/// whose decision no longer hashes to its id are left out (said) and counted. Nothing in the
+/// window is an error, never an empty record.
+pub(super) fn recorded(
+    repo: &git2::Repository,
+    since: &str,
+    db: Option<&str>,
+) -> Result<(Vec<Compare>, usize, crate::config::Config)> {
     let days = humantime::parse_duration(since)
         .map(|d| d.as_secs().div_ceil(86_400).max(1))
         .map_err(|e| Error::Usage(format!("--since {since}: not a duration (30d, 12h): {e}")))?;
-    let repo = repo::open(dir)?;
-    let (mut store, _) = super::history::open_store(&repo, db)?;
+    let (mut store, config) = super::history::open_store(repo, db)?;
     let stored = store.shadows(days)?;
     let unreadable = |what: &str, id: &str, e: serde_json::Error| {
         Error::Internal(format!(
@@ -48,11 +55,13 @@ pub(super) fn run(dir: &Path, since: &str, json: bool, db: Option<&str>) -> Resu
             .map_err(|e| unreadable("durations", &s.decision, e))?;
         compares.push(Compare {
             commit: s.commit.clone(),
+            ran_everything: matches!(d.verdict.as_str(), "named_full" | "refused"),
             inventory: d.inventory,
             selected: d.selected.into_keys().collect(),
             reused: d.reused.into_keys().collect(),
             judged,
             durations,
+            select_ms: s.select_ms.and_then(|ms| u64::try_from(ms).ok()),
         });
     }
     if compares.is_empty() && untrusted == 0 {
@@ -62,6 +71,12 @@ pub(super) fn run(dir: &Path, since: &str, json: bool, db: Option<&str>) -> Resu
             store.name()
         )));
     }
+    Ok((compares, untrusted, config))
+}
+
+pub(super) fn run(dir: &Path, since: &str, json: bool, db: Option<&str>) -> Result<u8> {
+    let repo = repo::open(dir)?;
+    let (compares, untrusted, _) = recorded(&repo, since, db)?;
     let mut e = crate::evaluate::evaluate(&compares);
     e.untrusted = untrusted;
     if json {

@@ -206,6 +206,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         opts.shadow,
         opts.decision_out,
     )?;
+    let select_ms = started.elapsed().as_millis() as u64;
     let view = View {
         range: input.range.as_ref(),
         tree: input.snapshot.describe(),
@@ -241,7 +242,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         let complete = r.run.as_ref().is_some_and(|run| run.outcome != "broken");
         if opts.shadow != Shadow::Off {
             let db = record_to.as_ref().and_then(|t| t.db.as_deref());
-            let run = (&frozen, &collected, complete);
+            let run = (&frozen, &collected, complete, select_ms);
             let mode = (r.code, opts.shadow);
             code = super::shadow::compare(repo, &project, &input, run, db, mode)?;
         }

@@ -59,9 +59,24 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Some(Sub::Evaluate { since, json, db }) => evaluate::run(&dir, &since, json, db.as_deref()),
         Some(Sub::Costs {
             scenario,
+            from_history,
+            since,
+            scenario_out,
+            db,
             json,
             markdown,
-        }) => costs::run(&scenario, json, markdown.as_deref()),
+        }) => {
+            let from = match &scenario {
+                Some(file) if !from_history => costs::From::File(file),
+                _ => costs::From::History {
+                    dir: &dir,
+                    since: &since,
+                    db: db.as_deref(),
+                    out: scenario_out.as_deref(),
+                },
+            };
+            costs::run(&from, json, markdown.as_deref())
+        }
         Some(Sub::Export {
             observations: out,
             run,

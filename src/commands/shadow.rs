@@ -59,6 +59,7 @@ pub(super) fn run(dir: &Path, args: &ShadowArgs, styles: &Styles) -> Result<u8> 
 /// inputs, with no ledger reuse (no gate ran, so none reused anything). The compare is
 /// recorded; the run's results are `gate record`'s to store (the same files).
 fn ingest(repo: &git2::Repository, target: Target, args: &ShadowArgs) -> Result<u8> {
+    let started = std::time::Instant::now();
     let gate::Analyzed {
         input,
         project,
@@ -80,6 +81,7 @@ fn ingest(repo: &git2::Repository, target: Target, args: &ShadowArgs) -> Result<
     let db = args.db.as_deref();
     let memo = &mut crate::fingerprint::Memo::default();
     let frozen = gate::freeze(&parts, memo, db, Shadow::Asked, None)?;
+    let select_ms = started.elapsed().as_millis() as u64;
     let results = super::record::read_results(&args.junit, &args.go_json, &project)?;
     let collected = Collected {
         tests: results,
@@ -97,7 +99,7 @@ fn ingest(repo: &git2::Repository, target: Target, args: &ShadowArgs) -> Result<
         repo,
         &project,
         &input,
-        (&frozen, &collected, true),
+        (&frozen, &collected, true, select_ms),
         db,
         (code, Shadow::Asked),
     )
@@ -145,7 +147,7 @@ pub(super) fn compare(
     repo: &git2::Repository,
     project: &Project,
     input: &Input,
-    (frozen, collected, complete): (&(String, String), &Collected, bool),
+    (frozen, collected, complete, select_ms): (&(String, String), &Collected, bool, u64),
     db: Option<&str>,
     (code, mode): (u8, Shadow),
 ) -> Result<u8> {
@@ -204,6 +206,7 @@ pub(super) fn compare(
             .iter()
             .map(|(u, r)| (u.clone(), r.duration_ms))
             .collect(),
+        select_ms,
     })?;
     Ok(
         if mode == Shadow::Asked && judged.iter().any(|j| j.class == "missed") {

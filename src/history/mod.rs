@@ -155,6 +155,8 @@ pub(crate) struct ShadowRun<'a> {
     pub judged: &'a [crate::shadow::Judged],
     /// Every unit that ran → its recorded milliseconds (the last attempt of each test).
     pub durations: &'a std::collections::BTreeMap<String, u64>,
+    /// gate's own time before the runner started: analysis, selection, the decision frozen.
+    pub select_ms: u64,
 }
 
 /// A recorded shadow compare, as `gate evaluate` reads it: JSON texts, parsed by the reader.
@@ -164,6 +166,8 @@ pub(crate) struct StoredShadow {
     pub judged: String,
     pub durations: String,
     pub body: String,
+    /// None for a compare recorded before the store kept it.
+    pub select_ms: Option<i64>,
 }
 
 /// An open store, of either kind.
@@ -360,6 +364,7 @@ impl Store {
                     Param::Small(count("flaky")),
                     Param::Text(&judged),
                     Param::Text(&durations),
+                    Param::Int(i64::try_from(s.select_ms).unwrap_or(i64::MAX)),
                 ],
             )
         };
@@ -381,6 +386,7 @@ impl Store {
                 judged: r[2].string(),
                 durations: r[3].string(),
                 body: r[4].string(),
+                select_ms: r[5].text().map(|_| r[5].int()),
             })
             .collect())
     }

@@ -21,7 +21,9 @@ use super::StoreError;
 ///    its body), never rewritten; shadow compares: a whole-suite run's failing units judged
 ///    against the decision for its commit and base.
 /// 5. Imported observation exports (another machine's or team's runs), kept whole by the
-///    digest that binds them: an import of the same export twice is one row.
+///    digest that binds them: an import of the same export twice is one row. A shadow
+///    compare's selection time (gate's own overhead before the runner starts: `gate costs
+///    --from-history`).
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -143,6 +145,7 @@ CREATE TABLE observations (
     body TEXT NOT NULL
 );
 CREATE INDEX observations_by_commit ON observations (repository, commit_sha);
+ALTER TABLE shadows ADD COLUMN select_ms BIGINT;
 "#,
 ];
 
@@ -332,10 +335,10 @@ pub(super) const DECISION: &str = "SELECT body FROM decisions WHERE id = $1";
 /// The decision frozen last for a commit and base.
 pub(super) const DECISION_FOR: &str = "SELECT id, body FROM decisions WHERE commit_sha = $1 \
      AND base_sha IS NOT DISTINCT FROM $2 ORDER BY frozen_unix DESC, id LIMIT 1";
-pub(super) const SHADOW: &str = "INSERT INTO shadows (decision_id, commit_sha, base_sha, recorded_unix, failing, caught, missed, flaky, judged, durations) \
-     VALUES ($1, $2, $3, {unix_now}, $4, $5, $6, $7, $8, $9)";
+pub(super) const SHADOW: &str = "INSERT INTO shadows (decision_id, commit_sha, base_sha, recorded_unix, failing, caught, missed, flaky, judged, durations, select_ms) \
+     VALUES ($1, $2, $3, {unix_now}, $4, $5, $6, $7, $8, $9, $10)";
 /// The shadow compares in the window, oldest first, with their decisions.
-pub(super) const SHADOWS: &str = "SELECT s.decision_id, s.commit_sha, s.judged, s.durations, d.body \
+pub(super) const SHADOWS: &str = "SELECT s.decision_id, s.commit_sha, s.judged, s.durations, d.body, s.select_ms \
      FROM shadows s JOIN decisions d ON d.id = s.decision_id \
      WHERE s.recorded_unix >= $1 ORDER BY s.entry";
 pub(super) const ENTER: &str = "INSERT INTO ledger (unit, fingerprint, outcome, commit_sha, branch, mainline, leg, recorded_unix) \

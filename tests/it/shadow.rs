@@ -149,6 +149,60 @@ fn a_shadow_run_judges_every_failure(kind: Kind) {
     );
     assert_eq!(code, Some(1), "failures caught exit as failures: {stderr}");
     evaluated(&t, db, money_failing as u64);
+    costed(&t, &store);
+}
+
+/// `gate costs --from-history` over the test's two shadows: one job each, its baseline the
+/// compare's recorded seconds, retained what its decision selected (computed here from the
+/// stored rows), its overhead gate's recorded selection time; the report's runner seconds
+/// follow (no audit, no quantum: candidate = retained part + overhead).
+fn costed(t: &TestRepo, store: &Store) {
+    let out_file = t.root.parent().unwrap().join("built-scenario.json");
+    let out = t
+        .gate(&["costs", "--from-history", "--json", "--db", &store.url])
+        .args(["--scenario-out", out_file.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    crate::plans::validate("costs.schema.json", &report);
+    let scenario: Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
+    let rows = store.rows(
+        "SELECT s.durations, d.body, s.select_ms FROM shadows s JOIN decisions d ON d.id = s.decision_id ORDER BY s.entry",
+    );
+    let jobs = scenario["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), rows.len());
+    assert_eq!(scenario["mode"], "projection");
+    let mut candidate = 0.0;
+    for (job, row) in jobs.iter().zip(&rows) {
+        let durations: std::collections::BTreeMap<String, u64> =
+            serde_json::from_str(&row[0]).unwrap();
+        let decision: Value = serde_json::from_str(&row[1]).unwrap();
+        let total: u64 = durations.values().sum();
+        let kept: u64 = durations
+            .iter()
+            .filter(|(u, _)| decision["selected"].get(u.as_str()).is_some())
+            .map(|(_, ms)| ms)
+            .sum();
+        let f = |k: &str| job[k].as_f64().unwrap();
+        assert!(
+            (f("baselineSeconds") - total as f64 / 1000.0).abs() < 1e-9,
+            "{job:#}"
+        );
+        assert!((f("retainedFraction") - kept as f64 / total as f64).abs() < 1e-9);
+        assert!(
+            f("retainedFraction") < 1.0,
+            "the rate test was left out: {job:#}"
+        );
+        let select_ms: f64 = row[2].parse().unwrap();
+        assert!(select_ms > 0.0);
+        assert!((f("overheadSeconds") - select_ms / 1000.0).abs() < 1e-9);
+        assert_eq!(job["usdPerMinute"], Value::Null, "a price is never made up");
+        candidate += f("retainedFraction") * f("baselineSeconds") + f("overheadSeconds");
+    }
+    let got = report["runner_seconds"]["candidate"].as_f64().unwrap();
+    assert!((got - candidate).abs() < 1e-9, "{got} vs {candidate}");
+    assert_eq!(report["list_usd"]["candidate"], Value::Null);
 }
 
 /// Whether `audit_rate` audits CI run `run`: the documented choice, computed here on its own.
