@@ -65,6 +65,8 @@ pub(crate) struct Evaluation {
     /// Misses by cause, most frequent first.
     pub misses: Vec<Miss>,
     pub flaky: usize,
+    /// Failing units whose failing tests failed at the base already (apart, like the flaky).
+    pub pre_existing: usize,
     /// Inventory units with no result in the whole-suite run: unknown, never passes.
     pub unknown: usize,
     /// From `gate audit` results: not recorded in the store yet, so unknown.
@@ -110,6 +112,7 @@ fn cause_kind(cause: &str) -> String {
 pub(crate) fn evaluate(compares: &[Compare]) -> Evaluation {
     let ratio = |a: usize, b: usize| (b > 0).then(|| a as f64 / b as f64);
     let (mut failing, mut caught, mut flaky, mut unknown) = (0, 0, 0, 0);
+    let mut pre_existing = 0;
     let (mut faulty, mut faulty_caught) = (0, 0);
     let (mut sel_files, mut all_files, mut sel_ms, mut all_ms) = (0usize, 0usize, 0u64, 0u64);
     let mut misses: BTreeMap<String, Vec<String>> = BTreeMap::new();
@@ -119,6 +122,7 @@ pub(crate) fn evaluate(compares: &[Compare]) -> Evaluation {
         for j in &c.judged {
             match j.class.as_str() {
                 "flaky" => flaky += 1,
+                "pre_existing" => pre_existing += 1,
                 "caught" => {
                     this_failing += 1;
                     this_caught += 1;
@@ -178,6 +182,7 @@ pub(crate) fn evaluate(compares: &[Compare]) -> Evaluation {
         selected_fraction_seconds: (all_ms > 0).then(|| sel_ms as f64 / all_ms as f64),
         misses,
         flaky,
+        pre_existing,
         unknown,
         graph_completeness: None,
         untrusted: 0,
@@ -193,7 +198,7 @@ pub(crate) fn human(e: &Evaluation) -> String {
     let pct =
         |v: Option<f64>| v.map_or_else(|| "unknown".to_string(), |v| format!("{:.1}%", v * 100.0));
     let mut out = format!(
-        "gate evaluate: {} shadow run(s)\n  failure recall: {} ({} of {} failing test files caught; 95% lower bound {})\n  faulty-change recall: {} ({} of {} changes with a failure had one caught)\n  selected: {} of test files, {} of recorded seconds\n  flaky (apart): {}; no result (unknown): {}; graph completeness: {}\n",
+        "gate evaluate: {} shadow run(s)\n  failure recall: {} ({} of {} failing test files caught; 95% lower bound {})\n  faulty-change recall: {} ({} of {} changes with a failure had one caught)\n  selected: {} of test files, {} of recorded seconds\n  flaky (apart): {}; failing at the base already (apart): {}; no result (unknown): {}; graph completeness: {}\n",
         e.runs,
         pct(e.failure_recall),
         e.caught,
@@ -205,6 +210,7 @@ pub(crate) fn human(e: &Evaluation) -> String {
         pct(e.selected_fraction_files),
         pct(e.selected_fraction_seconds),
         e.flaky,
+        e.pre_existing,
         e.unknown,
         pct(e.graph_completeness),
     );
@@ -286,6 +292,11 @@ mod tests {
                     ("c", "missed", Some("no edge linked src/x.py to it")),
                     ("a", "caught", None),
                     ("d", "flaky", None),
+                    (
+                        "e",
+                        "pre_existing",
+                        Some("its failing tests failed at the base already"),
+                    ),
                 ]),
                 durations: [("a", 100), ("b", 50), ("c", 200), ("d", 150)]
                     .map(|(u, ms)| (u.to_string(), ms))
@@ -312,7 +323,7 @@ mod tests {
         assert_eq!((e.faulty_changes, e.faulty_changes_caught), (1, 1));
         assert_eq!(e.selected_fraction_files, Some(2.0 / 7.0));
         assert_eq!(e.selected_fraction_seconds, Some(100.0 / 650.0));
-        assert_eq!((e.flaky, e.unknown), (1, 1));
+        assert_eq!((e.flaky, e.pre_existing, e.unknown), (1, 1, 1));
         assert_eq!(
             e.misses,
             [Miss {

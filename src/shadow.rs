@@ -48,8 +48,8 @@ pub(crate) struct Judged {
 /// What one test file or Go package did in a run: the last attempt of each of its tests.
 #[derive(Debug, Default, PartialEq, Eq)]
 pub(crate) struct UnitResult {
-    /// Tests whose last attempt failed or errored.
-    pub failed: u32,
+    /// Tests whose last attempt failed or errored, by id.
+    pub failing: BTreeSet<String>,
     pub passed: u32,
     pub skipped: u32,
     /// The last attempts' milliseconds, summed.
@@ -57,9 +57,13 @@ pub(crate) struct UnitResult {
 }
 
 impl UnitResult {
+    pub(crate) fn failed(&self) -> u32 {
+        u32::try_from(self.failing.len()).unwrap_or(u32::MAX)
+    }
+
     /// `failed` when a test failed, `passed` when one passed and none failed, else `skipped`.
     pub(crate) fn outcome(&self) -> &'static str {
-        if self.failed > 0 {
+        if !self.failing.is_empty() {
             "failed"
         } else if self.passed > 0 {
             "passed"
@@ -86,7 +90,9 @@ pub(crate) fn by_unit(results: &[TestResult]) -> BTreeMap<String, UnitResult> {
             .or_default();
         unit.duration_ms += r.duration_ms;
         match r.outcome {
-            TestOutcome::Failed | TestOutcome::Error => unit.failed += 1,
+            TestOutcome::Failed | TestOutcome::Error => {
+                unit.failing.insert(id.to_string());
+            }
             TestOutcome::Passed => unit.passed += 1,
             TestOutcome::Skipped => unit.skipped += 1,
         }
@@ -94,12 +100,20 @@ pub(crate) fn by_unit(results: &[TestResult]) -> BTreeMap<String, UnitResult> {
     out
 }
 
-/// Judges each failing unit against `decision`. `flaky`: the unit had flaky evidence before
-/// this run (or is `known_flaky`).
+/// What was known of a failing unit before this run.
+pub(crate) struct Before<'a> {
+    /// It had flaky evidence (or is `known_flaky`).
+    pub flaky: &'a dyn Fn(&str) -> bool,
+    /// Every test of it failing now failed already at the decision's base, in a run recorded
+    /// before this one: the change did not break it.
+    pub pre_existing: &'a dyn Fn(&str) -> bool,
+}
+
+/// Judges each failing unit against `decision`, by what was known before this run.
 pub(crate) fn judge(
     decision: &Frozen,
     failing: &BTreeSet<String>,
-    flaky: &dyn Fn(&str) -> bool,
+    before: &Before<'_>,
 ) -> Vec<Judged> {
     // A whole-suite or refused verdict runs everything (a refusal only with a cited decision,
     // which runs the rest): nothing it could have missed was left out by the graph.
@@ -113,8 +127,15 @@ pub(crate) fn judge(
                 cause,
                 rule,
             };
-            if flaky(unit) {
+            if (before.flaky)(unit) {
                 return judged("flaky", None, None);
+            }
+            if (before.pre_existing)(unit) {
+                return judged(
+                    "pre_existing",
+                    Some("its failing tests failed at the base already".into()),
+                    None,
+                );
             }
             if let Some(r) = decision.reused.get(unit) {
                 return judged(
@@ -181,12 +202,18 @@ fn short(sha: &str) -> &str {
 /// The closing line, in the shape of seed 000's.
 pub(crate) fn summary(judged: &[Judged]) -> String {
     let count = |class| judged.iter().filter(|j| j.class == class).count();
+    let pre = count("pre_existing");
     format!(
-        "gate shadow: {} failing test file(s): {} caught, {} missed, {} flaky",
+        "gate shadow: {} failing test file(s): {} caught, {} missed, {} flaky{}",
         judged.len(),
         count("caught"),
         count("missed"),
-        count("flaky")
+        count("flaky"),
+        if pre > 0 {
+            format!(", {pre} pre-existing")
+        } else {
+            String::new()
+        }
     )
 }
 
@@ -219,7 +246,14 @@ mod tests {
         ]
         .map(String::from)
         .into();
-        let judged = judge(&frozen(), &failing, &|u| u == "tests/test_f.py");
+        let judged = judge(
+            &frozen(),
+            &failing,
+            &Before {
+                flaky: &|u| u == "tests/test_f.py",
+                pre_existing: &|_| false,
+            },
+        );
         let class: BTreeMap<&str, &str> =
             judged.iter().map(|j| (j.unit.as_str(), j.class)).collect();
         assert_eq!(class["tests/test_a.py"], "caught");
@@ -268,9 +302,37 @@ mod tests {
         let failing: BTreeSet<String> = ["tests/test_b.py", "tests/test_r.py"]
             .map(String::from)
             .into();
-        let judged = judge(&d, &failing, &|_| false);
+        let none = Before {
+            flaky: &|_| false,
+            pre_existing: &|_| false,
+        };
+        let judged = judge(&d, &failing, &none);
         assert_eq!(judged[0].class, "caught");
         assert_eq!(judged[1].class, "missed");
+    }
+
+    /// A unit whose failures were there at the base is counted apart, never as a miss or a
+    /// catch; flaky evidence comes first.
+    #[test]
+    fn a_failure_at_the_base_already_is_pre_existing() {
+        let failing: BTreeSet<String> = ["tests/test_b.py", "tests/test_f.py", "tests/test_x.py"]
+            .map(String::from)
+            .into();
+        let before = Before {
+            flaky: &|u| u == "tests/test_f.py",
+            pre_existing: &|u| u != "tests/test_x.py",
+        };
+        let judged = judge(&frozen(), &failing, &before);
+        let class: Vec<&str> = judged.iter().map(|j| j.class).collect();
+        assert_eq!(class, ["pre_existing", "flaky", "missed"]);
+        assert_eq!(
+            judged[0].rule, None,
+            "no rule for what the change did not break"
+        );
+        assert_eq!(
+            summary(&judged),
+            "gate shadow: 3 failing test file(s): 0 caught, 1 missed, 1 flaky, 1 pre-existing"
+        );
     }
 
     #[test]

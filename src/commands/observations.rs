@@ -90,7 +90,7 @@ pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
             units.entry(unit.clone()).or_insert_with(Default::default);
         }
         for (unit, r) in units {
-            let tests = r.failed + r.passed + r.skipped;
+            let tests = r.failed() + r.passed + r.skipped;
             files.push(Observed {
                 dependencies: deps(&unit),
                 outcome: if tests == 0 { "unknown" } else { r.outcome() }.to_string(),

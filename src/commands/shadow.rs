@@ -14,6 +14,7 @@ use crate::repo::input::Input;
 use crate::repo::{self, range};
 use crate::report::styles::Styles;
 use crate::run::events::Collected;
+use std::collections::BTreeSet;
 use std::path::Path;
 
 pub(super) fn run(dir: &Path, args: &ShadowArgs, styles: &Styles) -> Result<u8> {
@@ -89,7 +90,7 @@ fn ingest(repo: &git2::Repository, target: Target, args: &ShadowArgs) -> Result<
     };
     let failed = crate::shadow::by_unit(&collected.tests)
         .values()
-        .any(|u| u.failed > 0);
+        .any(|u| !u.failing.is_empty());
     let code = if failed {
         exit_codes::TESTS_FAILED
     } else {
@@ -167,21 +168,34 @@ pub(super) fn compare(
         ));
     };
     let units = crate::shadow::by_unit(&collected.tests);
-    let failing: std::collections::BTreeSet<String> = units
+    let failing: BTreeSet<String> = units
         .iter()
-        .filter(|(_, u)| u.failed > 0)
+        .filter(|(_, u)| !u.failing.is_empty())
         .map(|(unit, _)| unit.clone())
         .collect();
     let mut store = open(repo, project, db)?;
-    // Flaky evidence from before this run: it is recorded after this compare.
+    // Evidence from before this run (it is recorded after this compare): flaky evidence, and
+    // the same tests failing at the base.
     let window = project.config.history.window_days;
-    let mut flaky = std::collections::BTreeSet::new();
+    let base = input.bases.first().map(ToString::to_string);
+    let (mut flaky, mut pre_existing) = (BTreeSet::new(), BTreeSet::new());
     for unit in &failing {
         if project.config.known_flaky.is_match(unit) || store.flaky_unit(unit, window)? {
             flaky.insert(unit.clone());
         }
+        if let Some(base) = &base
+            && store
+                .failed_at(base, unit)?
+                .is_superset(&units[unit.as_str()].failing)
+        {
+            pre_existing.insert(unit.clone());
+        }
     }
-    let judged = crate::shadow::judge(&decision, &failing, &|u| flaky.contains(u));
+    let before = crate::shadow::Before {
+        flaky: &|u| flaky.contains(u),
+        pre_existing: &|u| pre_existing.contains(u),
+    };
+    let judged = crate::shadow::judge(&decision, &failing, &before);
     for j in judged.iter().filter(|j| j.class == "missed") {
         eprintln!(
             "missed: {} — {}",
@@ -196,7 +210,6 @@ pub(super) fn compare(
         }
     }
     eprintln!("{}", crate::shadow::summary(&judged));
-    let base = input.bases.first().map(ToString::to_string);
     store.shadow(&ShadowRun {
         decision: &frozen.0,
         commit: &head.to_string(),

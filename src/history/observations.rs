@@ -1,5 +1,6 @@
 //! What an observation export reads of the store (a recorded leg's results) and what an import
-//! writes to it (the export, kept whole by its digest).
+//! writes to it (the export, kept whole by its digest); what a shadow compare reads of a
+//! commit's recorded failures.
 
 use super::schema;
 use super::{Param, Store, StoreError, rollup};
@@ -34,6 +35,16 @@ impl Store {
                 duration_ms: u64::try_from(r[4].int()).unwrap_or(0),
             })
             .collect())
+    }
+
+    /// The tests of `unit` that failed in any run recorded at `commit`.
+    pub(crate) fn failed_at(
+        &mut self,
+        commit: &str,
+        unit: &str,
+    ) -> Result<std::collections::BTreeSet<String>, StoreError> {
+        let rows = self.query(schema::FAILED_AT, &[Param::Text(commit), Param::Text(unit)])?;
+        Ok(rows.iter().map(|r| r[0].string()).collect())
     }
 
     /// Keeps an imported export under its digest; false when the store held it already.

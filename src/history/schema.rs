@@ -280,6 +280,10 @@ pub(super) const LEGS_OF_RUN: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, 
      FROM runs r WHERE r.run_id = $1 AND r.attempt = (SELECT max(attempt) FROM runs WHERE run_id = $1 AND leg = r.leg) \
      ORDER BY r.leg";
 
+/// The tests of a unit that failed (an attempt failed or errored) in a run recorded at a commit.
+pub(super) const FAILED_AT: &str = "SELECT DISTINCT x.test_id FROM results x JOIN runs r ON r.seq = x.seq \
+     WHERE r.commit_sha = $1 AND x.file = $2 AND x.outcome IN ('failed', 'error') ORDER BY x.test_id";
+
 /// Every attempt of every test a leg recorded.
 pub(super) const RESULTS_OF_LEG: &str = "SELECT test_id, file, try, outcome, duration_ms FROM results \
      WHERE seq = $1 ORDER BY test_id, try";

@@ -181,7 +181,16 @@ pub(crate) fn results(cases: &[Case], files: &BTreeSet<String>) -> Vec<TestResul
                     ((*f).clone(), classes.to_string())
                 }),
         };
+        // pytest writes a file that failed to collect as a case with no classname, named by
+        // the file's dotted path: the error is the file's own.
+        let collect_error = (case.file.is_none() && case.classname.is_empty())
+            .then(|| dotted.iter().find(|(d, _)| *d == case.name))
+            .flatten();
         let (id, file) = match placed {
+            _ if collect_error.is_some() => {
+                let file = collect_error.map(|(_, f)| (*f).clone());
+                (file.clone().unwrap_or_default(), file)
+            }
             Some((file, classes)) => {
                 let mut id = file.clone();
                 for part in classes.split('.').filter(|p| !p.is_empty()) {
@@ -229,6 +238,18 @@ mod tests {
     }
 
     use super::*;
+
+    /// `--continue-on-collection-errors`: a file that failed to collect is placed on itself.
+    #[test]
+    fn a_collection_error_is_its_files() {
+        let xml = r#"<testsuite name="pytest"><testcase classname="" name="tests.test_checkout" time="0.000"><error message="collection failure">boom</error></testcase><testcase classname="" name="conftest" time="0"><error message="x">y</error></testcase></testsuite>"#;
+        let files: BTreeSet<String> = ["tests/test_checkout.py".to_string()].into();
+        let r = results(&parse(xml.as_bytes()).unwrap(), &files);
+        assert_eq!(r[0].id, "tests/test_checkout.py");
+        assert_eq!(r[0].file.as_deref(), Some("tests/test_checkout.py"));
+        assert_eq!(r[0].outcome, TestOutcome::Error);
+        assert_eq!((r[1].id.as_str(), r[1].file.as_deref()), ("conftest", None));
+    }
 
     const PYTEST: &str = r#"<?xml version="1.0" encoding="utf-8"?><testsuites name="pytest tests"><testsuite name="pytest" errors="1" failures="1" skipped="1" tests="5" time="0.1"><testcase classname="tests.test_a" name="test_a[1]" time="0.001" /><testcase classname="tests.test_a" name="test_a[2]" time="0.003"><failure message="assert 2 == 1">x = 2 &gt; 1</failure></testcase><testcase classname="tests.test_a.TestC" name="test_b" time="0.250"><skipped type="pytest.skip" message="later" /></testcase><testcase classname="tests.v1.2.test_dots" name="test_d" time="0"><error message="fixture">boom</error></testcase><testcase classname="tests.test_a" name="test_flaky" time="0.002"><rerunFailure message="once">x</rerunFailure></testcase></testsuite></testsuites>"#;
 

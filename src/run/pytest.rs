@@ -142,14 +142,22 @@ impl Command {
         }
     }
 
-    /// The whole suite: the runner alone.
+    /// The whole suite: the runner alone. pytest goes on past a file that fails to collect
+    /// (a whole-suite run is judged file by file: an import broken in one module must be that
+    /// module's tests' error, not a session cut short that judges nothing).
     pub(crate) fn whole_suite(base: Vec<String>) -> Command {
-        Command {
+        let mut command = Command {
             base,
             options: Vec::new(),
             paths: Vec::new(),
             files: BTreeSet::new(),
+        };
+        if command.is_pytest() {
+            command
+                .options
+                .push("--continue-on-collection-errors".into());
         }
+        command
     }
 
     pub(crate) fn argv(&self) -> Vec<String> {
@@ -362,7 +370,13 @@ fn judge(code: Option<i32>, probe: Option<&Probe>, command: &Command) -> Ran {
             ),
         );
     };
-    let failures: u64 = probe.files.values().map(|f| f.failed).sum();
+    // A file that failed to collect is a failure of that file (a whole-suite run goes on past
+    // it, and pytest exits 1).
+    let failures: u64 = probe
+        .files
+        .values()
+        .map(|f| f.failed + u64::from(f.error))
+        .sum();
     if code == 1 {
         return if failures > 0 {
             failed()

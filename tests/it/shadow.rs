@@ -484,8 +484,77 @@ fn forge_selection(db: &str, unit: &str) -> String {
 
 /// The rows of a SQLite store's table.
 fn count(db: &str, table: &str) -> i64 {
+    count_where(db, table, "1 = 1")
+}
+
+/// A change that breaks an import fails the files that import it at collection: the whole
+/// suite goes on past them and each is judged (caught), not a session cut short that judges
+/// nothing. A test failing at the base already, in a run recorded before, is counted apart as
+/// pre-existing: the change did not break it, and no rule is suggested for it.
+#[test]
+fn an_import_broken_by_the_change_is_judged_and_a_failure_at_the_base_is_apart() {
+    let t = TestRepo::from_fixture("shop");
+    let db = format!("sqlite:{}", t.root.join(".git/gate/h.sqlite").display());
+    t.write(
+        "tests/test_broken.py",
+        "def test_broken():\n    assert False\n",
+    );
+    t.commit("a test broken on master");
+    let shadow = |range: &str| {
+        let out = t.gate(&["shadow", range, "--db", &db]).output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, stderr) = shadow("HEAD~1...HEAD");
+    assert_eq!(code, Some(1), "{stderr}");
+    assert!(
+        stderr.contains("1 failing test file(s): 1 caught"),
+        "{stderr}"
+    );
+    t.branch("feature");
+    t.checkout("feature");
+    t.append("src/shop/tax.py", "\nraise RuntimeError('planted')\n");
+    t.commit("tax breaks on import");
+    let (code, stderr) = shadow("master...HEAD");
+    assert!(!stderr.contains("the run broke"), "{stderr}");
+    assert_eq!(
+        code,
+        Some(1),
+        "every failure the change made was caught: {stderr}"
+    );
+    let line = stderr
+        .lines()
+        .find(|l| l.starts_with("gate shadow: "))
+        .unwrap_or_else(|| panic!("{stderr}"));
+    assert!(
+        line.ends_with(" caught, 0 missed, 0 flaky, 1 pre-existing"),
+        "{line}"
+    );
+    let judged = count_where(
+        &db,
+        "shadows",
+        "caught >= 2 AND judged LIKE '%tests/test_checkout.py%'",
+    );
+    assert_eq!(
+        judged, 1,
+        "the file that failed to collect is judged: {stderr}"
+    );
+    assert!(
+        !stderr.contains("tests = \"tests/test_broken.py\""),
+        "{stderr}"
+    );
+}
+
+/// The rows of a SQLite store's table that match `condition`.
+fn count_where(db: &str, table: &str, condition: &str) -> i64 {
     rusqlite::Connection::open(db.trim_start_matches("sqlite:"))
         .unwrap()
-        .query_row(&format!("SELECT count(*) FROM {table}"), [], |r| r.get(0))
+        .query_row(
+            &format!("SELECT count(*) FROM {table} WHERE {condition}"),
+            [],
+            |r| r.get(0),
+        )
         .unwrap()
 }
