@@ -69,7 +69,8 @@ pub(crate) struct Evaluation {
     pub pre_existing: usize,
     /// Inventory units with no result in the whole-suite run: unknown, never passes.
     pub unknown: usize,
-    /// From `gate audit` results: not recorded in the store yet, so unknown.
+    /// From the `gate audit` tallies kept in the window: (covered + named_full) / observed
+    /// (test, file) dependencies; unknown with no audit.
     pub graph_completeness: Option<f64>,
     /// Compares left out because their decision no longer hashes to its id.
     pub untrusted: usize,

@@ -71,6 +71,29 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
         std::fs::write(path, text + "\n")
             .map_err(|e| Error::io(path, "cannot write the observations", e))?;
     }
+    // Kept for `gate evaluate`'s graph completeness; a store that cannot take it is a note.
+    let kept = crate::history::location(
+        None,
+        project.config.history.url.as_deref(),
+        &repo::state_dir(&repo),
+    )
+    .and_then(|at| {
+        crate::history::Store::open(&at)?.audited(
+            &result.tree,
+            (
+                result.observed,
+                result.covered,
+                result.named_full,
+                result.missed,
+            ),
+        )
+    });
+    if let Err(e) = kept {
+        super::warn(format!(
+            "the audit was not kept in the store: {}",
+            e.one_line()
+        ));
+    }
     let mut out = std::io::stdout().lock();
     let written = if args.json {
         writeln!(

@@ -28,7 +28,9 @@ pub(super) fn run(from: &From<'_>, json: bool, markdown: Option<&Path>) -> Resul
             out,
         } => {
             let repo = crate::repo::open(dir)?;
-            let (compares, _, config) = super::evaluate::recorded(&repo, since, db)?;
+            let super::evaluate::Recorded {
+                compares, config, ..
+            } = super::evaluate::recorded(&repo, since, db)?;
             let missing = compares.iter().filter(|c| c.select_ms.is_none()).count();
             if missing > 0 {
                 super::warn(format!(

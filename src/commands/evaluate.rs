@@ -16,14 +16,20 @@ struct Decision {
     reused: BTreeMap<String, serde_json::Value>,
 }
 
+/// What the store recorded in a window, for `evaluate` and `costs --from-history`.
+pub(super) struct Recorded {
+    pub compares: Vec<Compare>,
+    /// Compares left out: their decision no longer hashes to its id.
+    pub untrusted: usize,
+    /// From the audits kept in the window; none without one.
+    pub completeness: Option<f64>,
+    pub config: crate::config::Config,
+}
+
 /// The shadow compares recorded in the window `since`, each with the decision it judged; those
 /// whose decision no longer hashes to its id are left out (said) and counted. Nothing in the
 /// window is an error, never an empty record.
-pub(super) fn recorded(
-    repo: &git2::Repository,
-    since: &str,
-    db: Option<&str>,
-) -> Result<(Vec<Compare>, usize, crate::config::Config)> {
+pub(super) fn recorded(repo: &git2::Repository, since: &str, db: Option<&str>) -> Result<Recorded> {
     let days = humantime::parse_duration(since)
         .map(|d| d.as_secs().div_ceil(86_400).max(1))
         .map_err(|e| Error::Usage(format!("--since {since}: not a duration (30d, 12h): {e}")))?;
@@ -71,14 +77,20 @@ pub(super) fn recorded(
             store.name()
         )));
     }
-    Ok((compares, untrusted, config))
+    Ok(Recorded {
+        compares,
+        untrusted,
+        completeness: store.completeness(days)?,
+        config,
+    })
 }
 
 pub(super) fn run(dir: &Path, since: &str, json: bool, db: Option<&str>) -> Result<u8> {
     let repo = repo::open(dir)?;
-    let (compares, untrusted, _) = recorded(&repo, since, db)?;
-    let mut e = crate::evaluate::evaluate(&compares);
-    e.untrusted = untrusted;
+    let recorded = recorded(&repo, since, db)?;
+    let mut e = crate::evaluate::evaluate(&recorded.compares);
+    e.untrusted = recorded.untrusted;
+    e.graph_completeness = recorded.completeness;
     if json {
         println!(
             "{}",

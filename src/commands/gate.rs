@@ -219,6 +219,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         record: record.as_ref(),
         reused: &ledger.reused,
         frozen: &frozen.0,
+        shadow: opts.shadow != Shadow::Off,
         verbose: opts.verbose,
     };
     if !opts.json {
@@ -230,6 +231,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     }
     crate::timings::mark("rows printed");
     let mut collected = Collected::default();
+    let mut judged = None;
     let ran = execute(repo, &input, &project, &view, opts, &mut collected)?;
     let mut code = match &ran {
         Some(r) => r.code,
@@ -244,7 +246,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
             let db = record_to.as_ref().and_then(|t| t.db.as_deref());
             let run = (&frozen, &collected, complete, select_ms);
             let mode = (r.code, opts.shadow);
-            code = super::shadow::compare(repo, &project, &input, run, db, mode)?;
+            (code, judged) = super::shadow::compare(repo, &project, &input, run, db, mode)?;
         }
         if let Some(why) = ledger.enter(&collected, complete, &this_run) {
             super::warn(why);
@@ -256,7 +258,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     }
     // Steps are reported where a caller runs them, and only when they ran.
     let steps_ran = ran.is_some() && opts.caller != Caller::Command;
-    let report = Report::new(
+    let mut report = Report::new(
         &view,
         collected,
         ran.and_then(|r| r.run),
@@ -264,6 +266,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         code,
         started.elapsed().as_millis() as u64,
     );
+    report.shadow = judged;
     let json = finish(&report, opts)?;
     drop(report);
     drop(view);

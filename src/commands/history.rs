@@ -23,6 +23,20 @@ pub(super) fn open_store(repo: &git2::Repository, db: Option<&str>) -> Result<(S
     Ok((Store::open(&at)?, config))
 }
 
+/// `run`, else the latest recorded run; none recorded is an error naming the store, never an
+/// empty answer.
+pub(super) fn run_or_latest(store: &mut Store, run: Option<&str>) -> Result<String> {
+    match run {
+        Some(r) => Ok(r.to_string()),
+        None => store.latest_run()?.ok_or_else(|| {
+            Error::Usage(format!(
+                "nothing is recorded in {} yet: `gate record` a run first",
+                store.name()
+            ))
+        }),
+    }
+}
+
 /// `gate decision ID`: a frozen decision as the store holds it.
 pub(super) fn decision(dir: &Path, id: &str, db: Option<&str>) -> Result<u8> {
     let repo = repo::open(dir)?;

@@ -55,45 +55,13 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             json,
             affected_decision,
         }) => verify::run(&dir, &range, receipt.as_deref(), json, affected_decision),
-        Some(Sub::Shadow(args)) => shadow::run(&dir, &args, &styles),
-        Some(Sub::Evaluate { since, json, db }) => evaluate::run(&dir, &since, json, db.as_deref()),
-        Some(Sub::Costs {
-            scenario,
-            from_history,
-            since,
-            scenario_out,
-            db,
-            json,
-            markdown,
-        }) => {
-            let from = match &scenario {
-                Some(file) if !from_history => costs::From::File(file),
-                _ => costs::From::History {
-                    dir: &dir,
-                    since: &since,
-                    db: db.as_deref(),
-                    out: scenario_out.as_deref(),
-                },
-            };
-            costs::run(&from, json, markdown.as_deref())
-        }
-        Some(Sub::Export {
-            observations: out,
-            run,
-            max_bytes,
-            db,
-        }) => observations::export(
-            &dir,
-            &observations::ExportArgs {
-                out: &out,
-                run: run.as_deref(),
-                max_bytes,
-                db: db.as_deref(),
-            },
-        ),
-        Some(Sub::Import { observations, db }) => {
-            observations::import(&dir, &observations, db.as_deref())
-        }
+        Some(
+            sub @ (Sub::Shadow(_)
+            | Sub::Evaluate { .. }
+            | Sub::Costs { .. }
+            | Sub::Export { .. }
+            | Sub::Import { .. }),
+        ) => proof(&dir, sub, &styles),
         Some(Sub::Audit {
             tests,
             jobs,
@@ -165,6 +133,52 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
 /// drops each earlier one as the next arrives, so memory stays that of one gate.
 static LEFTOVERS: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>> =
     std::sync::Mutex::new(None);
+
+/// The proof loop's commands: shadow runs, their evaluation and costs, observation exports.
+fn proof(dir: &std::path::Path, sub: Sub, styles: &Styles) -> Result<u8> {
+    match sub {
+        Sub::Shadow(args) => shadow::run(dir, &args, styles),
+        Sub::Evaluate { since, json, db } => evaluate::run(dir, &since, json, db.as_deref()),
+        Sub::Costs {
+            scenario,
+            from_history,
+            since,
+            scenario_out,
+            db,
+            json,
+            markdown,
+        } => {
+            let from = match &scenario {
+                Some(file) if !from_history => costs::From::File(file),
+                _ => costs::From::History {
+                    dir,
+                    since: &since,
+                    db: db.as_deref(),
+                    out: scenario_out.as_deref(),
+                },
+            };
+            costs::run(&from, json, markdown.as_deref())
+        }
+        Sub::Export {
+            observations: out,
+            run,
+            max_bytes,
+            db,
+        } => observations::export(
+            dir,
+            &observations::ExportArgs {
+                out: &out,
+                run: run.as_deref(),
+                max_bytes,
+                db: db.as_deref(),
+            },
+        ),
+        Sub::Import { observations, db } => observations::import(dir, &observations, db.as_deref()),
+        other => Err(crate::error::Error::Internal(format!(
+            "{other:?} is not a command of the proof loop"
+        ))),
+    }
+}
 
 pub(crate) fn leave(value: Box<dyn std::any::Any + Send>) {
     let previous = LEFTOVERS

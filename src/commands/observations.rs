@@ -38,15 +38,7 @@ pub(super) struct ExportArgs<'a> {
 pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
     let repo = repo::open(dir)?;
     let (mut store, _) = super::history::open_store(&repo, args.db)?;
-    let run = match args.run {
-        Some(run) => run.to_string(),
-        None => store.latest_run()?.ok_or_else(|| {
-            Error::Usage(format!(
-                "no run recorded in {}: nothing to export (`gate record`, or `gate --affected … --record`)",
-                store.name()
-            ))
-        })?,
-    };
+    let run = super::history::run_or_latest(&mut store, args.run)?;
     let legs = store.legs_of_run(&run)?;
     let (commit, base) = one_commit(&run, &legs)?;
     // The run's own change: its commit against the base it recorded (none: the commit alone).
@@ -76,31 +68,7 @@ pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
         project: &analyzed.project,
         root: &root,
     };
-    let mut files = Vec::new();
-    let mut dependencies: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
-    let mut deps = |unit: &str| {
-        dependencies
-            .entry(unit.to_string())
-            .or_insert_with(|| scope.dependencies(unit))
-            .clone()
-    };
-    for leg in &legs {
-        let mut units = crate::shadow::by_unit(&store.results_of_leg(leg.seq)?);
-        for unit in &ids.inventory {
-            units.entry(unit.clone()).or_insert_with(Default::default);
-        }
-        for (unit, r) in units {
-            let tests = r.failed() + r.passed + r.skipped;
-            files.push(Observed {
-                dependencies: deps(&unit),
-                outcome: if tests == 0 { "unknown" } else { r.outcome() }.to_string(),
-                duration_ms: (tests > 0).then_some(r.duration_ms),
-                leg: leg.leg.clone(),
-                file: unit,
-                tests,
-            });
-        }
-    }
+    let files = observed(&mut store, &legs, &ids.inventory, &scope)?;
     let doc = Export {
         version: EXPORT_VERSION,
         digest: String::new(),
@@ -156,6 +124,39 @@ pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
     );
     super::leave(Box::new(analyzed));
     Ok(exit_codes::OK)
+}
+
+/// Each leg's units as observed: every inventory unit (unknown with no result) and every unit
+/// with a result, its dependencies from the graph (each unit's computed once).
+fn observed(
+    store: &mut crate::history::Store,
+    legs: &[LegInfo],
+    inventory: &[String],
+    scope: &Scope<'_>,
+) -> Result<Vec<Observed<String>>> {
+    let mut files = Vec::new();
+    let mut dependencies: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
+    for leg in legs {
+        let mut units = crate::shadow::by_unit(&store.results_of_leg(leg.seq)?);
+        for unit in inventory {
+            units.entry(unit.clone()).or_default();
+        }
+        for (unit, r) in units {
+            let tests = r.failed() + r.passed + r.skipped;
+            files.push(Observed {
+                dependencies: dependencies
+                    .entry(unit.clone())
+                    .or_insert_with(|| scope.dependencies(&unit))
+                    .clone(),
+                outcome: if tests == 0 { "unknown" } else { r.outcome() }.to_string(),
+                duration_ms: (tests > 0).then_some(r.duration_ms),
+                leg: leg.leg.clone(),
+                file: unit,
+                tests,
+            });
+        }
+    }
+    Ok(files)
 }
 
 /// The commit and base a run's legs were recorded at: one of each, or the run is not one

@@ -96,14 +96,24 @@ fn ingest(repo: &git2::Repository, target: Target, args: &ShadowArgs) -> Result<
     } else {
         exit_codes::OK
     };
-    compare(
+    let (code, judged) = compare(
         repo,
         &project,
         &input,
         (&frozen, &collected, true, select_ms),
         db,
         (code, Shadow::Asked),
-    )
+    )?;
+    if args.json {
+        let doc = serde_json::json!({
+            "version": crate::report::json::REPORT_VERSION,
+            "frozen_decision": frozen.0,
+            "shadow": judged,
+            "exit_code": code,
+        });
+        println!("{doc:#}");
+    }
+    Ok(code)
 }
 
 /// The decision frozen before this run for the same commit and base, if the store holds one
@@ -141,8 +151,8 @@ fn open(repo: &git2::Repository, project: &Project, db: Option<&str>) -> Result<
 }
 
 /// Judges the run's failing units against the frozen decision `(id, json)`, says so and
-/// records it; the exit code: `MISSED` on a miss when the shadow was asked for, else the
-/// run's `code` (an audit never changes a run's outcome). A run that broke
+/// records it; the exit code — `MISSED` on a miss when the shadow was asked for, else the
+/// run's `code` (an audit never changes a run's outcome) — and the judgements. A run that broke
 /// (`complete` false) is judged not at all: its missing results are unknown, never passes.
 pub(super) fn compare(
     repo: &git2::Repository,
@@ -151,10 +161,10 @@ pub(super) fn compare(
     (frozen, collected, complete, select_ms): (&(String, String), &Collected, bool, u64),
     db: Option<&str>,
     (code, mode): (u8, Shadow),
-) -> Result<u8> {
+) -> Result<(u8, Option<Vec<crate::shadow::Judged>>)> {
     if !complete {
         eprintln!("gate shadow: the run broke before its end: nothing judged, nothing recorded");
-        return Ok(code);
+        return Ok((code, None));
     }
     let decision: crate::shadow::Frozen = serde_json::from_str(&frozen.1).map_err(|e| {
         Error::Internal(format!(
@@ -221,11 +231,10 @@ pub(super) fn compare(
             .collect(),
         select_ms,
     })?;
-    Ok(
-        if mode == Shadow::Asked && judged.iter().any(|j| j.class == "missed") {
-            exit_codes::MISSED
-        } else {
-            code
-        },
-    )
+    let code = if mode == Shadow::Asked && judged.iter().any(|j| j.class == "missed") {
+        exit_codes::MISSED
+    } else {
+        code
+    };
+    Ok((code, Some(judged)))
 }

@@ -13,15 +13,7 @@ const TRIAGE_VERSION: u32 = 1;
 pub(super) fn run(dir: &Path, run: Option<&str>, json: bool, db: Option<&str>) -> Result<u8> {
     let repo = repo::open(dir)?;
     let (mut store, config) = super::history::open_store(&repo, db)?;
-    let run = match run {
-        Some(r) => r.to_string(),
-        None => store.latest_run()?.ok_or_else(|| {
-            Error::Usage(format!(
-                "nothing is recorded in {} yet: `gate record` a run first",
-                store.name()
-            ))
-        })?,
-    };
+    let run = super::history::run_or_latest(&mut store, run)?;
     let legs = store.legs_of_run(&run)?;
     if legs.is_empty() {
         return Err(Error::Usage(format!(

@@ -1,6 +1,7 @@
 //! What an observation export reads of the store (a recorded leg's results) and what an import
 //! writes to it (the export, kept whole by its digest); what a shadow compare reads of a
-//! commit's recorded failures.
+//! commit's recorded failures; `gate audit`'s tallies, kept for `gate evaluate`'s graph
+//! completeness.
 
 use super::schema;
 use super::{Param, Store, StoreError, rollup};
@@ -45,6 +46,41 @@ impl Store {
     ) -> Result<std::collections::BTreeSet<String>, StoreError> {
         let rows = self.query(schema::FAILED_AT, &[Param::Text(commit), Param::Text(unit)])?;
         Ok(rows.iter().map(|r| r[0].string()).collect())
+    }
+
+    /// Keeps an audit's tallies: (observed, covered, named_full, missed).
+    pub(crate) fn audited(
+        &mut self,
+        tree: &str,
+        (observed, covered, named_full, missed): (usize, usize, usize, usize),
+    ) -> Result<(), StoreError> {
+        let n = |v: usize| Param::Int(i64::try_from(v).unwrap_or(i64::MAX));
+        let write = |tx: &mut dyn rollup::Tx| {
+            tx.execute(
+                schema::AUDIT,
+                &[
+                    Param::Text(tree),
+                    n(observed),
+                    n(covered),
+                    n(named_full),
+                    n(missed),
+                ],
+            )
+        };
+        match self {
+            Store::Sqlite(s) => s.write(write),
+            Store::Postgres(s) => s.write(write),
+        }
+    }
+
+    /// Graph completeness over the audits kept in the last `days` days: (covered + named_full)
+    /// / observed, summed; none with no audit (or nothing observed).
+    pub(crate) fn completeness(&mut self, days: u64) -> Result<Option<f64>, StoreError> {
+        let from = self.now_unix()? - super::window_secs(days);
+        let rows = self.query(schema::AUDITED, &[Param::Int(from)])?;
+        Ok(rows.first().and_then(|r| {
+            (r[0].int() > 0 && r[1].int() > 0).then(|| r[2].int() as f64 / r[1].int() as f64)
+        }))
     }
 
     /// Keeps an imported export under its digest; false when the store held it already.

@@ -118,24 +118,27 @@ fn query(
     let rows = client
         .query(DIALECT.spell(text).as_str(), &refs)
         .map_err(fail::<Err>(name, "cannot read the store"))?;
-    Ok(rows
-        .iter()
+    // A column of a type the shared reads do not use is the store's error, never a panic.
+    rows.iter()
         .map(|row| {
             (0..row.len())
                 .map(|i| {
                     let t = row.columns()[i].type_();
                     let v = if *t == Type::INT8 {
-                        row.get::<_, Option<i64>>(i).map(Value::Int)
+                        row.try_get::<_, Option<i64>>(i).map(|v| v.map(Value::Int))
                     } else if *t == Type::INT4 {
-                        row.get::<_, Option<i32>>(i).map(|v| Value::Int(v.into()))
+                        row.try_get::<_, Option<i32>>(i)
+                            .map(|v| v.map(|v| Value::Int(v.into())))
                     } else {
-                        row.get::<_, Option<String>>(i).map(Value::Text)
+                        row.try_get::<_, Option<String>>(i)
+                            .map(|v| v.map(Value::Text))
                     };
-                    v.unwrap_or(Value::Null)
+                    v.map(|v| v.unwrap_or(Value::Null))
+                        .map_err(fail::<postgres::Error>(name, "cannot read the store"))
                 })
                 .collect()
         })
-        .collect())
+        .collect()
 }
 
 fn owned(params: &[Param<'_>]) -> Vec<Box<dyn ToSql + Sync>> {

@@ -23,7 +23,7 @@ use super::StoreError;
 /// 5. Imported observation exports (another machine's or team's runs), kept whole by the
 ///    digest that binds them: an import of the same export twice is one row. A shadow
 ///    compare's selection time (gate's own overhead before the runner starts: `gate costs
-///    --from-history`).
+///    --from-history`). `gate audit`'s tallies (graph completeness for `gate evaluate`).
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -146,6 +146,16 @@ CREATE TABLE observations (
 );
 CREATE INDEX observations_by_commit ON observations (repository, commit_sha);
 ALTER TABLE shadows ADD COLUMN select_ms BIGINT;
+CREATE TABLE audits (
+    entry {serial},
+    tree TEXT NOT NULL,
+    recorded_unix BIGINT NOT NULL,
+    observed BIGINT NOT NULL,
+    covered BIGINT NOT NULL,
+    named_full BIGINT NOT NULL,
+    missed BIGINT NOT NULL
+);
+CREATE INDEX audits_by_time ON audits (recorded_unix);
 "#,
 ];
 
@@ -283,6 +293,13 @@ pub(super) const LEGS_OF_RUN: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, 
 /// The tests of a unit that failed (an attempt failed or errored) in a run recorded at a commit.
 pub(super) const FAILED_AT: &str = "SELECT DISTINCT x.test_id FROM results x JOIN runs r ON r.seq = x.seq \
      WHERE r.commit_sha = $1 AND x.file = $2 AND x.outcome IN ('failed', 'error') ORDER BY x.test_id";
+
+/// An audit's tallies, at the store's time.
+pub(super) const AUDIT: &str = "INSERT INTO audits (tree, recorded_unix, observed, covered, named_full, missed) \
+     VALUES ($1, {unix_now}, $2, $3, $4, $5)";
+/// The audits' tallies since `$1`, summed.
+pub(super) const AUDITED: &str = "SELECT count(*), CAST(coalesce(sum(observed), 0) AS BIGINT), CAST(coalesce(sum(covered + named_full), 0) AS BIGINT) \
+     FROM audits WHERE recorded_unix >= $1";
 
 /// Every attempt of every test a leg recorded.
 pub(super) const RESULTS_OF_LEG: &str = "SELECT test_id, file, try, outcome, duration_ms FROM results \

@@ -232,8 +232,20 @@ fn commands(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()> 
         (false, RunVerdict::Refused) if view.record.is_none() => {}
         (false, _) => writeln!(out, "command: none — nothing to run")?,
     }
+    if view.shadow {
+        // The selection above is what is judged; the run is the whole suite.
+        writeln!(
+            out,
+            "{}",
+            format!(
+                "shadow run — the whole suite, judged against decision {}",
+                view.frozen.get(..12).unwrap_or(view.frozen)
+            )
+            .style(s.dim)
+        )?;
+    }
     match verdict {
-        RunVerdict::Bounded if plan.runs() => writeln!(
+        RunVerdict::Bounded if plan.runs() && !view.shadow => writeln!(
             out,
             "{}",
             "subset run — non-authoritative, full suite still owed".style(s.dim)

@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 
 /// 2 added `steps`, `exit_code`, `duration_ms` and the run's `duration_ms` and `directory`;
 /// 3 added `go_commands`; 4 added `tests` (every test's result) and `test_summary` (per test
-/// file or Go package); 7 added `frozen_decision`.
-pub(crate) const REPORT_VERSION: u32 = 7;
+/// file or Go package); 7 added `frozen_decision`; 8 added `shadow` (a shadow run's
+/// judgements).
+pub(crate) const REPORT_VERSION: u32 = 8;
 
 /// The report of one gate, built once at its end from what was known before the run (`View`)
 /// and what the run's events said: output, never state.
@@ -57,6 +58,10 @@ pub(crate) struct Report<'a> {
     pub tests: Vec<TestResult>,
     /// Per test file (pytest) or test unit (Go): how its tests ended.
     pub test_summary: Vec<FileSummary>,
+    /// A shadow run's judgement of each failing test file or Go package against the frozen
+    /// decision (caught, missed with cause and rule, flaky, pre_existing); null when the run
+    /// was no shadow run or was not judged (it broke).
+    pub shadow: Option<Vec<crate::shadow::Judged>>,
     /// gate's exit code for this report.
     pub exit_code: u8,
     pub duration_ms: u64,
@@ -157,6 +162,7 @@ impl<'a> Report<'a> {
             steps: steps.then_some(collected.steps),
             test_summary: summarize(&collected.tests),
             tests: collected.tests,
+            shadow: None,
             exit_code,
             duration_ms,
         }

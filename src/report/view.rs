@@ -27,6 +27,8 @@ pub(crate) struct View<'a> {
     pub reused: &'a std::collections::BTreeMap<String, crate::ledger::Provenance>,
     /// The id of the decision frozen for this run.
     pub frozen: &'a str,
+    /// A shadow run: the whole suite runs, whatever was selected.
+    pub shadow: bool,
     /// Every selected test and chain in the human rows (`--verbose`); else a big list is cut.
     pub verbose: bool,
 }

@@ -463,9 +463,14 @@ mod tests {
                 "./tests/test_a.py"
             ]
         );
+        // The whole suite goes on past a file that fails to collect; a wrapper is not told.
         assert_eq!(
             Command::whole_suite(vec!["pytest".into()]).argv(),
-            ["pytest"]
+            ["pytest", "--continue-on-collection-errors"]
+        );
+        assert_eq!(
+            Command::whole_suite(vec!["tox".into(), "-e".into(), "py".into()]).argv(),
+            ["tox", "-e", "py"]
         );
     }
 

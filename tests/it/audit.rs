@@ -41,6 +41,7 @@ fn misses(a: &Value) -> Vec<(String, String)> {
 fn audit_finds_each_hidden_dependency_and_its_rules_make_the_next_audit_complete() {
     let t = TestRepo::from_fixture("hidden");
     let (code, a, stderr) = audit(&t, &[]);
+    let first = a.clone();
     assert_eq!(code, Some(1), "misses found: {stderr}");
     assert_eq!(
         misses(&a),
@@ -81,6 +82,23 @@ fn audit_finds_each_hidden_dependency_and_its_rules_make_the_next_audit_complete
     // And gate now selects the test that reads each file.
     let r = t.report(&["--files", "tools/summarize.py"]);
     assert_eq!(crate::support::selected(&r), ["tests/test_tool.py"]);
+    // Both audits were kept: evaluate's graph completeness is theirs, summed.
+    let shadow = t.gate(&["shadow", "HEAD~1...HEAD"]).output().unwrap();
+    assert!(
+        shadow.status.code().is_some(),
+        "{}",
+        crate::support::text(&shadow)
+    );
+    let out = t.gate(&["evaluate", "--json"]).output().unwrap();
+    let e: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|_| panic!("{}", crate::support::text(&out)));
+    let n = |v: &Value, k: &str| v[k].as_f64().unwrap();
+    let accounted = |v: &Value| n(v, "covered") + n(v, "named_full");
+    let expected =
+        (accounted(&first) + accounted(&a)) / (n(&first, "observed") + n(&a, "observed"));
+    let got = e["graph_completeness"].as_f64().unwrap();
+    assert!((got - expected).abs() < 1e-12, "{got} vs {expected}: {e:#}");
+    assert!(got < 1.0, "the first audit's misses count");
 }
 
 #[test]

@@ -141,22 +141,30 @@ fn a_recorded_run_is_exported_and_imported_in_both_forms(kind: Kind) {
     );
     assert_eq!(std::fs::read(&out).unwrap(), bytes);
 
-    // Into another store: both forms are one export, kept once.
-    let other = other_store(kind, &t);
-    let first = import(&t, &other.url, &out);
+    imported(&t, kind, [&out, &compact, &bare], &doc);
+}
+
+/// Into another store: both forms of one export are kept once, the null fallback is another
+/// export; an export edited after it was written is refused (exit 10, the file named).
+fn imported(t: &TestRepo, kind: Kind, [out, compact, bare]: [&Path; 3], doc: &Value) {
+    let bytes = std::fs::read(out).unwrap();
+    let dir = out.parent().unwrap();
+    let head = doc["commit"].as_str().unwrap();
+    let other = other_store(kind, t);
+    let first = import(t, &other.url, out);
     assert_eq!(first.status.code(), Some(0), "{}", text(&first));
     assert!(text(&first).contains("kept in"), "{}", text(&first));
-    let again = import(&t, &other.url, &compact);
+    let again = import(t, &other.url, compact);
     assert!(text(&again).contains("already in"), "{}", text(&again));
     let kept = other.rows("SELECT digest, commit_sha FROM observations");
-    assert_eq!(kept, [[doc["digest"].as_str().unwrap(), head.as_str()]]);
-    let bare_in = import(&t, &other.url, &bare);
+    assert_eq!(kept, [[doc["digest"].as_str().unwrap(), head]]);
+    let bare_in = import(t, &other.url, bare);
     assert_eq!(bare_in.status.code(), Some(0), "{}", text(&bare_in));
     // An export edited after it was written: exit 10, the file named, nothing kept.
     let edited = dir.join("edited.json");
     let forged = String::from_utf8_lossy(&bytes).replacen("\"failed\"", "\"passed\"", 1);
     std::fs::write(&edited, forged).unwrap();
-    let refused = import(&t, &other.url, &edited);
+    let refused = import(t, &other.url, &edited);
     assert_eq!(refused.status.code(), Some(10), "{}", text(&refused));
     assert!(
         text(&refused).contains("edited.json: its digest"),

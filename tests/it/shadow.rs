@@ -7,6 +7,7 @@
 use crate::history::{Kind, Store};
 use crate::support::{TestRepo, text};
 use serde_json::Value;
+use std::path::Path;
 
 fn fixture() -> TestRepo {
     let t = TestRepo::from_fixture("shop");
@@ -73,6 +74,7 @@ fn a_shadow_run_judges_every_failure(kind: Kind) {
     let (code, shadow, stderr) = gate_json(&t, db, &["shadow", "master...HEAD", "--json"]);
     assert_eq!(code, Some(11), "{stderr}");
     assert_eq!(shadow["frozen_decision"], frozen.as_str(), "{stderr}");
+    judged_in_reports(&gated, &shadow);
     // The whole suite ran.
     let ran: std::collections::BTreeSet<&str> = shadow["tests"]
         .as_array()
@@ -150,6 +152,20 @@ fn a_shadow_run_judges_every_failure(kind: Kind) {
     assert_eq!(code, Some(1), "failures caught exit as failures: {stderr}");
     evaluated(&t, db, money_failing as u64);
     costed(&t, &store);
+}
+
+/// The JSON report holds a shadow run's judgements, and null for a gate that is no shadow run.
+fn judged_in_reports(gated: &Value, shadow: &Value) {
+    assert_eq!(gated["shadow"], Value::Null, "a gate that is no shadow run");
+    crate::plans::validate("report.schema.json", shadow);
+    let rate = shadow["shadow"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["unit"] == "tests/test_rate.py")
+        .unwrap_or_else(|| panic!("{:#}", shadow["shadow"]));
+    assert_eq!(rate["class"], "missed");
+    assert!(rate["rule"].as_str().unwrap().contains("config/rate.cfg"));
 }
 
 /// `gate costs --from-history` over the test's two shadows: one job each, its baseline the
@@ -505,9 +521,10 @@ fn an_import_broken_by_the_change_is_judged_and_a_failure_at_the_base_is_apart()
         (
             out.status.code(),
             String::from_utf8_lossy(&out.stderr).into_owned(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
         )
     };
-    let (code, stderr) = shadow("HEAD~1...HEAD");
+    let (code, stderr, _) = shadow("HEAD~1...HEAD");
     assert_eq!(code, Some(1), "{stderr}");
     assert!(
         stderr.contains("1 failing test file(s): 1 caught"),
@@ -517,8 +534,13 @@ fn an_import_broken_by_the_change_is_judged_and_a_failure_at_the_base_is_apart()
     t.checkout("feature");
     t.append("src/shop/tax.py", "\nraise RuntimeError('planted')\n");
     t.commit("tax breaks on import");
-    let (code, stderr) = shadow("master...HEAD");
+    let (code, stderr, stdout) = shadow("master...HEAD");
     assert!(!stderr.contains("the run broke"), "{stderr}");
+    assert!(!stdout.contains("full suite still owed"), "{stdout}");
+    assert!(
+        stdout.contains("shadow run — the whole suite, judged against decision "),
+        "{stdout}"
+    );
     assert_eq!(
         code,
         Some(1),
@@ -557,4 +579,43 @@ fn count_where(db: &str, table: &str, condition: &str) -> i64 {
             |r| r.get(0),
         )
         .unwrap()
+}
+
+on_both!(the_readme_proof_walk_through_runs_verbatim: proof_walk_sqlite, proof_walk_postgres);
+/// The README's shadow → evaluate → costs walk-through, verbatim but for its build line: the
+/// miss named with its rule, recall with its bound, the costs from history, the export
+/// imported into another store.
+fn the_readme_proof_walk_through_runs_verbatim(kind: Kind) {
+    let scratch = TestRepo::from_fixture("shop");
+    let store = Store::new(kind, &scratch);
+    let db = matches!(kind, Kind::Postgres).then_some(store.url.as_str());
+    let out = crate::support::readme_block("proof-walkthrough", &scratch, db);
+    let all = text(&out);
+    for line in [
+        "missed: tests/test_rate.py — no edge linked config/rate.cfg and 1 more to it",
+        "    on = [\"config/rate.cfg\", \"src/shop/money.py\"]",
+        "gate shadow: 5 failing test file(s): 4 caught, 1 missed, 0 flaky",
+        "gate evaluate: 1 shadow run(s)",
+        "  failure recall: 80.0% (4 of 5 failing test files caught; 95% lower bound 37.6%)",
+        "  faulty-change recall: 100.0% (1 of 1 changes with a failure had one caught)",
+        "  missed 1×: no edge linked the change to the test",
+        "| runner list cost | unknown | unknown | unknown |",
+        "test file observation(s), expanded,",
+        "kept in ",
+    ] {
+        assert!(all.contains(line), "missing `{line}`:\n{all}");
+    }
+    let dir = all
+        .lines()
+        .find_map(|l| l.strip_prefix("walk-through dir: "))
+        .unwrap();
+    let team = Path::new(dir).parent().unwrap().join("team.sqlite");
+    let kept = rusqlite::Connection::open(&team)
+        .unwrap()
+        .query_row("SELECT count(*) FROM observations", [], |r| {
+            r.get::<_, i64>(0)
+        })
+        .unwrap();
+    assert_eq!(kept, 1);
+    let _ = std::fs::remove_dir_all(Path::new(dir).parent().unwrap());
 }

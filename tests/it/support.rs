@@ -229,3 +229,41 @@ pub(crate) fn breaking_money_fails(t: &TestRepo, failing: &[&str]) -> String {
     }
     all
 }
+
+/// Runs the README's shell block after `<!-- NAME -->` verbatim but for its build line (the
+/// binary under test is first on PATH), in a clean environment with `scratch`'s HOME, on the
+/// store `db` (`GATE_DB`; none: the default SQLite store). It echoes the folder it ended in
+/// as `walk-through dir: …`.
+pub(crate) fn readme_block(
+    name: &str,
+    scratch: &TestRepo,
+    db: Option<&str>,
+) -> std::process::Output {
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let block = readme
+        .split(&format!("<!-- {name} -->\n```sh\n"))
+        .nth(1)
+        .and_then(|rest| rest.split("\n```").next())
+        .unwrap_or_else(|| panic!("the README holds the block {name}"));
+    let (build, script) = block.split_once('\n').unwrap();
+    assert!(build.starts_with("cargo build --release"), "{build}");
+    let bin = Path::new(env!("CARGO_BIN_EXE_gate")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let mut cmd = std::process::Command::new("bash");
+    cmd.arg("-c")
+        .arg(format!("{script}\necho \"walk-through dir: $PWD\""))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .env("PATH", path)
+        .env("HOME", scratch.root.parent().unwrap())
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("NO_COLOR", "1")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .env_remove("GITHUB_RUN_ID")
+        .env_remove("GITHUB_RUN_ATTEMPT");
+    match db {
+        Some(url) => cmd.env("GATE_DB", url),
+        None => cmd.env_remove("GATE_DB"),
+    };
+    cmd.output().unwrap()
+}

@@ -524,38 +524,10 @@ on_both!(the_readme_walk_through_runs_verbatim: walk_through_sqlite, walk_throug
 /// on PATH): a recorded selected run, two legs from JUnit and go-json, a rollup, and a triage
 /// showing each of the four verdicts.
 fn the_readme_walk_through_runs_verbatim(kind: Kind) {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let block = readme
-        .split("<!-- walkthrough -->\n```sh\n")
-        .nth(1)
-        .and_then(|rest| rest.split("\n```").next())
-        .expect("the README holds the walk-through");
-    let (build, script) = block.split_once('\n').unwrap();
-    assert!(build.starts_with("cargo build --release"), "{build}");
-    // A TestRepo only for a scratch HOME and, on PostgreSQL, a fresh database.
     let scratch = TestRepo::from_fixture("shop");
     let store = Store::new(kind, &scratch);
-    let bin = std::path::Path::new(env!("CARGO_BIN_EXE_gate"))
-        .parent()
-        .unwrap();
-    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
-    let mut cmd = std::process::Command::new("bash");
-    cmd.arg("-c")
-        .arg(format!("{script}\necho \"walk-through dir: $PWD\""))
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .env("PATH", path)
-        .env("HOME", scratch.root.parent().unwrap())
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("NO_COLOR", "1")
-        .env("PYTHONDONTWRITEBYTECODE", "1")
-        .env_remove("GITHUB_RUN_ID")
-        .env_remove("GITHUB_RUN_ATTEMPT");
-    match kind {
-        Kind::Sqlite => cmd.env_remove("GATE_DB"),
-        Kind::Postgres => cmd.env("GATE_DB", &store.url),
-    };
-    let out = cmd.output().unwrap();
+    let db = matches!(kind, Kind::Postgres).then_some(store.url.as_str());
+    let out = crate::support::readme_block("walkthrough", &scratch, db);
     let all = text(&out);
     for line in [
         "gate record: recorded leg `py` of run main-1 attempt 1",
