@@ -191,7 +191,7 @@ fn nothing_recorded_is_no_export() {
     let done = export(&t, &db, &out, None);
     assert_eq!(done.status.code(), Some(3), "{}", text(&done));
     assert!(
-        text(&done).contains("no run recorded in"),
+        text(&done).contains("nothing is recorded in"),
         "{}",
         text(&done)
     );
