@@ -109,6 +109,12 @@ pub(crate) struct Before<'a> {
     pub pre_existing: &'a dyn Fn(&str) -> bool,
 }
 
+/// Whether a unit's failures are the base's: every test failing now (`now`, not empty) failed
+/// at the base in a run recorded before (`at_base`). One new failing test is the change's.
+pub(crate) fn failed_at_base(now: &BTreeSet<String>, at_base: &BTreeSet<String>) -> bool {
+    !now.is_empty() && now.is_subset(at_base)
+}
+
 /// Judges each failing unit against `decision`, by what was known before this run.
 pub(crate) fn judge(
     decision: &Frozen,
@@ -332,6 +338,23 @@ mod tests {
         assert_eq!(
             summary(&judged),
             "gate shadow: 3 failing test file(s): 0 caught, 1 missed, 1 flaky, 1 pre-existing"
+        );
+    }
+
+    #[test]
+    fn only_failures_all_seen_at_the_base_are_the_bases() {
+        let set = |ids: &[&str]| ids.iter().map(|s| s.to_string()).collect::<BTreeSet<_>>();
+        let base = set(&["t.py::a", "t.py::b"]);
+        assert!(failed_at_base(&set(&["t.py::a"]), &base));
+        assert!(failed_at_base(&set(&["t.py::a", "t.py::b"]), &base));
+        assert!(
+            !failed_at_base(&set(&["t.py::a", "t.py::c"]), &base),
+            "c is new"
+        );
+        assert!(!failed_at_base(&set(&[]), &base));
+        assert!(
+            !failed_at_base(&set(&["t.py::a"]), &set(&[])),
+            "no evidence"
         );
     }
 

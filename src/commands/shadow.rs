@@ -194,9 +194,10 @@ pub(super) fn compare(
             flaky.insert(unit.clone());
         }
         if let Some(base) = &base
-            && store
-                .failed_at(base, unit)?
-                .is_superset(&units[unit.as_str()].failing)
+            && crate::shadow::failed_at_base(
+                &units[unit.as_str()].failing,
+                &store.failed_at(base, unit)?,
+            )
         {
             pre_existing.insert(unit.clone());
         }

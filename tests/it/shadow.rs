@@ -412,12 +412,33 @@ fn a_run_made_elsewhere_is_judged_from_its_junit_report() {
             "--junit",
             junit.to_str().unwrap(),
         ];
-        t.gate(&args).args(["--db", &db]).output().unwrap()
+        t.gate(&args)
+            .args(["--db", &db, "--json"])
+            .output()
+            .unwrap()
     };
     let out = judge();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(11), "{stderr}");
     assert!(stderr.contains("missed: tests/test_rate.py"), "{stderr}");
+    // --json: the judgements on stdout, with the decision's id.
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["exit_code"], 11);
+    assert!(
+        doc["frozen_decision"]
+            .as_str()
+            .is_some_and(|d| d.len() == 64)
+    );
+    let classes: Vec<(&str, &str)> = doc["shadow"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| (j["unit"].as_str().unwrap(), j["class"].as_str().unwrap()))
+        .collect();
+    assert!(
+        classes.contains(&("tests/test_rate.py", "missed")),
+        "{doc:#}"
+    );
     assert!(stderr.contains("missed: tests/test_flaky.py"), "{stderr}");
     assert!(stderr.contains(", 2 missed, 0 flaky"), "{stderr}");
     assert_eq!(count(&db, "decisions"), 1);
