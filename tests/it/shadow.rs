@@ -442,27 +442,7 @@ fn a_run_made_elsewhere_is_judged_from_its_junit_report() {
     assert!(stderr.contains("missed: tests/test_flaky.py"), "{stderr}");
     assert!(stderr.contains(", 2 missed, 0 flaky"), "{stderr}");
     assert_eq!(count(&db, "decisions"), 1);
-    // A stored decision edited to say the missed test was selected is not trusted: the body
-    // no longer hashes to its id. The compare freezes the decision anew (putting the true
-    // body back) and still names the miss.
-    let forged = forge_selection(&db, "tests/test_rate.py");
-    let out = judge();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(11), "{stderr}");
-    assert!(
-        stderr.contains(&format!(
-            "the decision {forged} in the store is not used: its body does not hash to its id"
-        )),
-        "{stderr}"
-    );
-    assert!(stderr.contains("missed: tests/test_rate.py"), "{stderr}");
-    assert_eq!(count(&db, "decisions"), 1);
-    let out = judge();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        !stderr.contains("is not used"),
-        "the true body is back: {stderr}"
-    );
+    forged_once(&judge, &db);
     // A file that is not JUnit is exit 10 naming it; nothing is judged.
     std::fs::write(&junit, "not xml").unwrap();
     let out = judge();
@@ -498,6 +478,30 @@ fn a_run_made_elsewhere_is_judged_from_its_junit_report() {
         (Some(0), Some(3))
     );
     assert_eq!(e["failure_recall"], Value::Null, "{e:#}");
+}
+
+/// A stored decision edited to say the missed test was selected is not trusted: the body no
+/// longer hashes to its id. The compare freezes the decision anew (putting the true body
+/// back) and still names the miss.
+fn forged_once(judge: &dyn Fn() -> std::process::Output, db: &str) {
+    let forged = forge_selection(db, "tests/test_rate.py");
+    let out = judge();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(11), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "the decision {forged} in the store is not used: its body does not hash to its id"
+        )),
+        "{stderr}"
+    );
+    assert!(stderr.contains("missed: tests/test_rate.py"), "{stderr}");
+    assert_eq!(count(db, "decisions"), 1);
+    let out = judge();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        !stderr.contains("is not used"),
+        "the true body is back: {stderr}"
+    );
 }
 
 /// Adds `unit` to the selection of the one decision a SQLite store holds, as someone with
