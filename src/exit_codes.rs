@@ -18,7 +18,8 @@ pub const STEP_FAILED: u8 = 5;
 /// The repository could not be read: a missing object, a repository owned by another user, a
 /// bare repository.
 pub const GIT: u8 = 6;
-/// A file gate must read or write could not be: a receipt, the decisions, a temporary folder.
+/// A file gate must read or write could not be: a receipt, the decisions, a temporary folder;
+/// an observation export that does not fit its limit even without dependencies (not written).
 pub const IO: u8 = 7;
 /// The history store is unavailable: it cannot be opened or written, it stayed locked, or its
 /// schema is newer than this gate. Nothing was recorded.
