@@ -198,6 +198,10 @@ pub enum Sub {
         /// Trace every test again instead of resuming an earlier, interrupted audit.
         #[arg(long)]
         fresh: bool,
+        /// The store that keeps the audit's tallies and, of a committed tree, its traces:
+        /// `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
     },
     /// Record one leg of a run — JUnit XML or `go test -json` results — in the history store.
     Record {

@@ -84,9 +84,13 @@ pub(crate) struct Observed<D> {
     pub tests: u32,
     /// The last attempts' milliseconds, summed; null with no result.
     pub duration_ms: Option<u64>,
-    /// The files it depends on, by the graph; null when unknown (the graph cannot bound it,
+    /// The files it depends on, by the graph and, when `traced`, what its audited run opened;
+    /// null when unknown (the graph cannot bound it — one run's trace does not bound it either —
     /// or the export had to leave them out to fit).
     pub dependencies: Option<Vec<D>>,
+    /// The dependencies include a `gate audit` trace of this tree (absent: the graph's alone).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub traced: bool,
 }
 
 /// Why an export cannot be written within its limit: its smallest form's size.
@@ -136,6 +140,7 @@ impl Export {
         );
         for f in &mut self.observations.files {
             f.dependencies = None;
+            f.traced = false;
         }
         self.warnings.push(warning.clone());
         self.seal();
@@ -178,6 +183,7 @@ impl Export {
                     .dependencies
                     .as_ref()
                     .map(|d| d.iter().map(|p| table[p.as_str()]).collect()),
+                traced: f.traced,
             })
             .collect();
         self.with(Compact {
@@ -294,6 +300,7 @@ fn expand(c: Compact) -> Result<Payload, String> {
                 tests: f.tests,
                 duration_ms: f.duration_ms,
                 dependencies,
+                traced: f.traced,
             })
         })
         .collect::<Result<Vec<_>, String>>()?;
@@ -323,6 +330,17 @@ fn check_paths(e: &Export) -> Result<(), String> {
         .find(|f| !OUTCOMES.contains(&f.outcome.as_str()))
     {
         return Err(format!("{}: unknown outcome {:?}", f.file, f.outcome));
+    }
+    if let Some(f) = e
+        .observations
+        .files
+        .iter()
+        .find(|f| f.traced && f.dependencies.is_none())
+    {
+        return Err(format!(
+            "{}: traced, yet its dependencies are null (a trace is only ever added to known dependencies)",
+            f.file
+        ));
     }
     Ok(())
 }
@@ -376,6 +394,7 @@ mod tests {
                         tests: 3,
                         duration_ms: (i > 0).then_some(12),
                         dependencies: (i != 1).then(|| (0..deps).map(dep).collect()),
+                        traced: i == 2,
                     })
                     .collect(),
             },
@@ -402,6 +421,13 @@ mod tests {
             a.observations.files[2].dependencies.as_ref().unwrap().len(),
             30
         );
+        assert!(
+            a.observations.files[2].traced,
+            "the trace's mark kept in both forms"
+        );
+        // Untraced files carry no mark: an export written before traces reads as it was.
+        let written = String::from_utf8(full.bytes.clone()).unwrap();
+        assert_eq!(written.matches("\"traced\"").count(), 1, "{written}");
         let bare = e.clone().bounded(compact.bytes.len() - 1).unwrap();
         assert_eq!(bare.form, "without dependencies");
         let c = read(&bare.bytes).unwrap();
@@ -409,7 +435,7 @@ mod tests {
             c.observations
                 .files
                 .iter()
-                .all(|f| f.dependencies.is_none())
+                .all(|f| f.dependencies.is_none() && !f.traced)
         );
         assert_eq!(c.warnings.len(), 1, "{:?}", c.warnings);
         assert_ne!(c.digest, a.digest);
@@ -428,6 +454,14 @@ mod tests {
             read(outside.as_bytes())
                 .unwrap_err()
                 .contains("not a repository-relative")
+        );
+        let mut untraced = export(3, 2);
+        untraced.observations.files[1].traced = true;
+        let bytes = untraced.bounded(usize::MAX).unwrap().bytes;
+        assert!(
+            read(&bytes)
+                .unwrap_err()
+                .contains("traced, yet its dependencies are null")
         );
         let compact = export(3, 2).bounded(200).err();
         assert!(compact.is_some(), "3 files do not fit 200 bytes");

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::exit_codes;
 use crate::project::Project;
 use crate::repo::{self, snapshot::Snapshot};
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
 
@@ -15,6 +16,7 @@ pub(super) struct Args<'a> {
     pub json: bool,
     pub out: Option<&'a Path>,
     pub fresh: bool,
+    pub db: Option<&'a str>,
 }
 
 pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
@@ -41,19 +43,22 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
             .map(|n| n.get())
             .unwrap_or(1)
     });
+    let traced = state(
+        &repo,
+        &format!(
+            "{:?} {:?}",
+            crate::run::pytest::base_argv(&project.config, &project.framework, &root),
+            project.config.env
+        ),
+    )?;
     let opts = audit::Options {
         files: &snapshot.files,
         tests: args.tests,
         jobs,
         fresh: args.fresh,
-        state: repo::state_dir(&repo).join("audit").join(fingerprint(
-            &repo,
-            &format!(
-                "{:?} {:?}",
-                crate::run::pytest::base_argv(&project.config, &project.framework, &root),
-                project.config.env
-            ),
-        )?),
+        state: repo::state_dir(&repo)
+            .join("audit")
+            .join(&traced.fingerprint),
         progress: true,
     };
     let tree = snapshot.describe();
@@ -61,6 +66,14 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
     if let Some(before) = &before {
         result.since = Some(audit::since(before, &observations));
     }
+    keep(
+        &repo,
+        &project,
+        args.db,
+        &result,
+        traced.committed.as_deref(),
+        &observations,
+    );
     if let Some(path) = args.out {
         let kept = Observations {
             version: audit::AUDIT_VERSION,
@@ -70,29 +83,6 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
         let text = serde_json::to_string_pretty(&kept).expect("observations serialize");
         std::fs::write(path, text + "\n")
             .map_err(|e| Error::io(path, "cannot write the observations", e))?;
-    }
-    // Kept for `gate evaluate`'s graph completeness; a store that cannot take it is a note.
-    let kept = crate::history::location(
-        None,
-        project.config.history.url.as_deref(),
-        &repo::state_dir(&repo),
-    )
-    .and_then(|at| {
-        crate::history::Store::open(&at)?.audited(
-            &result.tree,
-            (
-                result.observed,
-                result.covered,
-                result.named_full,
-                result.missed,
-            ),
-        )
-    });
-    if let Err(e) = kept {
-        super::warn(format!(
-            "the audit was not kept in the store: {}",
-            e.one_line()
-        ));
     }
     let mut out = std::io::stdout().lock();
     let written = if args.json {
@@ -112,22 +102,29 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
     })
 }
 
-/// The identity of what is traced: HEAD, every uncommitted change, and how tests run (`runner`,
-/// the interpreter, `[env]`), so traces of one state are reused and any edit starts afresh.
-fn fingerprint(repo: &git2::Repository, runner: &str) -> Result<String> {
-    let head = repo
-        .head()
-        .ok()
-        .and_then(|h| h.target())
-        .map(|o| o.to_string())
-        .unwrap_or_default();
+/// What is traced: its identity — HEAD, every uncommitted change, and how tests run (`runner`,
+/// the interpreter, `[env]`), so traces of one state are reused and any edit starts afresh —
+/// and HEAD's tree id when the working tree is HEAD's, untracked files included: only then do
+/// the traces describe a commit an export can be of.
+struct State {
+    fingerprint: String,
+    committed: Option<String>,
+}
+
+fn state(repo: &git2::Repository, runner: &str) -> Result<State> {
+    let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
     let root = repo::workdir(repo)?;
     let mut opts = git2::StatusOptions::new();
     opts.include_untracked(true).recurse_untracked_dirs(true);
     let statuses = repo
         .statuses(Some(&mut opts))
         .map_err(|e| Error::git("cannot read the working tree's status", e))?;
-    let mut text = format!("{head}\n{runner}");
+    let mut text = format!(
+        "{}\n{runner}",
+        head.as_ref()
+            .map(|c| c.id().to_string())
+            .unwrap_or_default()
+    );
     for entry in statuses.iter() {
         let path = String::from_utf8_lossy(entry.path_bytes()).into_owned();
         let blob = git2::Oid::hash_file(git2::ObjectType::Blob, root.join(&path))
@@ -135,9 +132,59 @@ fn fingerprint(repo: &git2::Repository, runner: &str) -> Result<String> {
             .unwrap_or_else(|_| "gone".into());
         text.push_str(&format!("\n{path} {blob}"));
     }
-    git2::Oid::hash_object(git2::ObjectType::Blob, text.as_bytes())
+    let fingerprint = git2::Oid::hash_object(git2::ObjectType::Blob, text.as_bytes())
         .map(|o| o.to_string())
-        .map_err(|e| Error::git("cannot fingerprint the working tree", e))
+        .map_err(|e| Error::git("cannot fingerprint the working tree", e))?;
+    Ok(State {
+        fingerprint,
+        committed: head
+            .filter(|_| statuses.is_empty())
+            .map(|c| c.tree_id().to_string()),
+    })
+}
+
+/// Keeps the tallies (`gate evaluate`'s graph completeness) and, of a committed tree, the
+/// traces (an export's dependencies); a store that cannot take them is a note, not a failed
+/// audit.
+fn keep(
+    repo: &git2::Repository,
+    project: &Project,
+    db: Option<&str>,
+    result: &Audit,
+    committed: Option<&str>,
+    traces: &BTreeMap<String, BTreeSet<String>>,
+) {
+    let kept = crate::history::location(
+        db,
+        project.config.history.url.as_deref(),
+        &repo::state_dir(repo),
+    )
+    .and_then(|at| {
+        let mut store = crate::history::Store::open(&at)?;
+        store.audited(
+            &result.tree,
+            (
+                result.observed,
+                result.covered,
+                result.named_full,
+                result.missed,
+            ),
+        )?;
+        if let Some(tree) = committed {
+            store.traced(tree, traces)?;
+        }
+        Ok(())
+    });
+    match kept {
+        Err(e) => super::warn(format!(
+            "the audit was not kept in the store: {}",
+            e.one_line()
+        )),
+        Ok(()) if committed.is_none() => eprintln!(
+            "gate audit: the traces are not kept for exports: the working tree is not HEAD's (commit or stash its changes, untracked files included)"
+        ),
+        Ok(()) => {}
+    }
 }
 
 fn print(out: &mut dyn Write, a: &Audit) -> std::io::Result<()> {

@@ -68,6 +68,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             json,
             out,
             fresh,
+            db,
         }) => audit::run(
             &dir,
             &audit::Args {
@@ -76,6 +77,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
                 json,
                 out: out.as_deref(),
                 fresh,
+                db: db.as_deref(),
             },
         ),
         Some(Sub::Record {

@@ -1,6 +1,7 @@
 //! `gate export --observations FILE [--run ID]`: one recorded run as an observation export
 //! (`crate::observations`), its identities and inventory taken from the decision frozen for
-//! its commit and base (else one frozen now), its dependencies from the graph of that commit;
+//! its commit and base (else one frozen now), its dependencies from the graph of that commit
+//! and `gate audit`'s traces of its tree;
 //! `gate import --observations FILE`: an export read back, checked, and kept in a store.
 
 use super::gate::{self, Shadow, Target};
@@ -12,7 +13,7 @@ use crate::history::observations::Imported;
 use crate::history::triage::LegInfo;
 use crate::observations::{EXPORT_VERSION, Export, LegSource, Observed, Payload, Source};
 use crate::repo::{self, range};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
 /// What an export reads of the frozen decision (`plans/frozen.schema.json`).
@@ -68,7 +69,12 @@ pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
         project: &analyzed.project,
         root: &root,
     };
-    let files = observed(&mut store, &legs, &ids.inventory, &scope)?;
+    let traces = traces(
+        &mut store,
+        ids.tree.as_deref(),
+        &analyzed.input.snapshot.files,
+    )?;
+    let files = observed(&mut store, &legs, &ids.inventory, &scope, &traces)?;
     let doc = Export {
         version: EXPORT_VERSION,
         digest: String::new(),
@@ -126,16 +132,45 @@ pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
     Ok(exit_codes::OK)
 }
 
+/// `gate audit`'s traces of the exported tree, each checked before it is used: a row that is
+/// not a list of paths, or a path the tree does not hold, is said and left out.
+fn traces(
+    store: &mut crate::history::Store,
+    tree: Option<&str>,
+    files: &BTreeSet<String>,
+) -> Result<BTreeMap<String, BTreeSet<String>>> {
+    let Some(tree) = tree else {
+        return Ok(BTreeMap::new());
+    };
+    let (mut traces, unreadable) = store.traces_of(tree)?;
+    let mut outside = 0;
+    for opened in traces.values_mut() {
+        let before = opened.len();
+        opened.retain(|f| files.contains(f));
+        outside += before - opened.len();
+    }
+    if unreadable + outside > 0 {
+        super::warn(format!(
+            "{} of the store's traces of tree {} not used: {unreadable} not a list of paths, {outside} path(s) not in the tree",
+            unreadable + outside,
+            short(tree)
+        ));
+    }
+    Ok(traces)
+}
+
 /// Each leg's units as observed: every inventory unit (unknown with no result) and every unit
-/// with a result, its dependencies from the graph (each unit's computed once).
+/// with a result, its dependencies from the graph joined by its trace, when one is kept (each
+/// unit's computed once). One run's trace never bounds a unit the graph cannot: it stays null.
 fn observed(
     store: &mut crate::history::Store,
     legs: &[LegInfo],
     inventory: &[String],
     scope: &Scope<'_>,
+    traces: &BTreeMap<String, BTreeSet<String>>,
 ) -> Result<Vec<Observed<String>>> {
     let mut files = Vec::new();
-    let mut dependencies: BTreeMap<String, Option<Vec<String>>> = BTreeMap::new();
+    let mut dependencies: BTreeMap<String, (Option<Vec<String>>, bool)> = BTreeMap::new();
     for leg in legs {
         let mut units = crate::shadow::by_unit(&store.results_of_leg(leg.seq)?);
         for unit in inventory {
@@ -143,11 +178,13 @@ fn observed(
         }
         for (unit, r) in units {
             let tests = r.failed() + r.passed + r.skipped;
+            let (deps, traced) = dependencies
+                .entry(unit.clone())
+                .or_insert_with(|| joined(scope.dependencies(&unit), traces.get(&unit)))
+                .clone();
             files.push(Observed {
-                dependencies: dependencies
-                    .entry(unit.clone())
-                    .or_insert_with(|| scope.dependencies(&unit))
-                    .clone(),
+                dependencies: deps,
+                traced,
                 outcome: if tests == 0 { "unknown" } else { r.outcome() }.to_string(),
                 duration_ms: (tests > 0).then_some(r.duration_ms),
                 leg: leg.leg.clone(),
@@ -157,6 +194,20 @@ fn observed(
         }
     }
     Ok(files)
+}
+
+/// The graph's dependencies joined by what the unit's trace opened: (dependencies, traced).
+fn joined(
+    graph: Option<Vec<String>>,
+    trace: Option<&BTreeSet<String>>,
+) -> (Option<Vec<String>>, bool) {
+    match (graph, trace) {
+        (Some(graph), Some(trace)) => {
+            let all: BTreeSet<String> = graph.into_iter().chain(trace.iter().cloned()).collect();
+            (Some(all.into_iter().collect()), true)
+        }
+        (graph, _) => (graph, false),
+    }
 }
 
 /// The commit and base a run's legs were recorded at: one of each, or the run is not one

@@ -1,11 +1,12 @@
 //! What an observation export reads of the store (a recorded leg's results) and what an import
 //! writes to it (the export, kept whole by its digest); what a shadow compare reads of a
 //! commit's recorded failures; `gate audit`'s tallies, kept for `gate evaluate`'s graph
-//! completeness.
+//! completeness, and its traces of a committed tree, read back by an export.
 
 use super::schema;
 use super::{Param, Store, StoreError, rollup};
 use crate::run::events::{TestOutcome, TestResult};
+use std::collections::{BTreeMap, BTreeSet};
 
 /// An imported export to keep.
 pub(crate) struct Imported<'a> {
@@ -43,7 +44,7 @@ impl Store {
         &mut self,
         commit: &str,
         unit: &str,
-    ) -> Result<std::collections::BTreeSet<String>, StoreError> {
+    ) -> Result<BTreeSet<String>, StoreError> {
         let rows = self.query(schema::FAILED_AT, &[Param::Text(commit), Param::Text(unit)])?;
         Ok(rows.iter().map(|r| r[0].string()).collect())
     }
@@ -81,6 +82,48 @@ impl Store {
         Ok(rows.first().and_then(|r| {
             (r[0].int() > 0 && r[1].int() > 0).then(|| r[2].int() as f64 / r[1].int() as f64)
         }))
+    }
+
+    /// Keeps what each unit's traced run opened in the committed tree `tree`.
+    pub(crate) fn traced(
+        &mut self,
+        tree: &str,
+        traces: &BTreeMap<String, BTreeSet<String>>,
+    ) -> Result<(), StoreError> {
+        let write = |tx: &mut dyn rollup::Tx| {
+            for (unit, files) in traces {
+                let files = serde_json::to_string(files).expect("paths serialize");
+                tx.execute(
+                    schema::TRACE,
+                    &[Param::Text(tree), Param::Text(unit), Param::Text(&files)],
+                )?;
+            }
+            Ok(())
+        };
+        match self {
+            Store::Sqlite(s) => s.write(write),
+            Store::Postgres(s) => s.write(write),
+        }
+    }
+
+    /// The traces kept for `tree`, unit → the files its run opened; a row that is not a list of
+    /// paths is not a trace (counted in the second value, never read as "opened nothing").
+    pub(crate) fn traces_of(
+        &mut self,
+        tree: &str,
+    ) -> Result<(BTreeMap<String, BTreeSet<String>>, usize), StoreError> {
+        let rows = self.query(schema::TRACES_OF, &[Param::Text(tree)])?;
+        let mut traces = BTreeMap::new();
+        let mut unreadable = 0;
+        for r in &rows {
+            match serde_json::from_str::<BTreeSet<String>>(&r[1].string()) {
+                Ok(files) => {
+                    traces.insert(r[0].string(), files);
+                }
+                Err(_) => unreadable += 1,
+            }
+        }
+        Ok((traces, unreadable))
     }
 
     /// Keeps an imported export under its digest; false when the store held it already.

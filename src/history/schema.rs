@@ -157,6 +157,15 @@ CREATE TABLE audits (
 );
 CREATE INDEX audits_by_time ON audits (recorded_unix);
 "#,
+    r#"
+CREATE TABLE traces (
+    tree TEXT NOT NULL,
+    unit TEXT NOT NULL,
+    recorded_unix BIGINT NOT NULL,
+    files TEXT NOT NULL,
+    PRIMARY KEY (tree, unit)
+);
+"#,
 ];
 
 /// Both stores are at the same version.
@@ -300,6 +309,12 @@ pub(super) const AUDIT: &str = "INSERT INTO audits (tree, recorded_unix, observe
 /// The audits' tallies since `$1`, summed.
 pub(super) const AUDITED: &str = "SELECT count(*), CAST(coalesce(sum(observed), 0) AS BIGINT), CAST(coalesce(sum(covered + named_full), 0) AS BIGINT) \
      FROM audits WHERE recorded_unix >= $1";
+
+/// What one unit's traced run opened, for a committed tree: a newer trace replaces it.
+pub(super) const TRACE: &str = "INSERT INTO traces (tree, unit, recorded_unix, files) VALUES ($1, $2, {unix_now}, $3) \
+     ON CONFLICT (tree, unit) DO UPDATE SET files = excluded.files, recorded_unix = excluded.recorded_unix";
+/// A tree's traces.
+pub(super) const TRACES_OF: &str = "SELECT unit, files FROM traces WHERE tree = $1 ORDER BY unit";
 
 /// Every attempt of every test a leg recorded.
 pub(super) const RESULTS_OF_LEG: &str = "SELECT test_id, file, try, outcome, duration_ms FROM results \

@@ -197,3 +197,84 @@ fn nothing_recorded_is_no_export() {
     );
     assert!(!out.exists());
 }
+
+on_both!(an_audit_of_the_exported_tree_adds_what_its_runs_opened: traced_sqlite, traced_postgres);
+fn an_audit_of_the_exported_tree_adds_what_its_runs_opened(kind: Kind) {
+    let t = TestRepo::from_fixture("hidden");
+    t.write(
+        "src/hidden/report.py",
+        "def render(rows):\n    return \"\\n\".join(rows)\n",
+    );
+    t.commit("report joins lines");
+    let store = Store::new(kind, &t);
+    let db = store.url.as_str();
+    let gated = t
+        .gate(&["--affected", "HEAD~1...HEAD", "--record", "--db", db])
+        .output()
+        .unwrap();
+    assert!(gated.status.code().is_some(), "{}", text(&gated));
+    let out = t.root.parent().unwrap().join("obs.json");
+    let docs = |t: &TestRepo| {
+        let done = export(t, db, &out, None);
+        assert_eq!(done.status.code(), Some(0), "{}", text(&done));
+        let doc: Value = serde_json::from_slice(&std::fs::read(&out).unwrap()).unwrap();
+        crate::plans::validate("observations.schema.json", &doc);
+        doc
+    };
+    let audit = |t: &TestRepo| {
+        t.gate(&["audit", "--tests", "tests/test_docs.py", "--db", db])
+            .output()
+            .unwrap()
+    };
+    // The graph alone: test_docs.py reads docs/example.json through a path built at run time.
+    let doc = docs(&t);
+    let before = file(&doc, "tests/test_docs.py");
+    let graph = crate::support::strings(&before["dependencies"]);
+    assert!(
+        graph.contains(&"tests/test_docs.py".to_string()),
+        "{before:#}"
+    );
+    assert!(
+        !graph.contains(&"docs/example.json".to_string()),
+        "{before:#}"
+    );
+    assert!(before.get("traced").is_none(), "{before:#}");
+
+    // An audit of a working tree that is not HEAD's tree is not the exported tree's.
+    t.write("notes.txt", "untracked\n");
+    let dirty = audit(&t);
+    assert!(
+        text(&dirty).contains("the traces are not kept for exports"),
+        "{}",
+        text(&dirty)
+    );
+    assert!(docs(&t).to_string().find("\"traced\"").is_none());
+    std::fs::remove_file(t.root.join("notes.txt")).unwrap();
+
+    // Of HEAD's own tree: the file its run opened is joined to the graph's dependencies.
+    let clean = audit(&t);
+    assert!(!text(&clean).contains("not kept"), "{}", text(&clean));
+    let doc = docs(&t);
+    let after = file(&doc, "tests/test_docs.py");
+    assert_eq!(after["traced"], true, "{after:#}");
+    let joined = crate::support::strings(&after["dependencies"]);
+    assert!(
+        joined.contains(&"docs/example.json".to_string()),
+        "{after:#}"
+    );
+    assert!(graph.iter().all(|f| joined.contains(f)), "the graph's stay");
+    // A test the audit did not trace keeps the graph's alone.
+    assert!(file(&doc, "tests/test_plain.py").get("traced").is_none());
+
+    // A store's trace is checked before it is used: a path the tree does not hold is said and
+    // left out.
+    store.execute("UPDATE traces SET files = '[\"docs/example.json\", \"../../etc/passwd\"]'");
+    let done = export(&t, db, &out, None);
+    assert!(
+        text(&done).contains("1 path(s) not in the tree"),
+        "{}",
+        text(&done)
+    );
+    let raw = std::fs::read_to_string(&out).unwrap();
+    assert!(!raw.contains("passwd"), "{raw}");
+}
