@@ -108,13 +108,17 @@ pub(crate) struct Report {
 /// recorded seconds are the baseline, all of them selectable (a job's fixed setup is not
 /// recorded, so none is kept: the saving is the runner's, not the job's); the retained
 /// fraction is the seconds of what its decision ran; the overhead is gate's own recorded time
-/// before the runner started (the median of the recorded ones where a compare has none);
+/// before the runner started plus its time recording the leg at that commit (each the median
+/// of the recorded ones where a compare has none; no recording at all: none);
 /// prices and vCPUs unknown; no model tokens on either side (gate calls no model: a measured
 /// zero). `audit_rate` is the configured one.
 pub(crate) fn from_compares(compares: &[crate::evaluate::Compare], audit_rate: f64) -> Scenario {
-    let mut known: Vec<u64> = compares.iter().filter_map(|c| c.select_ms).collect();
-    known.sort_unstable();
-    let median = known.get(known.len() / 2).copied().unwrap_or(0);
+    let median = |known: fn(&crate::evaluate::Compare) -> Option<u64>| {
+        let mut known: Vec<u64> = compares.iter().filter_map(known).collect();
+        known.sort_unstable();
+        known.get(known.len() / 2).copied().unwrap_or(0)
+    };
+    let (select, record) = (median(|c| c.select_ms), median(|c| c.record_ms));
     let jobs = compares
         .iter()
         .enumerate()
@@ -137,7 +141,9 @@ pub(crate) fn from_compares(compares: &[crate::evaluate::Compare], audit_rate: f
                     kept as f64 / total as f64
                 },
                 audit_rate,
-                overhead_seconds: c.select_ms.unwrap_or(median) as f64 / 1000.0,
+                overhead_seconds: (c.select_ms.unwrap_or(select) + c.record_ms.unwrap_or(record))
+                    as f64
+                    / 1000.0,
                 audit_overhead_seconds: 0.0,
                 drop_empty_job: false,
                 usd_per_minute: None,
@@ -416,6 +422,60 @@ mod tests {
                 .candidate,
             45.0,
         );
+    }
+
+    /// Three recorded compares, worked by hand. Inventory a, b, c (4 s, 1 s, 5 s: 10 s).
+    /// 1: selected a, select 200 ms, recorded in 50 ms → retained 0.4, overhead 0.25 s.
+    /// 2: selected b with a reused, select unknown → the median of 200 and 400 (the upper:
+    ///    400), recording unknown → the median of 50 and 30 (50): retained 0.1, overhead 0.45 s.
+    /// 3: a whole-suite verdict, c reused, select 400 ms, recorded in 30 ms: retained 0.5
+    ///    (a and b ran), overhead 0.43 s.
+    #[test]
+    fn a_scenario_from_recorded_compares() {
+        let set = |units: &[&str]| units.iter().map(|u| (*u).to_string()).collect();
+        let compare = |selected: &[&str], reused: &[&str], everything, select, record| {
+            crate::evaluate::Compare {
+                commit: "0123456789abcdef".into(),
+                ran_everything: everything,
+                inventory: set(&["a", "b", "c"]),
+                selected: set(selected),
+                reused: set(reused),
+                judged: Vec::new(),
+                durations: [("a", 4000), ("b", 1000), ("c", 5000)]
+                    .into_iter()
+                    .map(|(u, ms)| (u.to_string(), ms))
+                    .collect(),
+                select_ms: select,
+                record_ms: record,
+            }
+        };
+        let s = from_compares(
+            &[
+                compare(&["a"], &[], false, Some(200), Some(50)),
+                compare(&["a", "b"], &["a"], false, None, None),
+                compare(&[], &["c"], true, Some(400), Some(30)),
+            ],
+            0.25,
+        );
+        check(&s).unwrap();
+        let got: Vec<(f64, f64, f64)> = s
+            .jobs
+            .iter()
+            .map(|j| (j.baseline_seconds, j.retained_fraction, j.overhead_seconds))
+            .collect();
+        let want = [(10.0, 0.4, 0.25), (10.0, 0.1, 0.45), (10.0, 0.5, 0.43)];
+        for (g, w) in got.iter().zip(want) {
+            assert!(
+                (g.0 - w.0).abs() < 1e-9 && (g.1 - w.1).abs() < 1e-9 && (g.2 - w.2).abs() < 1e-9,
+                "{got:?}"
+            );
+        }
+        assert!(
+            s.jobs
+                .iter()
+                .all(|j| j.audit_rate == 0.25 && j.usd_per_minute.is_none())
+        );
+        assert_eq!(s.jobs[0].id, "0:0123456789ab");
     }
 
     #[test]

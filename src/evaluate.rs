@@ -20,6 +20,8 @@ pub(crate) struct Compare {
     pub durations: BTreeMap<String, u64>,
     /// gate's own time before the runner started, when recorded.
     pub select_ms: Option<u64>,
+    /// gate's own time recording a leg at the commit, when one was recorded.
+    pub record_ms: Option<u64>,
 }
 
 impl Compare {
@@ -260,6 +262,7 @@ mod tests {
                 .map(|(u, ms)| (u.to_string(), ms))
                 .into(),
             select_ms: None,
+            record_ms: None,
         };
         let e = evaluate(std::slice::from_ref(&c));
         assert_eq!(e.selected_fraction_files, Some(2.0 / 3.0));
@@ -304,6 +307,7 @@ mod tests {
                     .into(),
                 ran_everything: false,
                 select_ms: None,
+                record_ms: None,
             },
             Compare {
                 commit: "bbbbbbbbbbbbbbbb".into(),
@@ -316,6 +320,7 @@ mod tests {
                     .into(),
                 ran_everything: false,
                 select_ms: None,
+                record_ms: None,
             },
         ];
         let e = evaluate(&compares);

@@ -31,12 +31,19 @@ pub(super) fn run(from: &From<'_>, json: bool, markdown: Option<&Path>) -> Resul
             let super::evaluate::Recorded {
                 compares, config, ..
             } = super::evaluate::recorded(&repo, since, db)?;
-            let missing = compares.iter().filter(|c| c.select_ms.is_none()).count();
-            if missing > 0 {
-                super::warn(format!(
-                    "{missing} shadow compare(s) recorded no selection time: their overhead is the median of the others"
-                ));
-            }
+            let missing = |known: fn(&crate::evaluate::Compare) -> bool, what: &str| {
+                let n = compares.iter().filter(|c| !known(c)).count();
+                if n > 0 {
+                    super::warn(format!(
+                        "{n} shadow compare(s) with no {what} recorded: theirs is the median of the others"
+                    ));
+                }
+            };
+            missing(|c| c.select_ms.is_some(), "selection time");
+            missing(
+                |c| c.record_ms.is_some(),
+                "recording time (no leg recorded at the commit)",
+            );
             let scenario = crate::costs::from_compares(&compares, config.audit_rate);
             if let Some(out) = out {
                 let text = serde_json::to_string_pretty(&scenario).expect("a scenario serializes");

@@ -68,6 +68,7 @@ pub(super) fn recorded(repo: &git2::Repository, since: &str, db: Option<&str>) -
             judged,
             durations,
             select_ms: s.select_ms.and_then(|ms| u64::try_from(ms).ok()),
+            record_ms: s.record_ms.and_then(|ms| u64::try_from(ms).ok()),
         });
     }
     if compares.is_empty() && untrusted == 0 {

@@ -168,6 +168,8 @@ pub(crate) struct StoredShadow {
     pub body: String,
     /// None for a compare recorded before the store kept it.
     pub select_ms: Option<i64>,
+    /// The latest leg recorded at the commit: how long its recording took.
+    pub record_ms: Option<i64>,
 }
 
 /// An open store, of either kind.
@@ -199,10 +201,11 @@ impl Store {
         change: &Change,
         window_days: u64,
     ) -> Result<Recorded, StoreError> {
+        let started = std::time::Instant::now();
         let results = numbered(results);
         let digest = digest(leg, &results, change);
         let write = |tx: &mut dyn rollup::Tx| {
-            rollup::record(tx, leg, &results, change, &digest, window_days)
+            rollup::record(tx, leg, &results, change, &digest, window_days, started)
         };
         match self {
             Store::Sqlite(s) => s.write(write),
@@ -387,6 +390,7 @@ impl Store {
                 durations: r[3].string(),
                 body: r[4].string(),
                 select_ms: r[5].text().map(|_| r[5].int()),
+                record_ms: r[6].text().map(|_| r[6].int()),
             })
             .collect())
     }

@@ -45,6 +45,7 @@ pub(super) fn record(
     change: &Change,
     digest: &str,
     window_days: u64,
+    started: std::time::Instant,
 ) -> Result<Recorded, StoreError> {
     let found = tx.query(
         schema::FIND_RUN,
@@ -85,6 +86,14 @@ pub(super) fn record(
     let legs = sightings_of(results, &flakes, seq, leg, now);
     advance(tx, &leg.leg, seq, from, legs, replaced)?;
     crate::timings::mark("rollup moved on");
+    // gate's own cost of recording, for `gate costs --from-history` (its commit aside).
+    tx.execute(
+        schema::RECORD_MS,
+        &[
+            Param::Int(i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX)),
+            Param::Int(seq),
+        ],
+    )?;
     Ok(if replaced {
         Recorded::Replaced(seq)
     } else {

@@ -165,6 +165,7 @@ CREATE TABLE traces (
     files TEXT NOT NULL,
     PRIMARY KEY (tree, unit)
 );
+ALTER TABLE runs ADD COLUMN record_ms BIGINT;
 "#,
 ];
 
@@ -310,6 +311,9 @@ pub(super) const AUDIT: &str = "INSERT INTO audits (tree, recorded_unix, observe
 pub(super) const AUDITED: &str = "SELECT count(*), CAST(coalesce(sum(observed), 0) AS BIGINT), CAST(coalesce(sum(covered + named_full), 0) AS BIGINT) \
      FROM audits WHERE recorded_unix >= $1";
 
+/// How long a leg's recording took, written last in its own transaction.
+pub(super) const RECORD_MS: &str = "UPDATE runs SET record_ms = $1 WHERE seq = $2";
+
 /// What one unit's traced run opened, for a committed tree: a newer trace replaces it.
 pub(super) const TRACE: &str = "INSERT INTO traces (tree, unit, recorded_unix, files) VALUES ($1, $2, {unix_now}, $3) \
      ON CONFLICT (tree, unit) DO UPDATE SET files = excluded.files, recorded_unix = excluded.recorded_unix";
@@ -373,8 +377,10 @@ pub(super) const DECISION_FOR: &str = "SELECT id, body FROM decisions WHERE comm
      AND base_sha IS NOT DISTINCT FROM $2 ORDER BY frozen_unix DESC, id LIMIT 1";
 pub(super) const SHADOW: &str = "INSERT INTO shadows (decision_id, commit_sha, base_sha, recorded_unix, failing, caught, missed, flaky, judged, durations, select_ms) \
      VALUES ($1, $2, $3, {unix_now}, $4, $5, $6, $7, $8, $9, $10)";
-/// The shadow compares in the window, oldest first, with their decisions.
-pub(super) const SHADOWS: &str = "SELECT s.decision_id, s.commit_sha, s.judged, s.durations, d.body, s.select_ms \
+/// The shadow compares in the window, oldest first, with their decisions and the recording
+/// time of the latest leg recorded at their commit.
+pub(super) const SHADOWS: &str = "SELECT s.decision_id, s.commit_sha, s.judged, s.durations, d.body, s.select_ms, \
+     (SELECT r.record_ms FROM runs r WHERE r.commit_sha = s.commit_sha AND r.record_ms IS NOT NULL ORDER BY r.seq DESC LIMIT 1) \
      FROM shadows s JOIN decisions d ON d.id = s.decision_id \
      WHERE s.recorded_unix >= $1 ORDER BY s.entry";
 pub(super) const ENTER: &str = "INSERT INTO ledger (unit, fingerprint, outcome, commit_sha, branch, mainline, leg, recorded_unix) \

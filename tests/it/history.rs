@@ -125,8 +125,14 @@ impl Store {
                             .map(|i| {
                                 row.try_get::<_, Option<String>>(i)
                                     .map(Option::unwrap_or_default)
-                                    .or_else(|_| row.try_get::<_, i64>(i).map(|v| v.to_string()))
-                                    .or_else(|_| row.try_get::<_, i32>(i).map(|v| v.to_string()))
+                                    .or_else(|_| {
+                                        row.try_get::<_, Option<i64>>(i)
+                                            .map(|v| v.map(|v| v.to_string()).unwrap_or_default())
+                                    })
+                                    .or_else(|_| {
+                                        row.try_get::<_, Option<i32>>(i)
+                                            .map(|v| v.map(|v| v.to_string()).unwrap_or_default())
+                                    })
                                     .unwrap()
                             })
                             .collect()

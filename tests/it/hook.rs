@@ -293,11 +293,23 @@ fn a_missing_gate_binary_fails_the_push_with_one_line() {
     std::fs::create_dir_all(&bin).unwrap();
     let copy = bin.join("gate");
     std::fs::copy(crate::push_support::gate_bin(), &copy).unwrap();
-    let out = std::process::Command::new(&copy)
-        .args(["install-hook"])
-        .current_dir(&r.clone)
-        .output()
-        .unwrap();
+    // A test thread that forks while the copy's write descriptor is open holds it until its
+    // child execs: running the copy then fails with ETXTBSY until that child has exec'd.
+    let out = (0..100)
+        .find_map(|_| {
+            match std::process::Command::new(&copy)
+                .args(["install-hook"])
+                .current_dir(&r.clone)
+                .output()
+            {
+                Err(e) if e.kind() == std::io::ErrorKind::ExecutableFileBusy => {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    None
+                }
+                other => Some(other.unwrap()),
+            }
+        })
+        .expect("the copy is executable within 2 s");
     assert!(out.status.success());
     std::fs::remove_file(&copy).unwrap();
     r.append("src/shop/money.py", "\n");

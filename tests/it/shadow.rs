@@ -170,8 +170,9 @@ fn judged_in_reports(gated: &Value, shadow: &Value) {
 
 /// `gate costs --from-history` over the test's two shadows: one job each, its baseline the
 /// compare's recorded seconds, retained what its decision selected (computed here from the
-/// stored rows), its overhead gate's recorded selection time; the report's runner seconds
-/// follow (no audit, no quantum: candidate = retained part + overhead).
+/// stored rows), its overhead gate's recorded selection time and its time recording the leg at
+/// that commit (a shadow run is recorded); the report's runner seconds follow (no audit, no
+/// quantum: candidate = retained part + overhead).
 fn costed(t: &TestRepo, store: &Store) {
     let out_file = t.root.parent().unwrap().join("built-scenario.json");
     let out = t
@@ -184,7 +185,13 @@ fn costed(t: &TestRepo, store: &Store) {
     crate::plans::validate("costs.schema.json", &report);
     let scenario: Value = serde_json::from_slice(&std::fs::read(&out_file).unwrap()).unwrap();
     let rows = store.rows(
-        "SELECT s.durations, d.body, s.select_ms FROM shadows s JOIN decisions d ON d.id = s.decision_id ORDER BY s.entry",
+        "SELECT s.durations, d.body, s.select_ms, (SELECT r.record_ms FROM runs r WHERE r.commit_sha = s.commit_sha ORDER BY r.seq DESC LIMIT 1) \
+         FROM shadows s JOIN decisions d ON d.id = s.decision_id ORDER BY s.entry",
+    );
+    assert!(
+        !text(&out).contains("with no"),
+        "each shadow run was recorded, its times with it: {}",
+        text(&out)
     );
     let jobs = scenario["jobs"].as_array().unwrap();
     assert_eq!(jobs.len(), rows.len());
@@ -212,7 +219,11 @@ fn costed(t: &TestRepo, store: &Store) {
         );
         let select_ms: f64 = row[2].parse().unwrap();
         assert!(select_ms > 0.0);
-        assert!((f("overheadSeconds") - select_ms / 1000.0).abs() < 1e-9);
+        let record_ms: f64 = row[3].parse().unwrap();
+        assert!(
+            (f("overheadSeconds") - (select_ms + record_ms) / 1000.0).abs() < 1e-9,
+            "{job:#} {row:?}"
+        );
         assert_eq!(job["usdPerMinute"], Value::Null, "a price is never made up");
         candidate += f("retainedFraction") * f("baselineSeconds") + f("overheadSeconds");
     }
