@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Replay a real project's history through gate's proof loop, then evaluate it.
 
-    bench/replay.py REPO --commits N [--gate PATH] [--db URL] [--plant] [--env NAME=VALUE]...
+    bench/replay.py REPO --commits N [--gate PATH] [--db URL] [--plant] [--audit] [--env NAME=VALUE]...
 
 In a fresh clone of REPO, for each of the last N first-parent commits (oldest first): check
 the commit out and run `gate shadow PARENT...COMMIT` — gate freezes its decision for the
@@ -10,7 +10,10 @@ judges every failing test file against the decision. With --plant, each commit t
 Python source file outside the tests gets a planted regression on top (that file raises when
 imported, committed), shadowed the same way, then dropped: real edges of a real tree, with
 failures to catch. Then `gate evaluate --json` over everything recorded, and the export of
-the last run (`gate export --observations`), whose size is reported.
+the last run (`gate export --observations`), whose size is reported. With --audit, the last
+commit is shadowed once more and audited (`gate audit`, its tree clean), and its export is
+written before and after the audit: how many test files' dependencies the traces joined, and
+how many (test, file) dependencies they added to the graph's.
 
 Prints one line per shadow and the evaluation; exits 1 when any shadow missed a failure.
 """
@@ -55,6 +58,42 @@ def planted(work, commit):
     return None
 
 
+def dependencies(path):
+    with open(path) as fh:
+        doc = json.load(fh)
+    obs = doc["observations"]
+    table = obs.get("dependency_paths")
+    out = {}
+    for f in obs["files"]:
+        deps = f["dependencies"]
+        if deps is not None and table is not None:
+            deps = [table[i] for i in deps]
+        out[(f["file"], f["leg"])] = (deps, f.get("traced", False))
+    return out
+
+
+def audited(gate, work, commit, db, env, export):
+    """The last commit shadowed again, exported, audited, exported: what the traces joined."""
+    sh(["git", "checkout", "--quiet", "--detach", commit], work)
+    shadow(gate, work, f"{commit}~1...{commit}", db, env)
+    sh([gate, "export", "--observations", export, "--db", db], work, env=env)
+    before = dependencies(export)
+    audit = sh([gate, "audit", "--json", "--db", db], work, env=env, check=False)
+    if "not kept" in audit.stderr:
+        sys.exit(f"the audit's traces were not kept: {audit.stderr.strip()}")
+    a = json.loads(audit.stdout)
+    sh([gate, "export", "--observations", export, "--db", db], work, env=env)
+    after = dependencies(export)
+    traced = [k for k, (_, t) in after.items() if t]
+    added = sum(len(set(after[k][0]) - set(before[k][0] or [])) for k in traced)
+    unknown = sum(1 for deps, _ in after.values() if deps is None)
+    print(
+        f"audit of {commit[:10]}: {a['tests']} test file(s), completeness {a['completeness']:.3f}, "
+        f"{a['missed']} missed; its export: {len(traced)} of {len(after)} file observation(s) traced, "
+        f"{added} (test, file) dependencies added to the graph's, {unknown} unknown (null)"
+    )
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("repo")
@@ -62,6 +101,7 @@ def main():
     ap.add_argument("--gate", default=os.path.join(os.path.dirname(__file__), "../target/release/gate"))
     ap.add_argument("--db", help="the store (default: a SQLite file in the clone's .git)")
     ap.add_argument("--plant", action="store_true")
+    ap.add_argument("--audit", action="store_true")
     ap.add_argument("--env", action="append", default=[], help="NAME=VALUE for the runs")
     args = ap.parse_args()
     gate = os.path.abspath(args.gate)
@@ -102,6 +142,8 @@ def main():
     export = os.path.join(tmp, "observations.json")
     done = sh([gate, "export", "--observations", export, "--db", db], work, env=env, check=False)
     print(done.stderr.strip())
+    if args.audit:
+        audited(gate, work, commits[-1], db, env, os.path.join(tmp, "audited.json"))
     print(f"{shadows} shadow run(s), {missed} with a miss; store {db}")
     sys.exit(1 if missed else 0)
 
