@@ -185,10 +185,11 @@ pub(crate) fn judge(
 
 /// The `[[depends]]` rule that makes `unit` run when any of `on` changes.
 fn rule<'a>(unit: &str, on: impl Iterator<Item = &'a str>) -> String {
-    let on: Vec<String> = on.map(|p| format!("{p:?}")).collect();
+    let literal = |p: &str| format!("{:?}", crate::config::glob_literal(p));
+    let on: Vec<String> = on.map(literal).collect();
     format!(
-        "[[depends]]\ntests = {:?}\non = [{}]",
-        unit.trim_start_matches("./"),
+        "[[depends]]\ntests = {}\non = [{}]",
+        literal(unit),
         on.join(", ")
     )
 }

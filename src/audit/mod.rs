@@ -479,19 +479,20 @@ fn over_selection(
 
 /// `[[depends]]` that selects `tests` when `file` changes.
 fn depends_rule(tests: &[String], file: &str) -> String {
+    let literal = |p: &str| format!("{:?}", crate::config::glob_literal(p));
     let tests = if tests.len() == 1 {
-        format!("{:?}", tests[0])
+        literal(&tests[0])
     } else {
         format!(
             "[{}]",
             tests
                 .iter()
-                .map(|t| format!("{t:?}"))
+                .map(|t| literal(t))
                 .collect::<Vec<_>>()
                 .join(", ")
         )
     };
-    format!("[[depends]]\ntests = {tests}\non = {file:?}")
+    format!("[[depends]]\ntests = {tests}\non = {}", literal(file))
 }
 
 /// (test, file) pairs observed now but not before, and before but not now.

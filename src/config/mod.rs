@@ -249,6 +249,20 @@ pub(crate) fn glob(pattern: &str) -> std::result::Result<globset::Glob, globset:
     GlobBuilder::new(pattern).literal_separator(true).build()
 }
 
+/// The pattern that matches `path` and nothing else: every character the dialect (or a
+/// leading `!`, an exclusion in a list) would read as more than itself escaped — for rules
+/// gate writes for a user to paste.
+pub(crate) fn glob_literal(path: &str) -> String {
+    let mut out = String::with_capacity(path.len());
+    for c in path.chars() {
+        if matches!(c, '\\' | '*' | '?' | '[' | ']' | '{' | '}' | '!') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// An import root as written (`src`, `./lib/`, `.`) as a repository-relative folder; an
 /// absolute path or one leaving the repository would make every import resolve to nothing.
 fn root(raw: &str) -> std::result::Result<String, &'static str> {
@@ -268,6 +282,31 @@ fn line_of(text: &str, offset: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
+    /// A path written as a pattern matches itself and nothing else, whatever it holds.
+    #[test]
+    fn a_literal_pattern_matches_its_path_alone() {
+        for path in [
+            "./ws/shop/cart",
+            "tests/test_[a].py",
+            "tests/test_*.py",
+            "!weird/{x,y}?.py",
+            "back\\slash.py",
+        ] {
+            let m = super::glob(&super::glob_literal(path))
+                .unwrap()
+                .compile_matcher();
+            assert!(m.is_match(path), "{path}");
+            for other in [
+                "tests/test_a.py",
+                "tests/test_b.py",
+                "weird/x1.py",
+                "./ws/shop/cartx",
+            ] {
+                assert!(!m.is_match(other), "{path} matched {other}");
+            }
+        }
+    }
+
     /// The one-pass set says what the ordered list says, for the defaults and a team's own.
     #[test]
     fn the_whole_suite_set_agrees_with_its_globs() {

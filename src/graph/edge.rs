@@ -86,6 +86,17 @@ impl EdgeKind {
         EdgeKind::MayLoad,
     ];
 
+    /// The import hops an edge counts for `max_depth`: none inside one Go package (a package
+    /// and its files, its tests and the package they test), one otherwise — so a Go change
+    /// selects its own package's tests at depth 0 and an importer's at 1, as a Python test that
+    /// imports the changed module directly is at 1.
+    pub(crate) fn hops(self) -> u32 {
+        match self {
+            EdgeKind::GoPackage | EdgeKind::GoTest => 0,
+            _ => 1,
+        }
+    }
+
     /// Edges of these kinds come from one file's facts; the others from which files exist.
     pub(crate) fn is_from_facts(self) -> bool {
         !matches!(

@@ -59,8 +59,9 @@ impl Walk {
 
 impl Graph {
     /// Walks from `start` along dependents (towards tests) or dependencies (from a test).
-    /// Each reached node keeps the edge it was first reached by, so chains are shortest paths;
-    /// with `max_depth`, nodes beyond the cap are reported in `cut`, never silently dropped.
+    /// Each reached node keeps the edge of a path with the fewest import hops (`EdgeKind::hops`;
+    /// among those, the first found), so chains are shortest paths; with `max_depth`, nodes
+    /// beyond the cap are reported in `cut`, never silently dropped.
     pub(crate) fn walk(&self, start: &str, direction: Direction, max_depth: Option<u32>) -> Walk {
         let n = self.nodes.len();
         let mut walk = Walk {
@@ -73,23 +74,32 @@ impl Graph {
             return walk;
         };
         walk.via = vec![NONE; n];
+        // 0-1 breadth-first: a hop-free edge's node goes to the front, so nodes leave the
+        // queue in order of depth; an entry a lesser depth has since replaced is passed over.
         let mut depth: Vec<u32> = vec![u32::MAX; n];
+        let mut touched: Vec<u32> = Vec::new();
         depth[start_id as usize] = 0;
-        let mut queue: VecDeque<u32> = VecDeque::from([start_id]);
-        while let Some(node) = queue.pop_front() {
-            let d = depth[node as usize];
+        let mut queue: VecDeque<(u32, u32)> = VecDeque::from([(start_id, 0)]);
+        while let Some((node, d)) = queue.pop_front() {
+            if d != depth[node as usize] {
+                continue;
+            }
             let mut visit = |i: u32, next: u32| {
-                if depth[next as usize] != u32::MAX {
+                let hops = self.links[i as usize].kind.hops();
+                let at = &mut depth[next as usize];
+                if d + hops >= *at {
                     return;
                 }
-                depth[next as usize] = d + 1;
-                if max_depth.is_some_and(|m| d + 1 > m) {
-                    walk.cut.push(next);
-                } else {
-                    walk.via[next as usize] = i;
-                    walk.reached.push(next);
+                if *at == u32::MAX {
+                    touched.push(next);
                 }
-                queue.push_back(next);
+                *at = d + hops;
+                walk.via[next as usize] = i;
+                if hops == 0 {
+                    queue.push_front((next, d));
+                } else {
+                    queue.push_back((next, d + hops));
+                }
             };
             match direction {
                 Direction::Dependents => {
@@ -104,6 +114,14 @@ impl Graph {
                         visit(i, self.links[i as usize].to);
                     }
                 }
+            }
+        }
+        for id in touched {
+            if max_depth.is_some_and(|m| depth[id as usize] > m) {
+                walk.via[id as usize] = NONE;
+                walk.cut.push(id);
+            } else {
+                walk.reached.push(id);
             }
         }
         walk.reached.sort_unstable();

@@ -655,3 +655,109 @@ fn the_readme_proof_walk_through_runs_verbatim(kind: Kind) {
     assert_eq!(kept, 1);
     let _ = std::fs::remove_dir_all(Path::new(dir).parent().unwrap());
 }
+
+/// Go, end to end with real `go test` runs: a one-hop `max_depth` (too short on purpose)
+/// selects the changed package's own tests and its direct importer's — both caught — and cuts
+/// the package two imports further, which is missed with that cause and a rule; with the rule
+/// it is caught. The same run made elsewhere (`go test -json`) is judged the same, against the
+/// same frozen decision.
+#[test]
+fn a_go_shadow_run_judges_each_failing_package() {
+    let t = TestRepo::from_fixture("goshop");
+    let db = format!("sqlite:{}", t.root.join(".git/gate/h.sqlite").display());
+    t.write(
+        ".gate.toml",
+        "max_depth = 1\n\n[go]\nflags = [\"-count=1\"]\n",
+    );
+    t.commit("a one-hop cap");
+    t.branch("feature");
+    t.checkout("feature");
+    t.write(
+        "ws/lib/strutil/strutil.go",
+        "package strutil\n\n// Upper no longer shouts.\nfunc Upper(s string) string { return s }\n",
+    );
+    t.commit("Upper is the identity");
+    let shadow = |range: &str, extra: &[&str]| {
+        let out = t
+            .gate(&["shadow", range, "--db", &db, "--json"])
+            .args(extra)
+            .envs(crate::golang::go_vars())
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
+        (out.status.code(), doc, text(&out))
+    };
+    let classes = |doc: &Value| -> Vec<(String, String)> {
+        doc["shadow"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{doc:#}"))
+            .iter()
+            .map(|j| {
+                (
+                    j["unit"].as_str().unwrap().into(),
+                    j["class"].as_str().unwrap().into(),
+                )
+            })
+            .collect()
+    };
+    let (code, doc, said) = shadow("master...HEAD", &[]);
+    assert_eq!(code, Some(11), "{said}");
+    let want = |cart: &str| {
+        vec![
+            ("./ws/lib/strutil".to_string(), "caught".to_string()),
+            ("./ws/shop/cart".to_string(), cart.to_string()),
+            ("./ws/shop/money".to_string(), "caught".to_string()),
+        ]
+    };
+    assert_eq!(classes(&doc), want("missed"), "{said}");
+    let frozen = doc["frozen_decision"].as_str().unwrap().to_string();
+    let cart = doc["shadow"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|j| j["unit"] == "./ws/shop/cart")
+        .unwrap();
+    assert_eq!(
+        cart["cause"], "max_depth cut the chain from ws/lib/strutil/strutil.go to it",
+        "{cart:#}"
+    );
+    assert!(
+        said.contains("gate shadow: 3 failing test file(s): 2 caught, 1 missed, 0 flaky"),
+        "{said}"
+    );
+
+    // The same run, made elsewhere: `go test -json` in each module, judged from its stream.
+    let mut stream = Vec::new();
+    for module in ["ws/lib", "ws/shop"] {
+        let ran = std::process::Command::new("go")
+            .args(["test", "-count=1", "-json", "./..."])
+            .current_dir(t.root.join(module))
+            .envs(crate::golang::go_vars())
+            .output()
+            .unwrap();
+        assert_eq!(ran.status.code(), Some(1), "{}", text(&ran));
+        stream.extend(ran.stdout);
+    }
+    let file = t.root.parent().unwrap().join("go-test.json");
+    std::fs::write(&file, &stream).unwrap();
+    let (code, ingested, said) = shadow("master...HEAD", &["--go-json", file.to_str().unwrap()]);
+    assert_eq!(code, Some(11), "{said}");
+    assert_eq!(
+        ingested["frozen_decision"],
+        frozen.as_str(),
+        "the same decision"
+    );
+    assert_eq!(classes(&ingested), want("missed"), "{said}");
+
+    // The rule it printed, added on master: the next shadow of the change catches the cart.
+    let rule = cart["rule"].as_str().unwrap().to_string();
+    t.checkout("master");
+    t.append(".gate.toml", &format!("\n{rule}\n"));
+    t.commit("the rule");
+    t.checkout("feature");
+    t.merge("master", "merge master");
+    let (code, doc, said) = shadow("master...HEAD", &[]);
+    assert_eq!(code, Some(1), "failures, all caught: {said}");
+    assert_eq!(classes(&doc), want("caught"), "{said}");
+}
