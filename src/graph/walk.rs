@@ -59,9 +59,10 @@ impl Walk {
 
 impl Graph {
     /// Walks from `start` along dependents (towards tests) or dependencies (from a test).
-    /// Each reached node keeps the edge of a path with the fewest import hops (`EdgeKind::hops`;
-    /// among those, the first found), so chains are shortest paths; with `max_depth`, nodes
-    /// beyond the cap are reported in `cut`, never silently dropped.
+    /// Each reached node keeps the edge of a path with the fewest import hops
+    /// (`EdgeKind::hops`) and, among those, the fewest edges, so chains are shortest paths;
+    /// with `max_depth`, nodes beyond the cap (in hops) are reported in `cut`, never silently
+    /// dropped.
     pub(crate) fn walk(&self, start: &str, direction: Direction, max_depth: Option<u32>) -> Walk {
         let n = self.nodes.len();
         let mut walk = Walk {
@@ -74,31 +75,52 @@ impl Graph {
             return walk;
         };
         walk.via = vec![NONE; n];
-        // 0-1 breadth-first: a hop-free edge's node goes to the front, so nodes leave the
-        // queue in order of depth; an entry a lesser depth has since replaced is passed over.
-        let mut depth: Vec<u32> = vec![u32::MAX; n];
+        // Breadth-first by (hops, edges), one hop level at a time: a level's nodes come from two
+        // queues, each in order of edges — those the previous level reached over a hop, and
+        // those this level reaches over hop-free edges — always the fewer edges first. An entry
+        // a shorter path has since replaced is passed over.
+        let mut dist: Vec<(u32, u32)> = vec![(u32::MAX, u32::MAX); n];
         let mut touched: Vec<u32> = Vec::new();
-        depth[start_id as usize] = 0;
-        let mut queue: VecDeque<(u32, u32)> = VecDeque::from([(start_id, 0)]);
-        while let Some((node, d)) = queue.pop_front() {
-            if d != depth[node as usize] {
+        dist[start_id as usize] = (0, 0);
+        let mut seeds: VecDeque<(u32, (u32, u32))> = VecDeque::from([(start_id, (0, 0))]);
+        let mut found: VecDeque<(u32, (u32, u32))> = VecDeque::new();
+        let mut next: VecDeque<(u32, (u32, u32))> = VecDeque::new();
+        loop {
+            let from_seeds = match (seeds.front(), found.front()) {
+                (Some(a), Some(b)) => a.1 <= b.1,
+                (Some(_), None) => true,
+                (None, Some(_)) => false,
+                (None, None) if next.is_empty() => break,
+                (None, None) => {
+                    std::mem::swap(&mut seeds, &mut next);
+                    continue;
+                }
+            };
+            let (node, (h, e)) = if from_seeds {
+                seeds.pop_front()
+            } else {
+                found.pop_front()
+            }
+            .expect("the chosen queue has a front");
+            if (h, e) != dist[node as usize] {
                 continue;
             }
-            let mut visit = |i: u32, next: u32| {
+            let mut visit = |i: u32, to: u32| {
                 let hops = self.links[i as usize].kind.hops();
-                let at = &mut depth[next as usize];
-                if d + hops >= *at {
+                let d = (h + hops, e + 1);
+                let at = &mut dist[to as usize];
+                if d >= *at {
                     return;
                 }
-                if *at == u32::MAX {
-                    touched.push(next);
+                if at.0 == u32::MAX {
+                    touched.push(to);
                 }
-                *at = d + hops;
-                walk.via[next as usize] = i;
+                *at = d;
+                walk.via[to as usize] = i;
                 if hops == 0 {
-                    queue.push_front((next, d));
+                    found.push_back((to, d));
                 } else {
-                    queue.push_back((next, d + hops));
+                    next.push_back((to, d));
                 }
             };
             match direction {
@@ -117,7 +139,7 @@ impl Graph {
             }
         }
         for id in touched {
-            if max_depth.is_some_and(|m| depth[id as usize] > m) {
+            if max_depth.is_some_and(|m| dist[id as usize].0 > m) {
                 walk.via[id as usize] = NONE;
                 walk.cut.push(id);
             } else {

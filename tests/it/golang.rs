@@ -209,6 +209,19 @@ fn the_report_shows_import_chains_with_lines_and_one_command_per_module() {
                 && e["detail"] == "example.com/shop/cart"),
         "{imports:#}"
     );
+    // Two paths of one import hop each — through the package's source, and through a test file
+    // that imports strutil itself: the chain shown is the one of fewer edges.
+    t.write(
+        "ws/shop/money/upper_test.go",
+        "package money\n\nimport (\n\t\"testing\"\n\n\t\"example.com/lib/strutil\"\n)\n\nfunc TestUpper(t *testing.T) {\n\tif strutil.Upper(\"a\") != \"A\" {\n\t\tt.Fatal(\"upper\")\n\t}\n}\n",
+    );
+    t.commit("money tests strutil too");
+    let r = report(&t, &["--files", "ws/lib/strutil/strutil.go"]);
+    let reasons = r["selected"].to_string();
+    assert!(
+        reasons.contains("the tests of ./ws/shop/money use ws/shop/money/upper_test.go; ws/shop/money/upper_test.go imports example.com/lib/strutil at line 6; package ws/lib/strutil is built from ws/lib/strutil/strutil.go"),
+        "{reasons}"
+    );
     let r = report(&t, &["--files", "ws/shop/go.mod"]);
     assert_eq!(row(&r, "ws/shop/go.mod")["verdict"], "named_full");
     assert!(
