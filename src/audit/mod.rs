@@ -439,7 +439,10 @@ fn finding(
         loaders
             .iter()
             .map(|f| {
-                format!("[[loads]]\nfile = {f:?}\nmodules = []  # globs of the modules it can load; [] if none of this tree")
+                format!(
+                    "[[loads]]\nfile = {:?}\nmodules = []  # globs of the modules it can load; [] if none of this tree",
+                    crate::config::glob_literal(f)
+                )
             })
             .collect::<Vec<_>>()
             .join("\n\n")

@@ -166,6 +166,7 @@ CREATE TABLE traces (
     PRIMARY KEY (tree, unit)
 );
 ALTER TABLE runs ADD COLUMN record_ms BIGINT;
+CREATE INDEX runs_by_sha ON runs (commit_sha, seq);
 "#,
 ];
 
