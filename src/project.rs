@@ -114,7 +114,7 @@ impl Project {
         }
         let framework =
             framework::detect(config.python_framework, &discovery, &snapshot.files, &read);
-        let tests = tests_of(&discovery, &framework, snapshot, &go, read);
+        let tests = tests_of(&discovery, &config, &framework, snapshot, &go, read);
         check_roots(&config, &snapshot.files)?;
         let stale_depends = stale_depends(&config, &tests, deleted)?;
         let is_test = |p: &str| tests.contains(p);
@@ -300,13 +300,17 @@ fn node_set<'s>(
 /// the tree's code and stubs. (Without the plugin pytest rejects such a path, and the run.)
 fn tests_of(
     discovery: &TestDiscovery,
+    config: &Config,
     framework: &Framework,
     snapshot: &Snapshot,
     go: &GoLayout,
     read: impl Fn(&str) -> Option<Vec<u8>>,
 ) -> BTreeSet<String> {
+    // Doctests are tests: the runner's own options count as `addopts` do.
+    let mut doctests = discovery.doctests.clone();
+    doctests.read(config.runner.iter().flatten().map(String::as_str));
     let python = match framework.kind {
-        Kind::Pytest => discovery.tests(&snapshot.files),
+        Kind::Pytest => discovery.tests(&snapshot.files, &doctests),
         Kind::Unittest | Kind::Django => framework.tests(&snapshot.files),
     };
     let mut tests: BTreeSet<String> = python.into_iter().cloned().collect();

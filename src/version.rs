@@ -7,5 +7,6 @@
 /// 4: `plugin` edges, no import edge to a stub (`.pyi`), `may_load` in reports.
 /// 5: paths built on another module's file (`module_dir`: `Path(pkg.__file__).parent / "x"`).
 /// 6: environment variables read by a literal name (`env` in the AST plan).
-pub(crate) const FORMAT: u32 = 6;
+/// 7: relative run-time-named imports (`anchor`, `exact`), module `__getattr__`, doctests.
+pub(crate) const FORMAT: u32 = 7;
 pub(crate) const ANALYZER: &str = concat!("gate ", env!("CARGO_PKG_VERSION"));

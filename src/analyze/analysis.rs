@@ -54,6 +54,8 @@ pub(crate) fn analyze(
             id
         } else if crate::analyze::gomod::is_go(file) {
             format!("go:{id}")
+        } else if crate::analyze::is_doctest_text(file) {
+            format!("doc:{id}")
         } else {
             format!("sh:{id}")
         };

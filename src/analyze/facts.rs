@@ -44,6 +44,10 @@ pub(crate) struct Facts {
     /// `os.Getenv("X")`): inputs of the tests that run this file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
+    /// The imports of docstring examples (`>>> from pkg import x`), or of a text file's
+    /// examples: edges only from a file pytest collects as a doctest, whose run executes them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub doctest_imports: Vec<Import>,
     /// Go: the package clause (`cart` or `cart_test`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub package: Option<String>,
@@ -186,8 +190,27 @@ pub(crate) struct PathRef {
 pub(crate) struct DynamicImport {
     pub line: u32,
     /// The constant module prefix (`shop.plugins.`); empty when the name has no literal part.
+    /// Under an `anchor`, the part after it (`sub` of `import_module(".sub", __name__)`).
     pub prefix: String,
     pub text: String,
+    /// Where a relative name starts: `import_module(f".{x}", __package__)`,
+    /// `f"{__name__}.{x}"`, `__import__(x, globals(), level=1)`, a module `__getattr__`.
+    /// None: the prefix is absolute, and an empty one is unbounded.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub anchor: Option<Anchor>,
+    /// The whole name is known (`import_module(".sub", __name__)`): it loads that module and
+    /// its parents, not every module whose name starts so.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub exact: bool,
+}
+
+/// The package a relative run-time name is resolved in, as the file knows it: its own
+/// module (`__name__`: the package itself in an `__init__.py`, `pkg.mod` in `pkg/mod.py`) or
+/// its package (`__package__`, `globals()`), `up` levels higher (the name's extra leading dots).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub(crate) struct Anchor {
+    pub own_module: bool,
+    pub up: u32,
 }
 
 /// Where a file larger than `MAX_PARSED` stops being parsed: after the last line that fits.

@@ -21,15 +21,58 @@ pub(crate) fn facts_of(path: &str, bytes: &[u8]) -> facts::Facts {
         python::analyze(bytes)
     } else if gomod::is_go(path) {
         golang::analyze(bytes)
+    } else if is_doctest_text(path) {
+        doctest_text(bytes)
     } else {
         shell::facts(bytes)
     }
 }
 
+/// Text files pytest's doctest plugin may collect (`test*.txt` by default, `--doctest-glob`):
+/// whether one is a test is decided with the project's options, later; its examples' code is
+/// read here.
+pub(crate) fn is_doctest_text(path: &str) -> bool {
+    [".txt", ".rst", ".md"].iter().any(|e| path.ends_with(e))
+}
+
+/// A text file's doctest examples read as one Python source, each line where the file has it:
+/// their imports (edges only when the file is collected as a doctest), strings and paths.
+/// Prose between the examples is not code: a parse error there says nothing of them.
+fn doctest_text(bytes: &[u8]) -> facts::Facts {
+    let text = String::from_utf8_lossy(bytes);
+    if !text.contains(">>>") {
+        return facts::Facts::default();
+    }
+    let mut facts = python::analyze(examples(&text).as_bytes());
+    facts.doctest_imports = std::mem::take(&mut facts.imports);
+    facts.parse_errors.clear();
+    facts
+}
+
+/// The code of doctest examples (`>>> ` lines and their `... ` continuations) with every other
+/// line left empty, so line numbers stay the text's.
+pub(crate) fn examples(text: &str) -> String {
+    let mut code = String::with_capacity(text.len() / 4);
+    for line in text.lines() {
+        let t = line.trim_start();
+        let example = [">>> ", "... "]
+            .iter()
+            .find_map(|p| t.strip_prefix(p))
+            .or_else(|| (t == ">>>" || t == "...").then_some(""));
+        code.push_str(example.unwrap_or_default());
+        code.push('\n');
+    }
+    code
+}
+
 /// Python and Go sources, shell scripts (followed for what they run) and the YAML files
 /// pytest-mypy-plugins may collect.
 pub(crate) fn analysed(path: &str) -> bool {
-    crate::path::is_python(path) || gomod::is_go(path) || is_shell(path) || is_case_file_name(path)
+    crate::path::is_python(path)
+        || gomod::is_go(path)
+        || is_shell(path)
+        || is_case_file_name(path)
+        || is_doctest_text(path)
 }
 
 /// The names pytest-mypy-plugins collects: `test*.yml`, `test*.yaml`.

@@ -24,6 +24,68 @@ pub(crate) struct TestDiscovery {
     /// A configuration file pytest cannot read (file, line, the parser's message): discovery
     /// fell back to pytest's defaults, which pytest itself would not do — a refusal of the run.
     pub broken: Option<String>,
+    /// The doctest options of `addopts`: with `--doctest-modules` every module pytest walks to
+    /// is imported and its docstring examples run; `--doctest-glob` names the text files whose
+    /// examples run (pytest's default, `test*.txt`, without one).
+    pub doctests: Doctests,
+}
+
+/// Which files pytest's doctest plugin collects, from the options it is given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Doctests {
+    pub modules: bool,
+    /// `--doctest-glob` patterns; pytest's default when none is given.
+    pub globs: Vec<String>,
+}
+
+impl Default for Doctests {
+    fn default() -> Self {
+        Doctests {
+            modules: false,
+            globs: vec!["test*.txt".to_string()],
+        }
+    }
+}
+
+impl Doctests {
+    /// The options among `words` (`addopts`, or the runner's argv) added to these.
+    pub(crate) fn read<'w>(&mut self, words: impl IntoIterator<Item = &'w str>) {
+        let mut words = words.into_iter();
+        let mut given = Vec::new();
+        while let Some(word) = words.next() {
+            if word == "--doctest-modules" {
+                self.modules = true;
+            } else if word == "--doctest-glob" {
+                given.extend(words.next().map(str::to_string));
+            } else if let Some(glob) = word.strip_prefix("--doctest-glob=") {
+                given.push(glob.to_string());
+            }
+        }
+        if !given.is_empty() {
+            if self.globs == Doctests::default().globs {
+                self.globs.clear();
+            }
+            self.globs.extend(given);
+        }
+    }
+
+    /// Whether pytest's doctest plugin collects `path` as a test file (where pytest walks):
+    /// any module but `setup.py`, `__main__.py` and a conftest (whose own changes select
+    /// every test below it) under `--doctest-modules`; a text file whose name matches a
+    /// glob. A glob pytest matches against the whole path when it holds a `/`.
+    pub(crate) fn collects(&self, path: &str) -> bool {
+        let name = crate::path::file_name(path);
+        if path.ends_with(".py") {
+            return self.modules && !matches!(name, "setup.py" | "__main__.py" | "conftest.py");
+        }
+        self.globs.iter().any(|g| {
+            let subject = if g.contains('/') { path } else { name };
+            globset::GlobBuilder::new(g)
+                .literal_separator(false)
+                .build()
+                .is_ok_and(|glob| glob.compile_matcher().is_match(subject))
+        })
+    }
 }
 
 /// pytest's default `python_files`.
@@ -102,6 +164,10 @@ impl TestDiscovery {
             })
             .collect();
         plugins.extend(entry_point_plugins(read));
+        let mut doctests = Doctests::default();
+        if let Some(opts) = get("addopts") {
+            doctests.read(opts.split_whitespace());
+        }
         plugins.sort();
         plugins.dedup_by(|a, b| a.0 == b.0);
         let source = found.map(|(file, _)| file);
@@ -141,6 +207,7 @@ impl TestDiscovery {
             bdd_features_base_dir,
             plugins,
             broken: None,
+            doctests,
             source,
         })
     }
@@ -150,16 +217,23 @@ impl TestDiscovery {
     #[cfg(test)]
     fn is_test(&self, path: &str) -> bool {
         let (dirs, _) = path.rsplit_once('/').unwrap_or(("", path));
-        self.is_test_name(path) && self.collects_dir(dirs) && self.in_testpaths(path)
+        (self.is_test_name(path) || self.doctests.collects(path))
+            && self.collects_dir(dirs)
+            && self.in_testpaths(path)
     }
 
     /// The test files among `files`, as pytest collects them, with each folder's verdict reused by the
     /// files that follow it in path order.
-    pub(crate) fn tests<'f>(&self, files: impl IntoIterator<Item = &'f String>) -> Vec<&'f String> {
+    /// `doctests`: the options these tests run with (`addopts` and the runner's).
+    pub(crate) fn tests<'f>(
+        &self,
+        files: impl IntoIterator<Item = &'f String>,
+        doctests: &Doctests,
+    ) -> Vec<&'f String> {
         let mut last: Option<(&str, bool)> = None;
         let mut out = Vec::new();
         for path in files {
-            if !self.is_test_name(path) {
+            if !self.is_test_name(path) && !doctests.collects(path) {
                 continue;
             }
             let (dirs, _) = path.rsplit_once('/').unwrap_or(("", path));
@@ -401,7 +475,7 @@ mod tests {
         assert!(broken.starts_with("pyproject.toml: "), "{broken}");
         assert!(broken.contains("line"), "{broken}");
         // pytest's defaults stand in, so the rows can still be decided.
-        assert!(d.tests(&["tests/test_a.py".to_string()]).len() == 1);
+        assert!(d.tests(&["tests/test_a.py".to_string()], &d.doctests).len() == 1);
     }
 
     /// The folder-reusing listing picks exactly the files `is_test` accepts, with pytest's
@@ -429,14 +503,29 @@ mod tests {
             "pytest.ini",
             "[pytest]\npython_files = check_*.py test_*.py\n",
         )];
-        for d in [discovery(&[]), discovery(&custom)] {
+        let doctest = [(
+            "pytest.ini",
+            "[pytest]\naddopts = --doctest-modules --doctest-glob=*.md\n",
+        )];
+        files.extend(
+            [
+                "README.md",
+                "docs/guide.md",
+                "docs/test_x.txt",
+                "pkg/__main__.py",
+            ]
+            .map(String::from),
+        );
+        files.sort();
+        for d in [discovery(&[]), discovery(&custom), discovery(&doctest)] {
             let expected: Vec<&String> = files.iter().filter(|f| d.is_test(f)).collect();
-            assert_eq!(d.tests(&files), expected);
+            assert_eq!(d.tests(&files, &d.doctests), expected);
             assert!(!expected.is_empty());
         }
         assert_eq!(
-            discovery(&[]).tests(&files),
+            discovery(&[]).tests(&files, &Doctests::default()),
             [
+                "docs/test_x.txt",
                 "pkg/test_a.py",
                 "pkg/x_test.py",
                 "tests/test_.py",
@@ -444,6 +533,68 @@ mod tests {
             ]
             .iter()
             .collect::<Vec<_>>()
+        );
+    }
+
+    /// Doctests are tests: `--doctest-modules` makes every module pytest walks to one (but
+    /// `setup.py`, `__main__.py`, conftests), `--doctest-glob` the text files it names —
+    /// `test*.txt` without one; the runner's options count as `addopts` do.
+    #[test]
+    fn doctest_options_make_modules_and_text_files_tests() {
+        let files: Vec<String> = [
+            "README.md",
+            "conftest.py",
+            "docs/index.rst",
+            "docs/test_guide.txt",
+            "setup.py",
+            "src/pkg/__init__.py",
+            "src/pkg/__main__.py",
+            "src/pkg/core.py",
+            "src/pkg/data.txt",
+            "tests/test_core.py",
+        ]
+        .map(String::from)
+        .to_vec();
+        let names = |d: &TestDiscovery, doctests: &Doctests| -> Vec<String> {
+            d.tests(&files, doctests).into_iter().cloned().collect()
+        };
+        let plain = discovery(&[]);
+        assert_eq!(
+            names(&plain, &plain.doctests),
+            ["docs/test_guide.txt", "tests/test_core.py"]
+        );
+        let d = discovery(&[(
+            "pytest.ini",
+            "[pytest]\naddopts = -ra --doctest-modules --doctest-glob *.md --doctest-glob=*.rst\n",
+        )]);
+        assert_eq!(
+            names(&d, &d.doctests),
+            [
+                "README.md",
+                "docs/index.rst",
+                "src/pkg/__init__.py",
+                "src/pkg/core.py",
+                "tests/test_core.py"
+            ]
+        );
+        let mut runner = plain.doctests.clone();
+        runner.read(["pytest", "--doctest-modules"]);
+        assert_eq!(
+            names(&plain, &runner),
+            [
+                "docs/test_guide.txt",
+                "src/pkg/__init__.py",
+                "src/pkg/core.py",
+                "tests/test_core.py"
+            ]
+        );
+        let under = discovery(&[(
+            "pytest.ini",
+            "[pytest]\ntestpaths = src\naddopts = --doctest-modules\n",
+        )]);
+        assert_eq!(
+            names(&under, &under.doctests),
+            ["src/pkg/__init__.py", "src/pkg/core.py"]
         );
     }
 

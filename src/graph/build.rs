@@ -87,10 +87,13 @@ impl Graph {
             .copied()
             .filter(|f| file_name(f) == "conftest.py")
             .collect();
-        // Every collected test, a pytest-mypy-plugins case file too: a conftest that does not
-        // import breaks the whole session.
+        // Every collected test, a pytest-mypy-plugins case file or a doctest text file too: a
+        // conftest that does not import breaks the whole session.
         let collected = tree.files.iter().filter(|f| {
-            (is_python(f) || crate::analyze::is_case_file_name(f)) && (tree.is_test)(f)
+            (is_python(f)
+                || crate::analyze::is_case_file_name(f)
+                || crate::analyze::is_doctest_text(f))
+                && (tree.is_test)(f)
         });
         for test in collected {
             for conftest in &conftests {
@@ -180,11 +183,9 @@ fn plugins(tree: &Tree<'_>, python: &[&String], edges: &mut EdgeSet<'_>) {
             .filter(|(_, m)| m == module)
             .map(|(f, _)| f)
             .collect();
-        let collected = python.iter().copied().chain(
-            tree.files
-                .iter()
-                .filter(|f| crate::analyze::is_case_file_name(f)),
-        );
+        let collected = python.iter().copied().chain(tree.files.iter().filter(|f| {
+            crate::analyze::is_case_file_name(f) || crate::analyze::is_doctest_text(f)
+        }));
         for test in collected.filter(|f| (tree.is_test)(f)) {
             for file in &files {
                 edges.add(test, file.clone(), EdgeKind::Plugin, 0, registered.clone());

@@ -3,12 +3,12 @@
 //! exist, so a changed file's edges can be recomputed alone (`Graph::patch`).
 
 use super::resolve::{
-    is_dotted_name, modules_under_prefix, path_targets, resolve_absolute, resolve_import,
-    resolve_in, under, value_targets,
+    is_dotted_name, modules_under_prefix, path_targets, relative_modules, resolve_absolute,
+    resolve_import, resolve_in, under, value_targets,
 };
 use super::tree::Tree;
 use super::{EdgeKind, go_library};
-use crate::analyze::facts::{DynamicImport, Facts, Import, StringContext, StringRef};
+use crate::analyze::facts::{Anchor, DynamicImport, Facts, Import, StringContext, StringRef};
 use crate::config::Loads;
 
 /// Where edges go as they are found.
@@ -32,6 +32,13 @@ pub(super) fn file_edges(
     if !(go && crate::analyze::gomod::ignored_dir(path)) {
         for import in &f.imports {
             import_edges(tree, path, import, go, edges);
+        }
+    }
+    // A doctest's run executes its examples: their imports are its dependencies (and nobody
+    // else's: a module imported for its code does not run its docstrings).
+    if (tree.is_test)(path) {
+        for import in &f.doctest_imports {
+            import_edges(tree, path, import, false, edges);
         }
     }
     for s in &f.strings {
@@ -190,8 +197,14 @@ fn dynamic_edges(
     edges: &mut impl AddEdge,
     unbounded: &mut Vec<(String, u32, String)>,
 ) {
+    if let Some(anchor) = d.anchor {
+        for to in relative_modules(tree, &anchor_dir(path, anchor), &d.prefix, d.exact) {
+            edges.add(path, to, EdgeKind::DynamicImport, d.line, d.text.clone());
+        }
+        return;
+    }
     if !d.prefix.is_empty() {
-        for to in modules_under_prefix(tree, &d.prefix) {
+        for to in modules_under_prefix(tree, path, &d.prefix) {
             edges.add(path, to, EdgeKind::DynamicImport, d.line, d.text.clone());
         }
         return;
@@ -215,4 +228,18 @@ fn dynamic_edges(
             );
         }
     }
+}
+
+/// The folder a relative run-time name is resolved in: the file's package folder, or (for
+/// `__name__` in `pkg/mod.py`) the folder a package `pkg.mod` would have, `up` levels higher.
+fn anchor_dir(path: &str, anchor: Anchor) -> String {
+    let mut dir = if anchor.own_module && crate::path::file_name(path) != "__init__.py" {
+        path.strip_suffix(".py").unwrap_or(path).to_string()
+    } else {
+        parent(path).to_string()
+    };
+    for _ in 0..anchor.up {
+        dir = parent(&dir).to_string();
+    }
+    dir
 }

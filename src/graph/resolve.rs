@@ -326,23 +326,60 @@ pub(super) fn value_targets(tree: &Tree<'_>, from: &str, value: &PathValue) -> V
 
 /// Python modules whose dotted name starts with `prefix` (`shop.plugins.` → every module of
 /// the package; `shop.plug` → `shop/plug*`).
-pub(super) fn modules_under_prefix(tree: &Tree<'_>, prefix: &str) -> Vec<String> {
-    let path_prefix = prefix.replace('.', "/");
-    let mut out: Vec<String> = tree
+/// The modules whose names start with `prefix` (`shop.plugins.`), under every import root and
+/// the importer's own top folder (as `resolve_absolute` looks).
+pub(super) fn modules_under_prefix(tree: &Tree<'_>, importer: &str, prefix: &str) -> Vec<String> {
+    let own = base_dir(tree, importer);
+    let bases = tree
         .roots
         .iter()
-        .flat_map(|root| {
-            let start = join(root, &path_prefix);
-            tree.files
-                .range(start.clone()..)
-                .take_while(move |f| f.starts_with(&start))
-                .filter(|f| is_python(f) && !f.ends_with(".pyi"))
-                .cloned()
-                .collect::<Vec<_>>()
-        })
+        .map(String::as_str)
+        .chain(std::iter::once(own));
+    let mut out: Vec<String> = bases
+        .flat_map(|base| files_starting(tree, base, prefix))
         .collect();
     out.sort();
     out.dedup();
+    out
+}
+
+/// The modules a relative run-time name loads in `dir`: with the whole name known, that module
+/// and the packages on the way to it; else every module under `dir` whose name starts so.
+pub(crate) fn relative_modules(tree: &Tree<'_>, dir: &str, name: &str, exact: bool) -> Vec<String> {
+    let mut out = if exact {
+        let parts: Vec<&str> = name.split('.').filter(|p| !p.is_empty()).collect();
+        (1..=parts.len())
+            .flat_map(|k| module_files(tree, dir, &parts[..k]))
+            .collect()
+    } else {
+        files_starting(tree, dir, name)
+    };
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The Python files (not stubs) under `base` whose module path starts with `prefix`, and the
+/// packages on the way to them: importing `pkg.b.cx` runs `pkg/b/__init__.py` first.
+fn files_starting(tree: &Tree<'_>, base: &str, prefix: &str) -> Vec<String> {
+    let start = join(base, &prefix.replace('.', "/"));
+    let start = if prefix.is_empty() && !base.is_empty() {
+        format!("{base}/")
+    } else {
+        start
+    };
+    let whole: Vec<&str> = prefix.split('.').collect();
+    let packages = &whole[..whole.len() - 1];
+    let mut out: Vec<String> = (1..=packages.len())
+        .flat_map(|k| module_files(tree, base, &packages[..k]))
+        .collect();
+    out.extend(
+        tree.files
+            .range(start.clone()..)
+            .take_while(|f| f.starts_with(&start))
+            .filter(|f| is_python(f) && !f.ends_with(".pyi"))
+            .cloned(),
+    );
     out
 }
 

@@ -153,9 +153,11 @@ impl<'s> Pass<'s> {
                 }
                 "future_import_statement" => continue,
                 "call" => self.call(node, line),
+                "function_definition" => self.module_getattr(node, line),
                 "subscript" => self.environ_subscript(node),
                 "assignment" => {
                     let left = node.child_by_field_name("left");
+                    self.module_getattr(node, line);
                     if left.is_some_and(|l| self.text(l) == "pytest_plugins") {
                         child_context = StringContext::PytestPlugins;
                     }
@@ -202,6 +204,62 @@ impl<'s> Pass<'s> {
             stack.extend(pushed);
         }
     }
+    /// A string holding doctest examples: their imports, on the lines they stand on.
+    pub(super) fn doctest(&mut self, text: &str, line: u32) {
+        let code = super::examples(text);
+        if code.trim().is_empty() {
+            return;
+        }
+        for mut import in analyze(code.as_bytes()).imports {
+            import.line += line - 1;
+            self.facts.doctest_imports.push(import);
+        }
+    }
+
+    /// A module-level `__getattr__` (PEP 562) runs on the first use of a name the module lacks
+    /// — how packages load their submodules lazily (`pkg.sub` imports `pkg/sub.py` then),
+    /// often through a library (`lazy_loader.attach(__name__, …)`) whose names gate cannot
+    /// read: it may load any module of the file's own package, so that is its bound.
+    fn module_getattr(&mut self, node: Node<'_>, line: u32) {
+        let binds = match node.kind() {
+            "function_definition" => node.child_by_field_name("name"),
+            _ => node.child_by_field_name("left"),
+        };
+        if !binds.is_some_and(|b| self.binds_getattr(b)) {
+            return;
+        }
+        let mut up = node.parent();
+        while let Some(scope) = up {
+            if matches!(
+                scope.kind(),
+                "function_definition" | "class_definition" | "lambda"
+            ) {
+                return;
+            }
+            up = scope.parent();
+        }
+        let anchor = super::facts::Anchor {
+            own_module: true,
+            up: 0,
+        };
+        let text = "module __getattr__ (PEP 562): loads its package's modules when first used";
+        self.dynamic(line, text.to_string(), Some(anchor), String::new(), false);
+    }
+
+    /// Whether an assignment's target binds `__getattr__` (`__getattr__, __dir__, __all__ =
+    /// lazy.attach(…)`).
+    fn binds_getattr(&self, left: Node<'_>) -> bool {
+        match left.kind() {
+            "identifier" => self.text(left) == "__getattr__",
+            "pattern_list" | "tuple_pattern" | "list_pattern" => {
+                let mut cursor = left.walk();
+                left.named_children(&mut cursor)
+                    .any(|c| c.kind() == "identifier" && self.text(c) == "__getattr__")
+            }
+            _ => false,
+        }
+    }
+
     /// `import a.b` lets `a.__file__` and `a.b.__file__` name those modules' files (`import
     /// a.b as c`: `c.__file__`), so a path built on another module's file is followed.
     fn bind_module_files(&mut self, module: &str, alias: Option<String>) {
@@ -294,6 +352,8 @@ impl<'s> Pass<'s> {
         facts.too_deep.dedup();
         facts.imports.sort();
         facts.imports.dedup();
+        facts.doctest_imports.sort();
+        facts.doctest_imports.dedup();
         // A string given to an import function was also met as a plain string; keep the
         // strongest context per line and value.
         facts.strings.sort_by(|a, b| {

@@ -32,6 +32,9 @@ impl Pass<'_> {
             return;
         }
         let value = string_value(node, self.source);
+        if value.contains(">>>") {
+            self.doctest(&value, line);
+        }
         self.push(line, value, context);
     }
 

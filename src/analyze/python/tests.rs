@@ -191,6 +191,49 @@ fn dynamic_imports_keep_their_constant_prefix_or_none() {
     );
 }
 
+/// Names relative to the file's own module or package keep that anchor; what cannot be
+/// placed is unbounded (no prefix, no anchor), never dropped.
+#[test]
+fn relative_run_time_names_keep_their_anchor() {
+    let src = "import_module('.sub', __name__)\nimport_module(f'.{x}', __package__)\n\
+               import_module(f'{__name__}.{x}')\nimport_module('.' + x, package=pkg)\n\
+               __import__(x, globals(), locals(), [], 2)\n__import__('pkg', fromlist=[x])\n\
+               import_module('..b.c', 'a.x')\nimport_module('plug_'.upper() + x)\n\
+               __getattr__, __dir__, __all__ = lazy.attach(__name__, ['a'])\n\
+               def f():\n    def __getattr__(name): pass\n";
+    type Found = (u32, String, Option<(bool, u32)>, bool);
+    let got: Vec<Found> = analyze(src.as_bytes())
+        .dynamic_imports
+        .into_iter()
+        .map(|d| {
+            (
+                d.line,
+                d.prefix,
+                d.anchor.map(|a| (a.own_module, a.up)),
+                d.exact,
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (1, "sub".into(), Some((true, 0)), true),
+            (2, String::new(), Some((false, 0)), false),
+            (3, String::new(), Some((true, 0)), false),
+            (4, String::new(), None, false),
+            (5, String::new(), Some((false, 1)), false),
+            (6, "pkg.".into(), None, false),
+            (8, String::new(), None, false),
+            (9, String::new(), Some((true, 0)), false),
+        ]
+    );
+    let strings = analyze(src.as_bytes()).strings;
+    assert!(
+        strings.iter().any(|s| s.line == 7 && s.value == "a.b.c"),
+        "{strings:?}"
+    );
+}
+
 #[test]
 fn flask_apps_and_bdd_bindings() {
     let src = "app = Flask(__name__)\nscenarios('features/cart.feature')\n@scenario('pay.feature', 'Pay')\ndef test_pay(): pass\n\
