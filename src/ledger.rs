@@ -7,13 +7,14 @@
 //! evidence in the window. The store being down reuses nothing and runs everything.
 
 use crate::config::Trust;
-use crate::fingerprint::{Memo, Scope};
+use crate::fingerprint::{Memo, Scope, hex};
 use crate::history::{self, Entry, Location, Store};
 use crate::project::Project;
 use crate::repo::snapshot::Snapshot;
 use crate::run::events::{Collected, TestOutcome};
 use crate::verdict::{Decision, RunVerdict};
 use serde::Serialize;
+use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Where a reused test passed.
@@ -95,6 +96,14 @@ impl Ledger {
             ledger.prints.insert(unit.clone(), digest);
         }
         ledger.notes.extend(scope.keep(memo));
+        if let Err(e) = ledger.add_traced(&at, repo, snapshot) {
+            // What a unit's runs were seen to open is unknown: so is its fingerprint.
+            ledger.prints.values_mut().for_each(|d| *d = None);
+            ledger.notes.push(format!(
+                "the traced edges cannot be read ({}): no test is reused",
+                e.one_line()
+            ));
+        }
         crate::timings::mark("fingerprints");
         if reuse {
             let never = |unit: &str| always.contains(unit) || config.known_flaky.is_match(unit);
@@ -109,6 +118,54 @@ impl Ledger {
         }
         ledger.at = Some(at);
         ledger
+    }
+
+    /// A unit's traced edges are inputs of its fingerprint: what its run was seen to open
+    /// outside its static closure (a path no analysis evaluates) changes the digest when it
+    /// changes, so a pass is never reused over a changed file the run is known to read.
+    fn add_traced(
+        &mut self,
+        at: &Location,
+        repo: &git2::Repository,
+        snapshot: &crate::repo::snapshot::Snapshot,
+    ) -> Result<(), history::StoreError> {
+        if let Location::Sqlite(path) = at
+            && !path.is_file()
+        {
+            return Ok(());
+        }
+        let mut store = Store::open(at)?;
+        for (unit, digest) in &mut self.prints {
+            let Some(known) = digest.as_ref() else {
+                continue;
+            };
+            let paths = store.traced_from(unit)?;
+            if paths.is_empty() {
+                continue;
+            }
+            let mut h = Sha256::new();
+            h.update(b"gate traced 1\0");
+            h.update(known.as_bytes());
+            for path in &paths {
+                h.update(path.as_bytes());
+                h.update(b"\0");
+                match snapshot.files.contains(path) {
+                    true => match snapshot.read(repo, path) {
+                        Ok((oid, _)) => h.update(oid.as_bytes()),
+                        // Unreadable now: unknown, never reused.
+                        Err(_) => {
+                            *digest = None;
+                            break;
+                        }
+                    },
+                    false => h.update(b"absent"),
+                }
+            }
+            if digest.is_some() {
+                *digest = Some(hex(&h.finalize()));
+            }
+        }
+        Ok(())
     }
 
     /// The reusable units: a known fingerprint whose newest entry in the window is a pass

@@ -7,6 +7,7 @@ use crate::config::{Step, When};
 use crate::decision;
 use crate::error::{Error, Result};
 use crate::exit_codes;
+use crate::history::traced;
 use crate::ledger::Ledger;
 use crate::project::{Keep, Project};
 use crate::repo::input::{self, Input};
@@ -141,6 +142,14 @@ pub(super) struct Analyzed {
     pub decided: Decision,
 }
 
+/// What history adds to a selection: its signals (tests failing on main, co-failures) and
+/// the tests whose traced runs opened a changed file.
+fn add_history(state: &Path, project: &Project, input: &Input, decided: &mut Decision) {
+    let signals = crate::history::signals::add(state, project, &input.changed(), decided);
+    let traced = traced::add(state, project, decided);
+    signals.into_iter().chain(traced).for_each(super::warn);
+}
+
 /// The stages before the run plan: inputs → configuration → project → verdicts.
 pub(super) fn analyze(repo: &git2::Repository, target: Target) -> Result<Analyzed> {
     let input = input::read(repo, target)?;
@@ -182,9 +191,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         mut decided,
     } = analyze(repo, target)?;
     let state = repo::state_dir(repo);
-    for note in crate::history::signals::add(&state, &project, &input.changed(), &mut decided) {
-        super::warn(note);
-    }
+    add_history(&state, &project, &input, &mut decided);
     let opts: &Options<'_> = &audit(opts, &project);
     let record_to = record_to(opts, &project);
     let this_run = this_run(repo, &input, record_to.as_ref());
@@ -248,8 +255,13 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
             let mode = (r.code, opts.shadow);
             (code, judged) = super::shadow::compare(repo, &project, &input, run, db, mode)?;
         }
-        if let Some(why) = ledger.enter(&collected, complete, &this_run) {
-            super::warn(why);
+        let at = input
+            .head
+            .map_or_else(|| "working tree".into(), |h| h.to_string());
+        let files = &input.snapshot.files;
+        let kept = traced::keep(&state, &project, files, &at, &collected.opened);
+        for why in [ledger.enter(&collected, complete, &this_run), kept] {
+            why.into_iter().for_each(super::warn);
         }
     }
     // A run that ran no test (every change inert, nothing changed) has nothing to record.

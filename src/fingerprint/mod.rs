@@ -701,7 +701,7 @@ fn value_of(name: &str) -> String {
     std::env::var_os(name).map_or_else(|| "unset".to_string(), |v| hash(v.as_encoded_bytes()))
 }
 
-fn hex(bytes: &[u8]) -> String {
+pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 

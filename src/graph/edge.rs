@@ -48,6 +48,9 @@ pub(crate) enum EdgeKind {
     /// `import_module(name)` with nothing literal may load any module, but only where its file
     /// runs: the tests that reach the importing file (verdict time, never stored).
     MayLoad,
+    /// A test file's traced run opened the file (`detail`: the commit it was traced at); from
+    /// the history store, added at verdict time, never part of the graph.
+    Traced,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -64,7 +67,7 @@ pub(crate) struct Edge {
 impl EdgeKind {
     /// Every kind, in declaration order: `ALL[k as usize] == k` (the graph cache stores kinds
     /// as that index).
-    pub(crate) const ALL: [EdgeKind; 19] = [
+    pub(crate) const ALL: [EdgeKind; 20] = [
         EdgeKind::Import,
         EdgeKind::StringModule,
         EdgeKind::PathLiteral,
@@ -84,6 +87,7 @@ impl EdgeKind {
         EdgeKind::Symlink,
         EdgeKind::Plugin,
         EdgeKind::MayLoad,
+        EdgeKind::Traced,
     ];
 
     /// The import hops an edge counts for `max_depth`: none inside one Go package (a package
@@ -111,6 +115,7 @@ impl EdgeKind {
                 | EdgeKind::Symlink
                 | EdgeKind::Plugin
                 | EdgeKind::MayLoad
+                | EdgeKind::Traced
         )
     }
 }
@@ -165,6 +170,7 @@ impl Edge {
             EdgeKind::MayLoad => format!(
                 "{from} imports a module named at run time at line {line} (`{detail}`), which may be {to}"
             ),
+            EdgeKind::Traced => format!("{from} opened {to} when traced at {detail}"),
         }
     }
 }

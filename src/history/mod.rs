@@ -11,6 +11,7 @@ mod rollup;
 mod schema;
 pub(crate) mod signals;
 mod sqlite;
+pub(crate) mod traced;
 pub(crate) mod triage;
 
 use crate::run::events::{TestOutcome, TestResult};

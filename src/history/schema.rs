@@ -168,6 +168,16 @@ CREATE TABLE traces (
 ALTER TABLE runs ADD COLUMN record_ms BIGINT;
 CREATE INDEX runs_by_sha ON runs (commit_sha, seq);
 "#,
+    r#"
+CREATE TABLE traced (
+    unit TEXT NOT NULL,
+    path TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    recorded_unix BIGINT NOT NULL,
+    PRIMARY KEY (unit, path)
+);
+CREATE INDEX traced_by_path ON traced (path);
+"#,
 ];
 
 /// Both stores are at the same version.
@@ -318,6 +328,16 @@ pub(super) const RECORD_MS: &str = "UPDATE runs SET record_ms = $1 WHERE seq = $
 /// What one unit's traced run opened, for a committed tree: a newer trace replaces it.
 pub(super) const TRACE: &str = "INSERT INTO traces (tree, unit, recorded_unix, files) VALUES ($1, $2, {unix_now}, $3) \
      ON CONFLICT (tree, unit) DO UPDATE SET files = excluded.files, recorded_unix = excluded.recorded_unix";
+/// A unit traced again: what it opened before is forgotten.
+pub(super) const UNTRACE: &str = "DELETE FROM traced WHERE unit = $1";
+/// One file a unit's traced run opened, at a commit.
+pub(super) const TRACED: &str = "INSERT INTO traced (unit, path, commit_sha, recorded_unix) VALUES ($1, $2, $3, {unix_now}) \
+     ON CONFLICT (unit, path) DO NOTHING";
+/// What a unit's traced run opened.
+pub(super) const TRACED_FROM: &str = "SELECT path FROM traced WHERE unit = $1 ORDER BY path";
+/// The units whose traced runs opened a path.
+pub(super) const TRACED_TO: &str =
+    "SELECT unit, commit_sha FROM traced WHERE path = $1 ORDER BY unit";
 /// A tree's traces.
 pub(super) const TRACES_OF: &str = "SELECT unit, files FROM traces WHERE tree = $1 ORDER BY unit";
 

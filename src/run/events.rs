@@ -77,6 +77,11 @@ pub(crate) enum Event<'a> {
     /// Something a runner's outcome needs said (a selected file that held no test, a run cut
     /// short, where the tests ran).
     Note(&'a str),
+    /// What a test file's run opened in the repository (its paths relative to the root).
+    Opened {
+        unit: &'a str,
+        files: &'a [String],
+    },
 }
 
 /// Where events go.
@@ -90,6 +95,8 @@ pub(crate) struct Collected {
     pub steps: Vec<StepResult>,
     pub tests: Vec<TestResult>,
     pub notes: Vec<String>,
+    /// Test file → what its run opened in the repository, where the runner could tell.
+    pub opened: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 impl Sink for Collected {
@@ -99,6 +106,10 @@ impl Sink for Collected {
             Event::StepFinished(step) => self.steps.push(step.clone()),
             Event::Test(test) => self.tests.push(test.clone()),
             Event::Note(note) => self.notes.push(note.to_string()),
+            Event::Opened { unit, files } => {
+                let seen = self.opened.entry(unit.to_string()).or_default();
+                seen.extend(files.iter().cloned());
+            }
         }
     }
 }

@@ -11,11 +11,51 @@ and a failed test from a run cut short (a closed pipe also exits 1).
 
 import json
 import os
+import sys
 
 import pytest
 
 _files = {}
 _state = {"rootpath": None}
+
+# What each test file's collection and run opened inside the directory pytest runs in: an
+# audit hook sees every `open` (an import's source or bytecode read too), whatever opened it.
+# Only the first import of a module is seen (later ones come from sys.modules): a trace adds
+# what it saw, it never says what a file does not need.
+_opened = {}
+_trace = {"current": None, "root": os.path.realpath(os.getcwd()) + os.sep}
+
+
+def _audit(event, args):
+    current = _trace["current"]
+    if current is None or event != "open" or not args:
+        return
+    path = args[0]
+    if not isinstance(path, (str, bytes, os.PathLike)):
+        return
+    try:
+        real = os.path.realpath(os.fsdecode(path))
+    except (TypeError, ValueError, OSError):
+        return
+    if not real.startswith(_trace["root"]):
+        return
+    rel = real[len(_trace["root"]):].replace(os.sep, "/")
+    if rel.startswith(".git/"):
+        return
+    # An import read from the bytecode cache stands for its source.
+    folder, _, name = rel.rpartition("/")
+    if folder == "__pycache__" or folder.endswith("/__pycache__"):
+        source = name.split(".")[0] + ".py"
+        rel = folder[: -len("__pycache__")] + source
+    _opened.setdefault(current, set()).add(rel)
+
+
+if os.environ.get("GATE_PROBE_TRACE"):
+    sys.addaudithook(_audit)
+
+
+def _rel(path):
+    return os.path.relpath(os.path.abspath(os.fspath(path)), os.getcwd()).replace(os.sep, "/")
 
 
 def _entry(path):
@@ -55,6 +95,27 @@ def _path_of(nodeid):
     return os.path.join(os.fspath(_state["rootpath"]), nodeid.split("::")[0])
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector):
+    # A test file's collection imports it and what it imports.
+    path = getattr(collector, "path", None)
+    if isinstance(collector, pytest.File) and path is not None:
+        _trace["current"] = _rel(path)
+    try:
+        yield
+    finally:
+        _trace["current"] = None
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    _trace["current"] = _rel(item.path)
+    try:
+        yield
+    finally:
+        _trace["current"] = None
+
+
 def pytest_collectreport(report):
     path = _path_of(report.nodeid)
     if report.nodeid and "::" not in report.nodeid and os.path.isfile(path):
@@ -88,4 +149,5 @@ def pytest_sessionfinish(session, exitstatus):
     out = os.environ.get("GATE_PROBE_OUT")
     if out:
         with open(out, "w", encoding="utf-8") as f:
-            json.dump({"exitstatus": int(exitstatus), "files": _files}, f)
+            opened = {k: sorted(v) for k, v in _opened.items()}
+            json.dump({"exitstatus": int(exitstatus), "files": _files, "opened": opened}, f)

@@ -192,6 +192,9 @@ struct Ran {
 #[derive(serde::Deserialize)]
 struct Probe {
     files: BTreeMap<String, ProbeFile>,
+    /// Per test file, what its collection and run opened under the directory pytest ran in.
+    #[serde(default)]
+    opened: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -254,6 +257,7 @@ pub(crate) fn run(
         inherited.map_or_else(|| dir.clone(), |p| format!("{dir}:{p}")),
     );
     env.insert("GATE_PROBE_OUT".into(), out.display().to_string());
+    env.insert("GATE_PROBE_TRACE".into(), "1".into());
     let argv = command.argv_with(&[
         "-p".into(),
         "gate_probe".into(),
@@ -276,6 +280,9 @@ pub(crate) fn run(
                 "pytest's JUnit report cannot be read ({e}): its tests have no results"
             ))),
         }
+    }
+    for (unit, files) in probe.iter().flat_map(|p| &p.opened) {
+        sink.event(Event::Opened { unit, files });
     }
     Ok(judge(code, probe.as_ref(), command).emit(sink))
 }
@@ -493,6 +500,7 @@ mod tests {
                     )
                 })
                 .collect(),
+            opened: BTreeMap::new(),
         }
     }
 

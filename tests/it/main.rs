@@ -32,5 +32,6 @@ mod snapshots;
 mod steps;
 mod support;
 mod symlinks;
+mod traced;
 mod triage;
 mod verdicts;

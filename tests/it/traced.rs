@@ -1,0 +1,53 @@
+//! Traced edges: what a gated pytest run really opened joins the selection. A test reads a
+//! data file through a path gate cannot evaluate; once a gated run has traced it, a change to
+//! that file selects it, shown as a traced edge — checked with real pytest runs.
+
+use crate::support::{TestRepo, row, selected, text};
+
+fn change_data(t: &TestRepo) {
+    t.write("data/x.json", "{\"v\": 2}\n");
+    t.commit("change the data both tests read");
+}
+
+#[test]
+fn a_file_a_traced_run_opened_selects_that_test() {
+    // Before any trace: the static graph knows only the literal path.
+    let t = TestRepo::from_fixture("traced");
+    change_data(&t);
+    let r = t.report(&["--affected", "HEAD~1...HEAD"]);
+    assert_eq!(selected(&r), ["tests/test_a.py"]);
+
+    let t = TestRepo::from_fixture("traced");
+    t.append("tests/test_b.py", "# touched\n");
+    let touched = t.commit("touch test_b");
+    let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    change_data(&t);
+    let r = t.report(&["--affected", "HEAD~1...HEAD"]);
+    assert_eq!(selected(&r), ["tests/test_a.py", "tests/test_b.py"], "{r}");
+    let why = format!(
+        "tests/test_b.py opened data/x.json when traced at {}",
+        &touched.to_string()[..12]
+    );
+    let data = row(&r, "data/x.json");
+    assert!(
+        data["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|s| s == &why),
+        "{data}"
+    );
+    let edge = data["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["test"] == "tests/test_b.py")
+        .unwrap();
+    assert_eq!(edge["chain"][0]["kind"], "traced", "{edge}");
+    // The run itself: both tests fail on the new data, and both ran.
+    let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("tests/test_b.py::test_b"), "{said}");
+}
