@@ -40,6 +40,8 @@ pub(crate) struct Run<'a> {
 pub(crate) struct Ledger {
     /// Each fingerprinted unit's digest; none when an input cannot be hashed.
     prints: BTreeMap<String, Option<String>>,
+    /// The digests of the static inputs alone, before the traced edges join them.
+    statics: BTreeMap<String, Option<String>>,
     pub reused: BTreeMap<String, Provenance>,
     pub notes: Vec<String>,
     at: Option<Location>,
@@ -96,14 +98,10 @@ impl Ledger {
             ledger.prints.insert(unit.clone(), digest);
         }
         ledger.notes.extend(scope.keep(memo));
-        if let Err(e) = ledger.add_traced(&at, repo, snapshot) {
-            // What a unit's runs were seen to open is unknown: so is its fingerprint.
-            ledger.prints.values_mut().for_each(|d| *d = None);
-            ledger.notes.push(format!(
-                "the traced edges cannot be read ({}): no test is reused",
-                e.one_line()
-            ));
-        }
+        ledger.statics = ledger.prints.clone();
+        let (prints, note) = ledger.with_traced(&at, &scope);
+        ledger.prints = prints;
+        ledger.notes.extend(note);
         crate::timings::mark("fingerprints");
         if reuse {
             let never = |unit: &str| always.contains(unit) || config.known_flaky.is_match(unit);
@@ -120,52 +118,71 @@ impl Ledger {
         ledger
     }
 
-    /// A unit's traced edges are inputs of its fingerprint: what its run was seen to open
-    /// outside its static closure (a path no analysis evaluates) changes the digest when it
-    /// changes, so a pass is never reused over a changed file the run is known to read.
-    fn add_traced(
-        &mut self,
+    /// The digests with the traced edges: what a unit's runs were seen to open outside its
+    /// static closure (a path no analysis evaluates) is an input too, so a pass is never
+    /// reused over a changed file a run is known to read. What cannot be read makes every
+    /// digest unknown (nothing is reused, nothing entered), said in the note.
+    fn with_traced(
+        &self,
         at: &Location,
-        repo: &git2::Repository,
-        snapshot: &crate::repo::snapshot::Snapshot,
-    ) -> Result<(), history::StoreError> {
+        scope: &Scope<'_>,
+    ) -> (BTreeMap<String, Option<String>>, Option<String>) {
+        match self.traced_digests(at, scope) {
+            Ok(prints) => (prints, None),
+            Err(e) => (
+                self.statics.keys().map(|u| (u.clone(), None)).collect(),
+                Some(format!(
+                    "the traced edges cannot be read ({}): no test is reused",
+                    e.one_line()
+                )),
+            ),
+        }
+    }
+
+    fn traced_digests(
+        &self,
+        at: &Location,
+        scope: &Scope<'_>,
+    ) -> Result<BTreeMap<String, Option<String>>, history::StoreError> {
+        let mut prints = self.statics.clone();
         if let Location::Sqlite(path) = at
             && !path.is_file()
         {
-            return Ok(());
+            return Ok(prints);
         }
         let mut store = Store::open(at)?;
-        for (unit, digest) in &mut self.prints {
+        for (unit, digest) in &mut prints {
             let Some(known) = digest.as_ref() else {
                 continue;
             };
-            let paths = store.traced_from(unit)?;
-            if paths.is_empty() {
+            let traced = store.traced_from(unit)?;
+            if traced.is_empty() {
+                continue;
+            }
+            let closure: BTreeSet<String> = scope.closure_files(unit).into_iter().collect();
+            let outside: Vec<&String> = traced.iter().filter(|p| !closure.contains(*p)).collect();
+            if outside.is_empty() {
                 continue;
             }
             let mut h = Sha256::new();
             h.update(b"gate traced 1\0");
             h.update(known.as_bytes());
-            for path in &paths {
+            let mut unknown = false;
+            for path in outside {
                 h.update(path.as_bytes());
                 h.update(b"\0");
-                match snapshot.files.contains(path) {
-                    true => match snapshot.read(repo, path) {
-                        Ok((oid, _)) => h.update(oid.as_bytes()),
-                        // Unreadable now: unknown, never reused.
-                        Err(_) => {
-                            *digest = None;
-                            break;
-                        }
-                    },
-                    false => h.update(b"absent"),
+                if !scope.snapshot.files.contains(path) {
+                    h.update(b"absent");
+                    continue;
+                }
+                match scope.snapshot.read(scope.repo, path) {
+                    Ok((oid, _)) => h.update(oid.as_bytes()),
+                    Err(_) => unknown = true,
                 }
             }
-            if digest.is_some() {
-                *digest = Some(hex(&h.finalize()));
-            }
+            *digest = (!unknown).then(|| hex(&h.finalize()));
         }
-        Ok(())
+        Ok(prints)
     }
 
     /// The reusable units: a known fingerprint whose newest entry in the window is a pass
@@ -233,24 +250,26 @@ impl Ledger {
     /// Enters each unit that ran under its fingerprint. `complete`: the runner ran to its end
     /// (no broken or interrupted run, whose results say nothing of the rest). Returns what to
     /// say when the store could not take them.
+    /// `scope`: the tree that ran, whose traces (this run's among them) the digests take in.
     pub(crate) fn enter(
         &self,
         collected: &Collected,
         complete: bool,
         run: &Run<'_>,
+        scope: &Scope<'_>,
     ) -> Option<String> {
         let at = self.at.as_ref()?;
         if !complete {
             return None;
         }
+        let (prints, unread) = self.with_traced(at, scope);
         let mut by_unit: BTreeMap<&str, Vec<TestOutcome>> = BTreeMap::new();
         for t in &collected.tests {
             if let Some(file) = &t.file {
                 by_unit.entry(file.as_str()).or_default().push(t.outcome);
             }
         }
-        let entries: Vec<Entry> = self
-            .prints
+        let entries: Vec<Entry> = prints
             .iter()
             .filter(|(unit, _)| !self.reused.contains_key(*unit))
             .filter_map(|(unit, digest)| {
@@ -272,7 +291,7 @@ impl Ledger {
             })
             .collect();
         if entries.is_empty() {
-            return None;
+            return unread;
         }
         Store::open(at)
             .and_then(|mut s| s.enter(&entries))

@@ -71,7 +71,7 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
         &project,
         args.db,
         &result,
-        traced.committed.as_deref(),
+        traced.committed.as_ref(),
         &observations,
     );
     if let Some(path) = args.out {
@@ -108,7 +108,8 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
 /// the traces describe a commit an export can be of.
 struct State {
     fingerprint: String,
-    committed: Option<String>,
+    /// HEAD's tree and commit ids.
+    committed: Option<(String, String)>,
 }
 
 fn state(repo: &git2::Repository, runner: &str) -> Result<State> {
@@ -139,19 +140,19 @@ fn state(repo: &git2::Repository, runner: &str) -> Result<State> {
         fingerprint,
         committed: head
             .filter(|_| statuses.is_empty())
-            .map(|c| c.tree_id().to_string()),
+            .map(|c| (c.tree_id().to_string(), c.id().to_string())),
     })
 }
 
 /// Keeps the tallies (`gate evaluate`'s graph completeness) and, of a committed tree, the
-/// traces (an export's dependencies); a store that cannot take them is a note, not a failed
-/// audit.
+/// traces (an export's dependencies, and each unit's traced edges, which join the selection);
+/// a store that cannot take them is a note, not a failed audit.
 fn keep(
     repo: &git2::Repository,
     project: &Project,
     db: Option<&str>,
     result: &Audit,
-    committed: Option<&str>,
+    committed: Option<&(String, String)>,
     traces: &BTreeMap<String, BTreeSet<String>>,
 ) {
     let kept = crate::history::location(
@@ -170,8 +171,9 @@ fn keep(
                 result.missed,
             ),
         )?;
-        if let Some(tree) = committed {
+        if let Some((tree, commit)) = committed {
             store.traced(tree, traces)?;
+            store.keep_traced(commit, traces)?;
         }
         Ok(())
     });

@@ -260,7 +260,13 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
             .map_or_else(|| "working tree".into(), |h| h.to_string());
         let files = &input.snapshot.files;
         let kept = traced::keep(&state, &project, files, &at, &collected.opened);
-        for why in [ledger.enter(&collected, complete, &this_run), kept] {
+        let scope = crate::fingerprint::Scope {
+            repo,
+            snapshot: &input.snapshot,
+            project: &project,
+            root: &root,
+        };
+        for why in [kept, ledger.enter(&collected, complete, &this_run, &scope)] {
             why.into_iter().for_each(super::warn);
         }
     }

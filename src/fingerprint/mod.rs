@@ -450,7 +450,7 @@ impl Scope<'_> {
 
     /// Every file the test depends on: the selection's relation walked forwards from it and
     /// from its extras.
-    fn closure_files(&self, test: &str) -> Vec<String> {
+    pub(crate) fn closure_files(&self, test: &str) -> Vec<String> {
         let graph = &self.project.graph;
         let mut files: Vec<String> = Vec::new();
         for start in std::iter::once(test.to_string()).chain(self.extras(test)) {

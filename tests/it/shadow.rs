@@ -22,11 +22,13 @@ fn fixture() -> TestRepo {
         ),
     );
     t.write("config/rate.cfg", "1\n");
-    t.commit("configuration");
+    // Committed before the runs below, so no gated run traces it (a traced run's edge would
+    // select it: tests/it/traced.rs): the miss stays one no edge explains.
     t.write(
         "tests/test_rate.py",
         "import os\n\n\ndef test_rate():\n    assert open(os.environ['RATE_FILE']).read().strip() == '1'\n",
     );
+    t.commit("configuration");
     // Fails on every odd run: a flaky test.
     t.write(
         "tests/test_flaky.py",
