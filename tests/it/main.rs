@@ -7,6 +7,7 @@ mod config_guard;
 mod errors;
 mod fingerprint;
 mod frameworks;
+mod go_anchors;
 mod golang;
 #[macro_use]
 mod history;
