@@ -4,6 +4,7 @@
 //! GOOS/GOARCH suffixes are not evaluated: every file counts (conservative).
 
 use super::facts::{Facts, Import, StringContext, StringRef};
+use super::go_values::Values;
 use std::cell::RefCell;
 use tree_sitter::{Node, Parser};
 
@@ -28,6 +29,8 @@ const PATH_CALLS: &[&str] = &[
     "Stat",
     "Lstat",
     "ReadDir",
+    "Walk",
+    "WalkDir",
     "Join",
     "ParseFiles",
     "ParseGlob",
@@ -55,13 +58,11 @@ const NEEDS_FULL_PARSE: &[&str] = &[
     "\"testing\"",
 ];
 
-/// Stands for the file itself in a joined path (`runtime.Caller(0)`'s file name, Go's
-/// `__file__`): `Join(file, "..", "x")` normalises to the file's folder's `x`.
-const THIS_FILE: &str = "__this_file__";
-/// A join part that is a fresh temporary folder (`t.TempDir()`, `os.MkdirTemp(…)`): what is
-/// joined onto it is outside the tree.
-const TEMP_DIR: &str = "__temp_dir__";
-const TEMP_CALLS: &[&str] = &["TempDir", "MkdirTemp"];
+/// Calls that make a fresh temporary folder (`t.TempDir()`, `os.MkdirTemp(…)`): what is joined
+/// onto it is outside the tree.
+pub(super) const TEMP_CALLS: &[&str] = &["TempDir", "MkdirTemp"];
+/// Calls whose value is a path built from parts: evaluated whole (`go_values`).
+const BUILD_CALLS: &[&str] = &["filepath.Join", "path.Join", "fmt.Sprintf"];
 
 /// The part of a Go file that holds its package clause and imports: Go puts every import
 /// before the first top-level declaration, so a file that names no path call can stop there
@@ -108,7 +109,7 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
         facts.parse_errors.push(1);
         return facts;
     };
-    let mut anchors = Anchors::default();
+    let values = Values::new(tree.root_node(), source);
     // In test code a fixture path may be handed to any helper: every literal that looks like
     // a relative file path is kept (only one naming a file of the tree becomes an edge).
     let test_code = source.windows(9).any(|w| w == b"\"testing\"");
@@ -152,32 +153,27 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
                 }
                 continue;
             }
-            "short_var_declaration" | "assignment_statement" | "var_spec" => {
-                anchors.bind(node, source);
+            // The outermost `a + b`: a path built by concatenation.
+            "binary_expression"
+                if node
+                    .child_by_field_name("operator")
+                    .is_some_and(|o| o.kind() == "+")
+                    && node
+                        .parent()
+                        .is_none_or(|p| p.kind() != "binary_expression") =>
+            {
+                values.emit(&mut facts, node, line, false);
             }
-            "call_expression" => {
-                let function = node
-                    .child_by_field_name("function")
-                    .map(|f| text(f, source))
-                    .unwrap_or_default();
-                let last = function.rsplit('.').next().unwrap_or(&function);
-                env_read(&mut facts, node, &function, source);
-                if last == "Join" {
-                    let joined = anchors.join(node, source);
-                    if !joined.starts_with(TEMP_DIR) {
-                        push_join(&mut facts, line, joined);
-                    }
-                    continue;
-                }
-                if EXEC_CALLS.contains(&last) && function.contains("exec.") {
-                    child_context = StringContext::Argv;
-                } else if PATH_CALLS.contains(&last) {
-                    child_context = StringContext::PathArg;
-                }
-            }
+            "call_expression" => match call(&mut facts, &values, node, line, source) {
+                Some(c) => child_context = c.unwrap_or(context),
+                None => continue,
+            },
             "interpreted_string_literal" | "raw_string_literal" => {
                 let value = literal(node, source);
                 if context != StringContext::Plain {
+                    if context == StringContext::PathArg {
+                        values.emit_literal(&mut facts, &value, line);
+                    }
                     push(&mut facts, line, value, context);
                 } else if test_code && looks_like_file(&value) {
                     push(&mut facts, line, value, StringContext::PathArg);
@@ -249,142 +245,60 @@ pub(crate) fn parse_errors(source: &[u8]) -> Vec<u32> {
     }
 }
 
-/// The names a file binds to its own path: `_, file, _, _ := runtime.Caller(0)` (Go's
-/// `__file__`) and `dir := filepath.Dir(file)`. Bindings are read in source order, before the
-/// joins that use them.
-#[derive(Default)]
-struct Anchors {
-    files: Vec<String>,
-    dirs: Vec<String>,
-    temps: Vec<String>,
-}
-
-impl Anchors {
-    /// `a, file, _, _ := runtime.Caller(0)` or `dir := filepath.Dir(file)`.
-    fn bind(&mut self, node: Node<'_>, source: &[u8]) {
-        let (Some(left), Some(right)) = (
-            node.child_by_field_name("left")
-                .or_else(|| node.child_by_field_name("name")),
-            node.child_by_field_name("right")
-                .or_else(|| node.child_by_field_name("value")),
-        ) else {
-            return;
-        };
-        let mut cursor = left.walk();
-        let names: Vec<String> = if left.kind() == "identifier" {
-            vec![text(left, source)]
-        } else {
-            left.named_children(&mut cursor)
-                .map(|n| text(n, source))
-                .collect()
-        };
-        let mut cursor = right.walk();
-        let Some(value) = (if right.kind() == "expression_list" {
-            right.named_children(&mut cursor).next()
-        } else {
-            Some(right)
-        }) else {
-            return;
-        };
-        let call = text(value, source);
-        if call.starts_with("runtime.Caller(") {
-            self.files.extend(names.get(1).cloned());
-        } else {
-            match self.part(value, source).as_str() {
-                "." => self.dirs.extend(names.first().cloned()),
-                TEMP_DIR => self.temps.extend(names.first().cloned()),
-                _ => {}
-            }
+/// The facts of one call: an environment read, a path built whole (a join's parts are not
+/// read again: `None`), or a reader whose literal arguments are paths (`Some(Some(context))`)
+/// and whose other arguments are evaluated.
+fn call<'t>(
+    facts: &mut Facts,
+    values: &Values<'t>,
+    node: Node<'t>,
+    line: u32,
+    source: &[u8],
+) -> Option<Option<StringContext>> {
+    let function = node
+        .child_by_field_name("function")
+        .map(|f| text(f, source))
+        .unwrap_or_default();
+    let last = function.rsplit('.').next().unwrap_or(&function);
+    env_read(facts, node, &function, source);
+    if BUILD_CALLS.contains(&function.as_str()) {
+        values.emit(facts, node, line, false);
+        if last == "Join" {
+            return None;
         }
     }
-
-    /// `filepath.Join("..", "configs", name)` → `../configs/*`;
-    /// `path.Join(path.Dir(file), "../testdata")` → `./../testdata`.
-    fn join(&self, call: Node<'_>, source: &[u8]) -> String {
-        let mut parts = Vec::new();
-        if let Some(args) = call.child_by_field_name("arguments") {
-            let mut cursor = args.walk();
-            for a in args.named_children(&mut cursor) {
-                parts.push(self.part(a, source));
-            }
-        }
-        parts.join("/")
-    }
-
-    /// One argument of a join: its literal, `.` for the file's folder, the file itself, or
-    /// `*` for what is unknown.
-    fn part(&self, node: Node<'_>, source: &[u8]) -> String {
-        match node.kind() {
-            "interpreted_string_literal" | "raw_string_literal" => literal(node, source),
-            "identifier" => {
-                let name = text(node, source);
-                if self.files.contains(&name) {
-                    THIS_FILE.to_string()
-                } else if self.dirs.contains(&name) {
-                    ".".to_string()
-                } else if self.temps.contains(&name) {
-                    TEMP_DIR.to_string()
-                } else {
-                    "*".to_string()
-                }
-            }
-            "call_expression" => {
-                let function = node
-                    .child_by_field_name("function")
-                    .map(|f| text(f, source))
-                    .unwrap_or_default();
-                let arg = node.child_by_field_name("arguments").and_then(|a| {
-                    let mut cursor = a.walk();
-                    a.named_children(&mut cursor).next()
-                });
-                let of_file = arg.is_some_and(|a| self.part(a, source) == THIS_FILE);
-                let last = function.rsplit('.').next().unwrap_or(&function);
-                if matches!(function.as_str(), "path.Dir" | "filepath.Dir") && of_file {
-                    ".".to_string()
-                } else if TEMP_CALLS.contains(&last) {
-                    TEMP_DIR.to_string()
-                } else {
-                    "*".to_string()
-                }
-            }
-            _ => "*".to_string(),
-        }
-    }
-}
-
-/// A join onto an unknown base (`filepath.Join(dir, "x.golden")` → `*/x.golden`) may name
-/// that path under any folder: kept as a glob, `**/x.golden` or `**/testdata/cases`, never
-/// dropped (only what exists in the tree becomes an edge). Joins onto a temporary folder never
-/// reach here; a join whose first known part is a wildcard or `..` names nothing in particular.
-fn push_join(facts: &mut Facts, line: u32, value: String) {
-    let value = normalize_anchored(&value);
-    let value = match value.strip_prefix("*/") {
-        Some(rest) => {
-            let rest = rest.trim_start_matches("*/");
-            let file = rest
-                .rsplit('/')
-                .next()
-                .is_some_and(|f| f.contains('.') && !f.starts_with('*') && !f.ends_with('.'));
-            let specific = rest
-                .split('/')
-                .next()
-                .is_some_and(|f| !f.is_empty() && !f.contains('*') && f != "..");
-            if file || specific {
-                format!("**/{rest}")
-            } else {
-                return;
-            }
-        }
-        None => value,
+    let context = if EXEC_CALLS.contains(&last) && function.contains("exec.") {
+        StringContext::Argv
+    } else if PATH_CALLS.contains(&last) {
+        StringContext::PathArg
+    } else {
+        return Some(None);
     };
-    push(facts, line, value, StringContext::PathArg);
+    // A named value handed to a reader (`os.ReadFile(p)`, `os.DirFS(dir)`).
+    for arg in call_args(node) {
+        if !matches!(
+            arg.kind(),
+            "interpreted_string_literal" | "raw_string_literal"
+        ) {
+            values.emit(facts, arg, line, true);
+        }
+    }
+    Some(Some(context))
+}
+
+fn call_args(call: Node<'_>) -> Vec<Node<'_>> {
+    call.child_by_field_name("arguments")
+        .map(|a| {
+            let mut cursor = a.walk();
+            a.named_children(&mut cursor).collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Keeps a string that may name a file: not an option, not only dots and slashes (`".."` alone
 /// would name the parent folder), not only wildcards (but `**/x` from a join onto an unknown
 /// base).
-fn push(facts: &mut Facts, line: u32, value: String, context: StringContext) {
-    let value = normalize_anchored(&value);
+pub(super) fn push(facts: &mut Facts, line: u32, value: String, context: StringContext) {
     let keep = !value.is_empty()
         && (!value.starts_with('*') || value.starts_with("**/"))
         && value.len() <= 256
@@ -410,27 +324,6 @@ fn looks_like_file(value: &str) -> bool {
         .rsplit_once('.')
         .is_some_and(|(stem, ext)| !stem.is_empty() && (1..=8).contains(&ext.len()));
     !value.contains(' ') && !value.contains("://") && (value.contains('/') || extension)
-}
-
-/// A join anchored on the file (`__this_file__/../testdata`, `./../x`) as a path from the
-/// package folder; other values unchanged.
-fn normalize_anchored(value: &str) -> String {
-    if !value.starts_with(THIS_FILE) && !value.starts_with("./..") {
-        return value.to_string();
-    }
-    let mut parts: Vec<&str> = Vec::new();
-    let mut ups = 0;
-    for part in value.split('/') {
-        match part {
-            "" | "." => {}
-            ".." if parts.pop().is_none() => ups += 1,
-            ".." => {}
-            p => parts.push(p),
-        }
-    }
-    let mut out: Vec<&str> = std::iter::repeat_n("..", ups).collect();
-    out.extend(parts);
-    out.join("/")
 }
 
 /// `//go:embed a.txt "b c.txt" static/*` → the patterns (`all:` prefixes dropped: every file
@@ -470,7 +363,7 @@ fn embed_patterns(rest: &str) -> Vec<String> {
 }
 
 /// The value of a Go string literal (escapes other than `\\` and `\"` kept as written).
-fn literal(node: Node<'_>, source: &[u8]) -> String {
+pub(super) fn literal(node: Node<'_>, source: &[u8]) -> String {
     let t = text(node, source);
     let inner = t
         .strip_prefix('"')
@@ -498,19 +391,42 @@ mod tests {
     fn paths_anchored_on_the_file_and_joins_onto_unknown_bases() {
         let src = "package x\n\nimport (\n\t\"path\"\n\t\"path/filepath\"\n\t\"runtime\"\n)\n\nfunc f(dir string) {\n\t_, file, _, _ := runtime.Caller(0)\n\tbase := filepath.Dir(file)\n\t_ = path.Join(path.Dir(file), \"../testdata\")\n\t_ = filepath.Join(base, \"golden\", \"a.txt\")\n\t_ = filepath.Join(file, \"..\", \"up.json\")\n\t_ = filepath.Join(dir, \"x.golden\")\n\t_ = filepath.Join(dir, \"src\")\n\ttmp := t.TempDir()\n\t_ = filepath.Join(tmp, \"out.txt\")\n\t_ = filepath.Join(os.TempDir(), \"gen\", \"a.json\")\n}\n";
         let f = analyze(src.as_bytes());
-        let values: Vec<&str> = f.strings.iter().map(|s| s.value.as_str()).collect();
-        for want in ["../testdata", "./golden/a.txt", "up.json", "**/x.golden"] {
-            assert!(values.contains(&want), "{want}: {values:?}");
+        let paths: Vec<String> = f.paths.iter().map(|p| format!("{:?}", p.value)).collect();
+        for want in [
+            "FileDir(\"../testdata\")",
+            "FileDir(\"golden/a.txt\")",
+            "FileDir(\"up.json\")",
+            // Joined onto an unknown base (a parameter): that path in any folder.
+            "Relative(\"**/x.golden\")",
+            "Relative(\"**/src\")",
+        ] {
+            assert!(paths.iter().any(|p| p == want), "{want}: {paths:?}");
         }
-        // A folder joined onto an unknown base is that folder anywhere; a join onto a
-        // temporary folder is never a tree path.
-        assert!(values.contains(&"**/src"), "{values:?}");
+        // A join onto a temporary folder is never a tree path.
         assert!(
-            !values
+            !paths
                 .iter()
                 .any(|v| v.contains("out.txt") || v.contains("a.json")),
-            "{values:?}"
+            "{paths:?}"
         );
+        // Other spellings of the same anchors: a helper returning the folder, a package-level
+        // `var (…)`, `Sprintf`, `+`, consts, loops over literal slices, `TrimSuffix`, another
+        // package's helper (its `..` climb from a folder not known), `os.Getwd` in a test.
+        let more = "package x\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"path/filepath\"\n\t\"runtime\"\n\t\"strings\"\n\t\"testing\"\n)\n\nvar (\n\t_, self, _, _ = runtime.Caller(0)\n\troot          = filepath.Dir(filepath.Dir(self))\n)\n\nconst name = \"c.json\"\n\nfunc here() string {\n\t_, f, _, _ := runtime.Caller(0)\n\treturn filepath.Dir(f)\n}\n\nfunc TestT(t *testing.T) {\n\t_, _ = os.ReadFile(fmt.Sprintf(\"%s/a.json\", here()))\n\t_, _ = os.ReadFile(root + \"/data/\" + name)\n\tfor _, n := range []string{\"d1.json\", \"d2.json\"} {\n\t\t_, _ = os.ReadFile(filepath.Join(here(), \"testdata\", n))\n\t}\n\t_, file, _, _ := runtime.Caller(0)\n\t_, _ = os.ReadFile(strings.TrimSuffix(file, \".go\") + \".golden\")\n\t_, _ = os.ReadFile(filepath.Join(testutil.Dir(), \"..\", \"shared\", \"e.json\"))\n\twd, _ := os.Getwd()\n\t_, _ = os.ReadFile(filepath.Join(wd, \"testdata\", \"w.json\"))\n}\n";
+        let f = analyze(more.as_bytes());
+        let paths: Vec<String> = f.paths.iter().map(|p| format!("{:?}", p.value)).collect();
+        for want in [
+            "FileDir(\"a.json\")",
+            "FileDir(\"../data/c.json\")",
+            "FileDir(\"testdata/d1.json\")",
+            "FileDir(\"testdata/d2.json\")",
+            "FileDir(\"*.golden\")",
+            "Relative(\"**/shared/e.json\")",
+        ] {
+            assert!(paths.iter().any(|p| p == want), "{want}: {paths:?}");
+        }
+        let values: Vec<&str> = f.strings.iter().map(|s| s.value.as_str()).collect();
+        assert!(values.contains(&"testdata/w.json"), "{values:?}");
         // Test code keeps fixture paths handed to any helper; other code does not.
         let test = "package x\n\nimport \"testing\"\n\nfunc TestT(t *testing.T) { load(t, \"_cases/table.txt\", \"a b\", \"name\") }\n";
         let values: Vec<String> = analyze(test.as_bytes())

@@ -4,6 +4,7 @@
 pub(crate) mod analysis;
 pub(crate) mod facts;
 pub(crate) mod framework;
+pub(crate) mod go_values;
 pub(crate) mod golang;
 pub(crate) mod gomod;
 pub(crate) mod paths;

@@ -8,6 +8,7 @@ mod doctests;
 mod errors;
 mod fingerprint;
 mod frameworks;
+mod go_anchors;
 mod golang;
 #[macro_use]
 mod history;

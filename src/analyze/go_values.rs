@@ -1,0 +1,663 @@
+//! Go string values, evaluated from one file's text: what a path expression names, anchored on
+//! the file's own folder (`runtime.Caller(0)`, Go's `__file__`), on the working directory of
+//! the test binary (`os.Getwd()`, relative paths), or on something unknown (a parameter, a
+//! helper of another file). Bindings (`:=`, `=`, `var`, `const`, `range` over literal slices)
+//! are read flow-insensitively: a name is every value it is ever given in its function or at
+//! package level. What cannot be known becomes a wildcard, and a wildcard becomes a glob over
+//! the folder of the literal part — never a dropped path.
+
+use super::facts::{Facts, PathRef, StringContext};
+use super::paths::PathValue;
+use std::collections::BTreeMap;
+use tree_sitter::Node;
+
+/// Markers inside an evaluated value: the file's own folder, the file's own name (one path
+/// segment), the working directory, an unknown string (it may hold `/`), a temporary folder.
+const DIR: char = '\u{1}';
+const NAME: char = '\u{2}';
+const CWD: char = '\u{3}';
+const ANY: char = '\u{4}';
+const TEMP: char = '\u{5}';
+
+/// Past this many alternatives (or this deep a chain of bindings) a value is unknown.
+const MAX_ALTS: usize = 16;
+const MAX_DEPTH: u32 = 16;
+
+/// The alternatives an expression may evaluate to.
+type Val = Vec<String>;
+
+fn any() -> Val {
+    vec![ANY.to_string()]
+}
+
+/// Where a name got a value: an expression (the `index`th of a call's results when `multi`),
+/// an element of a ranged collection, or nothing known (a parameter, `+=`).
+#[derive(Clone, Copy)]
+enum Bound<'t> {
+    Expr {
+        node: Node<'t>,
+        index: usize,
+        multi: bool,
+    },
+    Element(Node<'t>),
+    Unknown,
+}
+
+/// One file's bindings and same-file functions, read once before the walk that emits facts.
+pub(super) struct Values<'t> {
+    source: &'t [u8],
+    /// (the enclosing function's node id, or 0 at package level; the name) → its bindings.
+    bindings: BTreeMap<(usize, String), Vec<Bound<'t>>>,
+    /// Top-level function name → the expressions it returns.
+    returns: BTreeMap<String, Vec<Node<'t>>>,
+    /// The file declares `TestX`/`BenchmarkX`/`FuzzX`/`ExampleX`: it is a `_test.go` file, so
+    /// `go test` runs it in its own folder. Elsewhere the working directory is the folder of
+    /// whichever package's tests call it.
+    runs_tests: bool,
+}
+
+fn text<'s>(node: Node<'_>, source: &'s [u8]) -> &'s str {
+    node.utf8_text(source).unwrap_or_default()
+}
+
+/// The function (declaration or literal) a node is in; 0 at package level.
+fn scope_of(node: Node<'_>) -> usize {
+    let mut at = node.parent();
+    while let Some(n) = at {
+        if matches!(
+            n.kind(),
+            "function_declaration" | "method_declaration" | "func_literal"
+        ) {
+            return n.id();
+        }
+        at = n.parent();
+    }
+    0
+}
+
+fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    let mut cursor = node.walk();
+    node.named_children(&mut cursor).collect()
+}
+
+/// The expressions of an expression list, or the expression itself.
+fn list<'t>(node: Node<'t>) -> Vec<Node<'t>> {
+    if node.kind() == "expression_list" {
+        named_children(node)
+    } else {
+        vec![node]
+    }
+}
+
+impl<'t> Values<'t> {
+    pub(super) fn new(root: Node<'t>, source: &'t [u8]) -> Values<'t> {
+        let mut v = Values {
+            source,
+            bindings: BTreeMap::new(),
+            returns: BTreeMap::new(),
+            runs_tests: false,
+        };
+        let mut stack = vec![root];
+        while let Some(node) = stack.pop() {
+            v.read(node);
+            stack.extend(named_children(node));
+        }
+        v
+    }
+
+    /// Records what one node binds.
+    fn read(&mut self, node: Node<'t>) {
+        match node.kind() {
+            "short_var_declaration" | "assignment_statement" => {
+                let (Some(left), Some(right)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) else {
+                    return;
+                };
+                let plain = node
+                    .child_by_field_name("operator")
+                    .is_none_or(|o| matches!(text(o, self.source), "=" | ":="));
+                self.bind(node, &list(left), &list(right), plain);
+            }
+            "var_spec" | "const_spec" => {
+                let mut cursor = node.walk();
+                let names: Vec<Node<'t>> =
+                    node.children_by_field_name("name", &mut cursor).collect();
+                if let Some(value) = node.child_by_field_name("value") {
+                    self.bind(node, &names, &list(value), true);
+                }
+            }
+            "range_clause" => {
+                let (Some(left), Some(right)) = (
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) else {
+                    return;
+                };
+                let names = list(left);
+                let scope = scope_of(node);
+                for (i, name) in names.iter().enumerate() {
+                    // `for i, x := range xs`: the index is no string; a single name is the index.
+                    let bound = if i == 1 {
+                        Bound::Element(right)
+                    } else {
+                        Bound::Unknown
+                    };
+                    self.add(scope, *name, bound);
+                }
+            }
+            "parameter_declaration" | "variadic_parameter_declaration" => {
+                let scope = scope_of(node);
+                let mut cursor = node.walk();
+                let names: Vec<Node<'t>> =
+                    node.children_by_field_name("name", &mut cursor).collect();
+                for name in names {
+                    self.add(scope, name, Bound::Unknown);
+                }
+            }
+            "function_declaration" => self.function(node),
+            _ => {}
+        }
+    }
+
+    fn function(&mut self, node: Node<'t>) {
+        let Some(name) = node.child_by_field_name("name") else {
+            return;
+        };
+        let name = text(name, self.source).to_string();
+        if ["Test", "Benchmark", "Fuzz", "Example"]
+            .iter()
+            .any(|p| name.starts_with(p))
+        {
+            self.runs_tests = true;
+        }
+        let Some(body) = node.child_by_field_name("body") else {
+            return;
+        };
+        let mut stack = vec![body];
+        while let Some(n) = stack.pop() {
+            match n.kind() {
+                "func_literal" => continue,
+                "return_statement" => {
+                    if let Some(first) = named_children(n).first() {
+                        let values = list(*first);
+                        if values.len() == 1 {
+                            self.returns
+                                .entry(name.clone())
+                                .or_default()
+                                .push(values[0]);
+                        }
+                    }
+                }
+                _ => stack.extend(named_children(n)),
+            }
+        }
+    }
+
+    fn bind(&mut self, node: Node<'t>, names: &[Node<'t>], values: &[Node<'t>], plain: bool) {
+        let scope = scope_of(node);
+        for (i, name) in names.iter().enumerate() {
+            let bound = match (plain, values.len()) {
+                (false, _) => Bound::Unknown,
+                (_, 1) if names.len() > 1 => Bound::Expr {
+                    node: values[0],
+                    index: i,
+                    multi: true,
+                },
+                (_, n) if n == names.len() => Bound::Expr {
+                    node: values[i],
+                    index: 0,
+                    multi: false,
+                },
+                _ => Bound::Unknown,
+            };
+            self.add(scope, *name, bound);
+        }
+    }
+
+    fn add(&mut self, scope: usize, name: Node<'t>, bound: Bound<'t>) {
+        let name = text(name, self.source);
+        if name == "_" || name.is_empty() {
+            return;
+        }
+        self.bindings
+            .entry((scope, name.to_string()))
+            .or_default()
+            .push(bound);
+    }
+
+    /// The bindings of `name` seen from `node`: the innermost function that binds it, else the
+    /// package.
+    fn lookup(&self, name: &str, node: Node<'t>) -> Option<&Vec<Bound<'t>>> {
+        let mut at = Some(node);
+        while let Some(n) = at {
+            if matches!(
+                n.kind(),
+                "function_declaration" | "method_declaration" | "func_literal"
+            ) && let Some(b) = self.bindings.get(&(n.id(), name.to_string()))
+            {
+                return Some(b);
+            }
+            at = n.parent();
+        }
+        self.bindings.get(&(0, name.to_string()))
+    }
+
+    fn eval(&self, node: Node<'t>, depth: u32) -> Val {
+        if depth > MAX_DEPTH {
+            return any();
+        }
+        let source = self.source;
+        match node.kind() {
+            "interpreted_string_literal" | "raw_string_literal" => {
+                vec![super::golang::literal(node, source)]
+            }
+            "parenthesized_expression" => named_children(node)
+                .first()
+                .map_or_else(any, |n| self.eval(*n, depth + 1)),
+            "identifier" => self.identifier(node, depth),
+            "binary_expression" => {
+                let op = node.child_by_field_name("operator");
+                match (
+                    op.map(|o| text(o, source)),
+                    node.child_by_field_name("left"),
+                    node.child_by_field_name("right"),
+                ) {
+                    (Some("+"), Some(l), Some(r)) => {
+                        concat(&self.eval(l, depth + 1), &self.eval(r, depth + 1))
+                    }
+                    _ => any(),
+                }
+            }
+            "composite_literal" => {
+                let Some(body) = node.child_by_field_name("body") else {
+                    return any();
+                };
+                let mut out = Vec::new();
+                for element in named_children(body) {
+                    match (element.kind(), named_children(element).first()) {
+                        ("literal_element", Some(e)) => out.extend(self.eval(*e, depth + 1)),
+                        _ => out.extend(any()),
+                    }
+                }
+                bounded(out)
+            }
+            "index_expression" => node
+                .child_by_field_name("operand")
+                .map_or_else(any, |o| self.eval(o, depth + 1)),
+            "selector_expression" => match text(node, source) {
+                "filepath.Separator" | "os.PathSeparator" => vec!["/".to_string()],
+                _ => any(),
+            },
+            "call_expression" => self.call(node, 0, depth),
+            _ => any(),
+        }
+    }
+
+    fn identifier(&self, node: Node<'t>, depth: u32) -> Val {
+        let name = text(node, self.source);
+        let Some(bounds) = self.lookup(name, node) else {
+            return any();
+        };
+        let mut out = Vec::new();
+        for bound in bounds.clone() {
+            out.extend(match bound {
+                Bound::Expr {
+                    node,
+                    index,
+                    multi: true,
+                } if node.kind() == "call_expression" => self.call(node, index, depth + 1),
+                Bound::Expr { multi: true, .. } | Bound::Unknown => any(),
+                Bound::Expr { node, .. } => self.eval(node, depth + 1),
+                Bound::Element(collection) => self.eval(collection, depth + 1),
+            });
+        }
+        bounded(out)
+    }
+
+    /// Result `index` of a call.
+    fn call(&self, node: Node<'t>, index: usize, depth: u32) -> Val {
+        let source = self.source;
+        let function = node
+            .child_by_field_name("function")
+            .map(|f| text(f, source))
+            .unwrap_or_default();
+        let args: Vec<Node<'t>> = node
+            .child_by_field_name("arguments")
+            .map(named_children)
+            .unwrap_or_default();
+        let arg = |i: usize| args.get(i).map_or_else(any, |a| self.eval(*a, depth + 1));
+        let last = function.rsplit('.').next().unwrap_or(function);
+        match (function, index) {
+            ("runtime.Caller", 1) => vec![format!("{DIR}/{NAME}")],
+            ("os.Getwd", 0) => vec![CWD.to_string()],
+            ("filepath.Abs", 0) => arg(0),
+            (_, 0) if super::golang::TEMP_CALLS.contains(&last) => vec![TEMP.to_string()],
+            (_, i) if i > 0 => any(),
+            ("filepath.Join" | "path.Join", _) => {
+                let parts: Vec<Val> = (0..args.len()).map(arg).collect();
+                join(&parts)
+            }
+            ("filepath.Dir" | "path.Dir", _) => arg(0).iter().map(|v| dir(v)).collect(),
+            ("filepath.Base" | "path.Base", _) => arg(0).iter().map(|v| base(v)).collect(),
+            (
+                "filepath.Clean" | "path.Clean" | "filepath.ToSlash" | "filepath.FromSlash"
+                | "string",
+                _,
+            ) => arg(0),
+            ("strings.TrimSuffix", _) => trim_suffix(&arg(0), &arg(1)),
+            ("fmt.Sprintf", _) => {
+                let rest: Vec<Val> = (1..args.len()).map(arg).collect();
+                bounded(arg(0).iter().flat_map(|f| sprintf(f, &rest)).collect())
+            }
+            (name, _) if self.returns.contains_key(name) => {
+                let mut out = Vec::new();
+                for r in &self.returns[name] {
+                    out.extend(self.eval(*r, depth + 1));
+                }
+                bounded(out)
+            }
+            _ => any(),
+        }
+    }
+
+    /// Emits what `node` names, at `line`: a path relative to the file's folder, a glob over
+    /// the folder of the literal part, or (a relative path in a test file) a literal like any
+    /// other. `read`: the value is given to a call that reads it (`os.ReadDir(dir)` reads the
+    /// folder itself); elsewhere a bare anchor (`filepath.Join(file, "..")`) names nothing.
+    /// A literal path handed to a reader, in a file no `go test` runs in its own folder: it is
+    /// relative to the folder of whichever package's tests call it, so it names its tail in any
+    /// folder (beside the literal itself, which gate resolves as any other).
+    pub(super) fn emit_literal(&self, facts: &mut Facts, value: &str, line: u32) {
+        if self.runs_tests || value.starts_with(['/', '~', '*']) {
+            return;
+        }
+        if let Some(Fact::Path(path)) = fact(value, false, false) {
+            facts.paths.push(PathRef {
+                line,
+                value: path,
+                text: format!("{value:?}"),
+            });
+        }
+    }
+
+    pub(super) fn emit(&self, facts: &mut Facts, node: Node<'t>, line: u32, read: bool) {
+        let shown: String = text(node, self.source).chars().take(160).collect();
+        for value in self.eval(node, 0) {
+            match fact(&value, self.runs_tests, read) {
+                Some(Fact::Literal(s)) => {
+                    super::golang::push(facts, line, s, StringContext::PathArg);
+                }
+                Some(Fact::Path(value)) => facts.paths.push(PathRef {
+                    line,
+                    value,
+                    text: shown.clone(),
+                }),
+                None => {}
+            }
+        }
+    }
+}
+
+/// Too many alternatives: unknown.
+fn bounded(mut values: Val) -> Val {
+    values.sort();
+    values.dedup();
+    if values.len() > MAX_ALTS {
+        any()
+    } else {
+        values
+    }
+}
+
+fn concat(a: &Val, b: &Val) -> Val {
+    bounded(
+        a.iter()
+            .flat_map(|x| b.iter().map(move |y| format!("{x}{y}")))
+            .collect(),
+    )
+}
+
+/// `filepath.Join`: the non-empty parts joined with `/`, cleaned.
+fn join(parts: &[Val]) -> Val {
+    let mut out: Val = vec![String::new()];
+    for part in parts {
+        let mut next = Vec::new();
+        for prefix in &out {
+            for p in part {
+                next.push(match (prefix.is_empty(), p.is_empty()) {
+                    (true, _) => p.clone(),
+                    (_, true) => prefix.clone(),
+                    _ => format!("{prefix}/{p}"),
+                });
+            }
+        }
+        out = bounded(next);
+    }
+    out.iter().map(|v| clean(v)).collect()
+}
+
+/// `.` and `..` resolved lexically, as `filepath.Clean` does — except that `..` never undoes
+/// an unknown segment (it may hold several folders) and stays after an anchor.
+fn clean(value: &str) -> String {
+    let absolute = value.starts_with('/');
+    let mut parts: Vec<&str> = Vec::new();
+    for part in value.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => match parts.last() {
+                Some(p) if p.contains(ANY) => {}
+                Some(&p) if p != ".." && !is_anchor(p) => {
+                    parts.pop();
+                }
+                _ => parts.push(".."),
+            },
+            p => parts.push(p),
+        }
+    }
+    let joined = parts.join("/");
+    if absolute {
+        format!("/{joined}")
+    } else if joined.is_empty() {
+        ".".to_string()
+    } else {
+        joined
+    }
+}
+
+fn is_anchor(segment: &str) -> bool {
+    [DIR, CWD, TEMP]
+        .iter()
+        .any(|a| segment.len() == a.len_utf8() && segment.starts_with(*a))
+}
+
+/// `filepath.Dir`: the value without its last segment; an unknown last segment is kept (its
+/// folder is not known, the glob over it covers it).
+fn dir(value: &str) -> String {
+    let value = clean(value);
+    match value.rsplit_once('/') {
+        _ if is_anchor(&value) || value.ends_with("..") => format!("{value}/.."),
+        Some((_, last)) if last.contains(ANY) => value,
+        Some(("", _)) => "/".to_string(),
+        Some((d, _)) => d.to_string(),
+        None if value.contains(ANY) => value,
+        None => ".".to_string(),
+    }
+}
+
+fn base(value: &str) -> String {
+    let value = clean(value);
+    let last = value.rsplit('/').next().unwrap_or(&value);
+    if last.contains(ANY) || is_anchor(last) {
+        ANY.to_string()
+    } else {
+        last.to_string()
+    }
+}
+
+/// `strings.TrimSuffix`: the suffix dropped where the value ends with it. Where the value ends
+/// in the file's own name or an unknown part, what is left of its last segment may be nothing
+/// (`TrimSuffix(file, "x_test.go")`: the folder) or a part of a name (`TrimSuffix(file,
+/// ".go")`): both; a suffix of several segments climbs out of the folders it names.
+fn trim_suffix(values: &Val, suffixes: &Val) -> Val {
+    let mut out = Vec::new();
+    for v in values {
+        for s in suffixes {
+            match v.strip_suffix(s.as_str()) {
+                Some(trimmed) => out.push(trimmed.to_string()),
+                None if v
+                    .rsplit('/')
+                    .next()
+                    .is_some_and(|l| l.contains([NAME, ANY])) =>
+                {
+                    let mut up = v.clone();
+                    for _ in 0..=s.matches('/').count() {
+                        up = dir(&up);
+                    }
+                    out.push(format!("{up}/{NAME}"));
+                    out.push(up);
+                }
+                None => out.push(v.clone()),
+            }
+        }
+    }
+    bounded(out)
+}
+
+/// `fmt.Sprintf`: `%s` and `%v` take their argument's value; other verbs are unknown.
+fn sprintf(format: &str, args: &[Val]) -> Val {
+    let mut out: Val = vec![String::new()];
+    let mut next_arg = 0;
+    let mut chars = format.chars().peekable();
+    let mut literal = String::new();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            literal.push(c);
+            continue;
+        }
+        let mut verb = chars.next().unwrap_or('%');
+        while verb.is_ascii_digit() || "+-# .".contains(verb) {
+            verb = chars.next().unwrap_or('v');
+        }
+        if verb == '%' {
+            literal.push('%');
+            continue;
+        }
+        out = concat(&out, &vec![std::mem::take(&mut literal)]);
+        let value = match verb {
+            's' | 'v' => args.get(next_arg).cloned().unwrap_or_else(any),
+            _ => any(),
+        };
+        next_arg += 1;
+        out = concat(&out, &value);
+    }
+    concat(&out, &vec![literal])
+}
+
+enum Fact {
+    /// Relative to the working directory of a test file: a literal, as any other.
+    Literal(String),
+    Path(PathValue),
+}
+
+/// What one evaluated value names, if anything.
+fn fact(value: &str, runs_tests: bool, read: bool) -> Option<Fact> {
+    if value.contains(TEMP) {
+        return None;
+    }
+    let value = clean(value);
+    if value.starts_with('/') || value.starts_with('~') {
+        // Outside the tree: a literal, so the file's reads name it.
+        return (!value.contains([DIR, NAME, CWD, ANY])).then_some(Fact::Literal(value));
+    }
+    let (first, rest) = value.split_once('/').unwrap_or((&value, ""));
+    let has_literal = |s: &str| {
+        s.split('/')
+            .any(|p| p != ".." && p.chars().any(char::is_alphanumeric))
+    };
+    if first.len() == DIR.len_utf8() && first.starts_with(DIR) {
+        if !read && !has_literal(rest) {
+            return None;
+        }
+        // The folder itself (`os.ReadDir(dir)`) is `.`: an empty path names nothing.
+        let path = glob(rest);
+        let path = if path.is_empty() {
+            ".".to_string()
+        } else {
+            path
+        };
+        return Some(Fact::Path(PathValue::FileDir(path)));
+    }
+    // An unknown base (a parameter, another file's helper): the literal tail anywhere, its
+    // leading `..` dropped (they climb from a folder not known).
+    let relative = if first.starts_with(ANY) {
+        rest
+    } else if first.len() == CWD.len_utf8() && first.starts_with(CWD) {
+        if runs_tests {
+            return Some(Fact::Literal(glob(rest)));
+        }
+        rest
+    } else if runs_tests {
+        return has_literal(&value).then(|| Fact::Literal(glob(&value)));
+    } else {
+        // Relative to the working directory of a file no `go test` runs in its own folder:
+        // the folder of any package whose tests call it.
+        &value
+    };
+    let tail: Vec<&str> = relative
+        .split('/')
+        .skip_while(|p| *p == ".." || *p == "." || p.is_empty())
+        .collect();
+    let tail = tail.join("/");
+    if has_literal(&tail) {
+        Some(Fact::Path(PathValue::Relative(format!(
+            "**/{}",
+            glob(&tail)
+        ))))
+    } else if read && !first.starts_with(ANY) {
+        // The working directory itself (`os.DirFS(".")`) where it is not known: any folder.
+        Some(Fact::Path(PathValue::Relative("**".to_string())))
+    } else {
+        None
+    }
+}
+
+/// Markers as glob syntax: the file's own name is one segment (`*`); an unknown part may hold
+/// folders (`**`, or `**/x*` inside a segment).
+fn glob(value: &str) -> String {
+    value
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .map(|p| {
+            if p.chars().all(|c| c == ANY) {
+                "**".to_string()
+            } else if p.contains(ANY) {
+                format!("**/{}", p.replace([ANY, NAME], "*"))
+            } else {
+                p.replace(NAME, "*")
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cleaning_keeps_anchors_and_unknown_folders() {
+        let d = DIR.to_string();
+        assert_eq!(clean(&format!("{d}/{NAME}/../x")), format!("{d}/x"));
+        assert_eq!(clean(&format!("{d}/../a/./b")), format!("{d}/../a/b"));
+        assert_eq!(clean(&format!("{ANY}/../../data")), format!("{ANY}/data"));
+        assert_eq!(dir(&format!("{d}/{NAME}")), d);
+        assert_eq!(dir(&d), format!("{d}/.."));
+        assert_eq!(glob(&format!("a/case_{ANY}.json")), "a/**/case_*.json");
+        assert_eq!(
+            sprintf("%s/x-%d.json", &[vec![d.clone()], any()]),
+            [format!("{d}/x-{ANY}.json")]
+        );
+    }
+}
