@@ -17,6 +17,7 @@ mod ledger;
 mod limits;
 mod observations;
 mod output;
+mod path_space;
 mod paths;
 mod plans;
 mod push_support;
