@@ -20,6 +20,7 @@ mod limits;
 mod load_space;
 mod observations;
 mod output;
+mod path_space;
 mod paths;
 mod plans;
 mod push_support;

@@ -25,6 +25,7 @@ thread_local! {
     });
 }
 
+mod bindings;
 mod calls;
 mod strings;
 
@@ -128,6 +129,10 @@ impl<'s> Pass<'s> {
                                 .then(|| name.child_by_field_name("alias"))
                                 .flatten()
                                 .map(|a| self.text(a));
+                            let bound = alias.clone().unwrap_or_else(|| {
+                                module.split('.').next().unwrap_or_default().to_string()
+                            });
+                            self.names.remove(&bound);
                             self.bind_module_files(&module, alias);
                             self.facts.imports.push(Import {
                                 line,
@@ -141,6 +146,9 @@ impl<'s> Pass<'s> {
                 }
                 "import_from_statement" => {
                     let import = from_import(node, self.source, line);
+                    for (_, alias) in strings::from_import_aliases(node, self.source) {
+                        self.names.remove(&alias);
+                    }
                     if import.level == 0 {
                         for (name, alias) in strings::from_import_aliases(node, self.source) {
                             let module = format!("{}.{name}", import.module);
@@ -152,7 +160,10 @@ impl<'s> Pass<'s> {
                     continue;
                 }
                 "future_import_statement" => continue,
-                "call" => self.call(node, line),
+                "call" => {
+                    self.call(node, line);
+                    self.listing(node, line);
+                }
                 "function_definition" => self.module_getattr(node, line),
                 "subscript" => self.environ_subscript(node),
                 "assignment" => {
@@ -161,11 +172,8 @@ impl<'s> Pass<'s> {
                     if left.is_some_and(|l| self.text(l) == "pytest_plugins") {
                         child_context = StringContext::PytestPlugins;
                     }
-                    if let (Some(left), Some(right)) = (left, node.child_by_field_name("right"))
-                        && left.kind() == "identifier"
-                        && let Some(value) = self.eval(right)
-                    {
-                        self.names.insert(self.text(left), value);
+                    if let Some(left) = left {
+                        self.bind(left, node.child_by_field_name("right"));
                     }
                 }
                 "keyword_argument"
@@ -179,7 +187,7 @@ impl<'s> Pass<'s> {
                     self.string(node, context, line);
                     continue;
                 }
-                _ => {}
+                _ => self.bind_other(node),
             }
             // Names are not recorded where used: their value was recorded where it was bound.
             if matches!(
@@ -291,6 +299,9 @@ impl<'s> Pass<'s> {
         if matches!(&value, PathValue::Relative(p) if !p.contains('/')) {
             return; // a lone word: the string itself was already recorded
         }
+        if matches!(&value, PathValue::Relative(p) if p.starts_with('/')) {
+            return; // absolute (`os.sep`, a temporary folder): outside the repository
+        }
         if node
             .parent()
             .is_some_and(|p| self.builds_on(p) || self.puts_on_sys_path(p))
@@ -329,10 +340,16 @@ impl<'s> Pass<'s> {
         ) && self.eval(node).is_some()
     }
 
-    /// The path `node` evaluates to. Once an expression proved too deep, nothing inside it is
-    /// evaluated again: each of its thousands of sub-expressions would be as deep (the walk
-    /// would cost the square of the file).
+    /// The path `node` evaluates to, its unknown parts sealed into globs: what facts record.
     fn eval(&self, node: Node<'_>) -> Option<PathValue> {
+        self.eval_raw(node).map(PathValue::seal)
+    }
+
+    /// The path `node` evaluates to, unknown parts still marked (a name keeps its value so, to
+    /// be joined further). Once an expression proved too deep, nothing inside it is evaluated
+    /// again: each of its thousands of sub-expressions would be as deep (the walk would cost
+    /// the square of the file).
+    fn eval_raw(&self, node: Node<'_>) -> Option<PathValue> {
         if node.start_byte() < self.skip_until.get() {
             return None;
         }

@@ -19,6 +19,20 @@ impl Pass<'_> {
                 {
                     self.push(line, glob, context)
                 }
+                // Elsewhere, one that reads as a path (`f"{base}/data/{name}.json"`, passed
+                // on to a reader), as a literal with a `/` would.
+                Some(PathValue::Relative(glob))
+                    if glob.contains('/')
+                        && !glob.starts_with('/')
+                        && glob.chars().any(char::is_alphanumeric)
+                        && glob
+                            .chars()
+                            .all(|c| c.is_alphanumeric() || "._-/:+@*?[]{},~".contains(c)) =>
+                {
+                    let text = one_line(&self.text(node));
+                    let value = PathValue::Relative(glob);
+                    self.facts.paths.push(PathRef { line, value, text });
+                }
                 Some(
                     value @ (PathValue::FileDir(_)
                     | PathValue::Package { .. }

@@ -83,7 +83,9 @@ fn path_expressions_from_file_joins_constants_and_resources() {
             (7, pkg("shop", "rates.json")),
             (8, pkg("shop", "x/y.bin")),
             (9, PathValue::Relative("tests/data/a.json".into())),
-            (10, fd("/cases/*.txt")),
+            // `name` may hold a `/`: any `.txt` below `cases/` (the `/` after the folder
+            // is the separator: before, `/cases/…` read as absolute and named nothing).
+            (10, fd("cases/**/*.txt")),
             (11, fd("../conf")),
             (12, fd("sibling.json")),
         ],
@@ -386,8 +388,9 @@ fn paths_built_on_an_imported_modules_file() {
             (7, dir("js.util", "x.txt")),
             (8, dir("js.extra", "y.txt")),
             (9, dir("js.core", "z.txt")),
+            (10, PathValue::Relative("**/n.txt".into())),
         ],
-        "`other` was never imported: line 10 builds no path"
+        "`other` was never imported: line 10 is an `n.txt` in any folder"
     );
 }
 
@@ -398,4 +401,39 @@ fn variables_read_by_a_literal_name() {
                e = os.environ.setdefault('E', '1')\nf = os.environ[name]\ng = os.getenv(f'G{x}')\n\
                os.environ['A'] = 'again'\n";
     assert_eq!(analyze(src.as_bytes()).env, ["A", "B", "C", "D", "E"]);
+}
+
+/// What the path space (tests/it/path_space.rs) found, one form each: templates, the working
+/// folder, folders not known here under a known tail, loops over literal lists, stale names,
+/// listings of an anchor, f-strings passed on, and unknowns that may hold a `/` or climb.
+#[test]
+fn templates_unknown_folders_loops_and_listings() {
+    let src = "import os\nfrom pathlib import Path\nfrom conf import BASE\nHERE = Path(__file__).parent\n\
+               A = '%s/data/a.json' % HERE\nB = '{}/data/{}'.format(HERE, 'b.json')\n\
+               C = os.path.join(os.getcwd(), 'data', 'c.json')\nD = BASE / 'data' / 'd.json'\n\
+               for n in ['e.json', 'f.json']:\n    open(HERE / n)\n\
+               X = HERE / 'old.json'\nX = os.environ.get('X', 'y')\nG = X + '/g.json'\n\
+               os.listdir(HERE)\ncopy2(f'{BASE}/h.json', dst)\n\
+               def f(name):\n    return HERE / 'cases' / name / 'in.txt'\n\
+               I = os.path.join(HERE, name, '..', 'i.json')\nJ = HERE + os.sep + 'j.json'\n\
+               K = tmp_path / 'k.json'\n";
+    let fd = |p: &str| PathValue::FileDir(p.into());
+    let rel = |p: &str| PathValue::Relative(p.into());
+    assert_eq!(
+        paths(src),
+        vec![
+            (5, fd("data/a.json")),
+            (6, fd("data/b.json")),
+            (7, rel("./data/c.json")),
+            (8, rel("**/data/d.json")),
+            (10, fd("{e.json,f.json}")),
+            (11, fd("old.json")),
+            (13, rel("**/g.json")),
+            (14, fd(".")),
+            (15, rel("**/h.json")),
+            (17, fd("cases/**/in.txt")),
+            (18, fd("../**/i.json")),
+            (19, fd("./j.json")),
+        ],
+    );
 }

@@ -1,0 +1,188 @@
+//! Names bound to paths as the text binds them: an assignment binds its value (or, when it is
+//! no path, unbinds the name: a stale value would name the wrong file); a loop over a literal
+//! list binds the alternatives; parameters, `as` targets, imports and augmented assignments
+//! unbind. And the listings: a folder read whole (`os.listdir(HERE)`), even an anchor.
+
+use super::Pass;
+use super::strings::{has_interpolation, one_line, string_value};
+use crate::analyze::facts::PathRef;
+use crate::analyze::paths::PathValue;
+use tree_sitter::Node;
+
+/// Calls that read a folder named by their first argument: every file under it.
+const LISTINGS: &[&str] = &[
+    "os.listdir",
+    "listdir",
+    "os.scandir",
+    "scandir",
+    "os.walk",
+    "os.fwalk",
+    "shutil.copytree",
+    "copytree",
+];
+/// Methods that read the folder a path names (`Path.iterdir`, `Path.walk`).
+const LISTING_METHODS: &[&str] = &["iterdir", "walk"];
+
+/// How many items a loop's literal list may have to be bound as alternatives.
+const MAX_ALTERNATIVES: usize = 32;
+
+impl Pass<'_> {
+    /// The bindings other than plain assignments: loops, `:=`, parameters, `as` targets and
+    /// augmented assignments (`p += "/x"`, not followed: unbound).
+    pub(super) fn bind_other(&mut self, node: Node<'_>) {
+        match node.kind() {
+            "for_statement" | "for_in_clause" => self.bind_loop(node),
+            "named_expression" => {
+                if let Some(name) = node.child_by_field_name("name") {
+                    self.bind(name, node.child_by_field_name("value"));
+                }
+            }
+            "augmented_assignment" => {
+                if let Some(left) = node.child_by_field_name("left") {
+                    self.unbind(left);
+                }
+            }
+            "parameters" | "lambda_parameters" | "as_pattern_target" => self.unbind(node),
+            _ => {}
+        }
+    }
+
+    /// `name = value`: a path value binds; anything else unbinds what the left side names.
+    pub(super) fn bind(&mut self, left: Node<'_>, right: Option<Node<'_>>) {
+        let value = right
+            .filter(|_| left.kind() == "identifier")
+            .and_then(|r| self.eval_raw(r));
+        match value {
+            Some(value) => {
+                self.names.insert(self.text(left), value);
+            }
+            None => self.unbind(left),
+        }
+    }
+
+    /// Every name a target binds (`a`, `a, b`, `[a, *b]`, `as (a, b)`) is no longer known.
+    pub(super) fn unbind(&mut self, target: Node<'_>) {
+        let mut stack = vec![target];
+        while let Some(node) = stack.pop() {
+            match node.kind() {
+                "identifier" => {
+                    self.names.remove(&self.text(node));
+                }
+                "pattern_list"
+                | "tuple_pattern"
+                | "list_pattern"
+                | "list_splat_pattern"
+                | "parenthesized_expression"
+                | "tuple"
+                | "list"
+                | "as_pattern_target"
+                | "parameters"
+                | "lambda_parameters"
+                | "typed_parameter"
+                | "list_splat"
+                | "dictionary_splat_pattern" => {
+                    let mut cursor = node.walk();
+                    stack.extend(node.named_children(&mut cursor));
+                }
+                "default_parameter" | "typed_default_parameter" => {
+                    stack.extend(node.child_by_field_name("name"));
+                }
+                _ => {}
+            }
+        }
+    }
+
+    /// `for name in ["a.json", "b.json"]`: `name` is one of them, a glob alternation
+    /// (`{a.json,b.json}`). Items that are no plain file names (a `/`, a glob character) or
+    /// any other iterable leave it unknown.
+    pub(super) fn bind_loop(&mut self, node: Node<'_>) {
+        let Some(left) = node.child_by_field_name("left") else {
+            return;
+        };
+        let items = node
+            .child_by_field_name("right")
+            .filter(|r| matches!(r.kind(), "list" | "tuple"))
+            .and_then(|list| self.plain_items(list));
+        match items {
+            Some(items) if left.kind() == "identifier" => {
+                let value = if items.len() == 1 {
+                    items[0].clone()
+                } else {
+                    format!("{{{}}}", items.join(","))
+                };
+                self.names
+                    .insert(self.text(left), PathValue::Relative(value));
+            }
+            _ => self.unbind(left),
+        }
+    }
+
+    /// A literal list's items, when each is a plain file name.
+    fn plain_items(&self, list: Node<'_>) -> Option<Vec<String>> {
+        let mut cursor = list.walk();
+        let mut items: Vec<String> = Vec::new();
+        for item in list.named_children(&mut cursor) {
+            if item.kind() != "string" || has_interpolation(item) {
+                return None;
+            }
+            let value = string_value(item, self.source);
+            let plain = !value.is_empty()
+                && value != "."
+                && value != ".."
+                && !value.contains(['/', '\\', '*', '?', '[', ']', '{', '}', ',']);
+            if !plain {
+                return None;
+            }
+            if !items.contains(&value) {
+                items.push(value);
+            }
+        }
+        (!items.is_empty() && items.len() <= MAX_ALTERNATIVES).then_some(items)
+    }
+
+    /// `os.listdir(HERE)`, `DATA.iterdir()`: the folder is read whole, so it is recorded even
+    /// where it is an anchor (the file's own folder) or a name.
+    pub(super) fn listing(&mut self, call: Node<'_>, line: u32) {
+        let Some(function) = call.child_by_field_name("function") else {
+            return;
+        };
+        let name = self.text(function);
+        let folder = if LISTINGS.contains(&name.as_str()) {
+            call.child_by_field_name("arguments").and_then(|a| {
+                let mut cursor = a.walk();
+                a.named_children(&mut cursor)
+                    .find(|c| c.kind() != "keyword_argument" && c.kind() != "comment")
+            })
+        } else if function.kind() == "attribute"
+            && function
+                .child_by_field_name("attribute")
+                .is_some_and(|m| LISTING_METHODS.contains(&self.text(m).as_str()))
+        {
+            function.child_by_field_name("object")
+        } else {
+            None
+        };
+        let Some(value) = folder.and_then(|f| self.eval(f)) else {
+            return;
+        };
+        // The folder itself: `.` names what is under it, an empty path names nothing.
+        let value = match value {
+            PathValue::File | PathValue::ModuleFile(_) => return,
+            PathValue::FileDir(p) if p.is_empty() => PathValue::FileDir(".".into()),
+            PathValue::Package { package, path } if path.is_empty() => PathValue::Package {
+                package,
+                path: ".".into(),
+            },
+            PathValue::ModuleDir { module, path } if path.is_empty() => PathValue::ModuleDir {
+                module,
+                path: ".".into(),
+            },
+            v => v,
+        };
+        if !value.is_specific() {
+            return;
+        }
+        let text = one_line(&self.text(folder.unwrap_or(call)));
+        self.facts.paths.push(PathRef { line, value, text });
+    }
+}
