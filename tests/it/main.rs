@@ -7,6 +7,7 @@ mod config_guard;
 mod doctests;
 mod errors;
 mod fingerprint;
+mod forms;
 mod frameworks;
 mod go_anchors;
 mod golang;
