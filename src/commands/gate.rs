@@ -142,6 +142,25 @@ pub(super) struct Analyzed {
     pub decided: Decision,
 }
 
+/// After a run: what its test files opened is kept as their traced edges, then the ledger
+/// enters its units (their digests taking in those traces).
+fn remember(
+    scope: &crate::fingerprint::Scope<'_>,
+    head: Option<git2::Oid>,
+    ledger: &Ledger,
+    collected: &Collected,
+    complete: bool,
+    this_run: &crate::ledger::Run<'_>,
+) {
+    let state = repo::state_dir(scope.repo);
+    let at = head.map_or_else(|| "working tree".into(), |h| h.to_string());
+    let files = &scope.snapshot.files;
+    let kept = traced::keep(&state, scope.project, files, &at, &collected.opened);
+    for why in [kept, ledger.enter(collected, complete, this_run, scope)] {
+        why.into_iter().for_each(super::warn);
+    }
+}
+
 /// What history adds to a selection: its signals (tests failing on main, co-failures) and
 /// the tests whose traced runs opened a changed file.
 fn add_history(state: &Path, project: &Project, input: &Input, decided: &mut Decision) {
@@ -255,20 +274,13 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
             let mode = (r.code, opts.shadow);
             (code, judged) = super::shadow::compare(repo, &project, &input, run, db, mode)?;
         }
-        let at = input
-            .head
-            .map_or_else(|| "working tree".into(), |h| h.to_string());
-        let files = &input.snapshot.files;
-        let kept = traced::keep(&state, &project, files, &at, &collected.opened);
         let scope = crate::fingerprint::Scope {
             repo,
             snapshot: &input.snapshot,
             project: &project,
             root: &root,
         };
-        for why in [kept, ledger.enter(&collected, complete, &this_run, &scope)] {
-            why.into_iter().for_each(super::warn);
-        }
+        remember(&scope, input.head, &ledger, &collected, complete, &this_run);
     }
     // A run that ran no test (every change inert, nothing changed) has nothing to record.
     if let (Some(to), Some(_), true) = (&record_to, &ran, plan.runs()) {
