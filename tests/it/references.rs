@@ -77,7 +77,8 @@ const CASES: &[(&str, &str, &str, &str)] = &[
         "tests/test_data_dir/input.txt",
         "41\n",
         "tests/test_data_dir.py",
-        "pytest-datadir",
+        // `Path(__file__).with_suffix("")` is evaluated: an exact path, before the convention.
+        "builds the path tests/test_data_dir/input.txt",
     ),
 ];
 

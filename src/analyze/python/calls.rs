@@ -79,6 +79,9 @@ const PATH_CALLS: &[&str] = &[
     "glob.iglob",
     "iglob",
     "load_dotenv",
+    "run_path",
+    "spec_from_file_location",
+    "SourceFileLoader",
     "dotenv.load_dotenv",
     "send_from_directory",
     "StaticFiles",
@@ -168,6 +171,7 @@ impl Pass<'_> {
         if IMPORT_FUNCTIONS.contains(&function.as_str()) {
             self.import_call(node, &function, &args, line);
         }
+        self.file_run(node, &function, &last, &args, line);
         if is_sys_path_call(&function)
             && let Some(folder) = args.iter().rev().find(|a| a.kind() != "keyword_argument")
             && let Some(value) = self.eval(*folder)
@@ -385,6 +389,108 @@ impl Pass<'_> {
             Vec::new()
         } else {
             vec![None]
+        }
+    }
+
+    /// A call that runs a file's code: `runpy.run_path(p)`, `spec_from_file_location(n, p)`,
+    /// `SourceFileLoader(n, p)`, `exec(open(p).read())`; `exec("import x")` is Python code
+    /// read as this file's. Whether its path was placed is known once the file is walked.
+    fn file_run(
+        &mut self,
+        node: Node<'_>,
+        function: &str,
+        last: &str,
+        args: &[Node<'_>],
+        line: u32,
+    ) {
+        let text = || one_line(&self.text(node));
+        match (function, last) {
+            (_, "run_path" | "spec_from_file_location" | "SourceFileLoader") => {
+                let at = usize::from(last != "run_path");
+                let path = args
+                    .iter()
+                    .filter(|a| a.kind() != "keyword_argument")
+                    .nth(at);
+                if path.is_some_and(|p| !self.placed(*p)) {
+                    let text = text();
+                    self.dynamic(line, text, None, String::new(), false);
+                }
+            }
+            (_, "walk_packages") => self.walk_packages(node, args, line),
+            ("exec" | "compile" | "builtins.exec", _) => match args.first() {
+                Some(code) if code.kind() == "string" && !has_interpolation(*code) => {
+                    let code = string_value(*code, self.source);
+                    self.python_code(&code, line);
+                }
+                Some(code) => {
+                    let reads = ["open(", "read_text(", "read_bytes(", ".read("];
+                    let source = self.text(*code);
+                    if reads.iter().any(|r| source.contains(r)) && !self.placed(*code) {
+                        let text = text();
+                        self.dynamic(line, text, None, String::new(), false);
+                    }
+                }
+                None => {}
+            },
+            _ => {}
+        }
+    }
+
+    /// Whether a path argument (or an expression reading one) names something gate places:
+    /// a literal, or a path expression it evaluates, anywhere inside it.
+    fn placed(&self, node: Node<'_>) -> bool {
+        let mut stack = vec![node];
+        while let Some(n) = stack.pop() {
+            if n.kind() == "string" && !has_interpolation(n) {
+                return true;
+            }
+            if matches!(
+                n.kind(),
+                "call" | "binary_operator" | "attribute" | "identifier" | "string"
+            ) && self
+                .eval(n)
+                .is_some_and(|v| !v.is_anchor() && v.is_specific())
+            {
+                return true;
+            }
+            let mut cursor = n.walk();
+            stack.extend(n.named_children(&mut cursor));
+        }
+        false
+    }
+
+    /// `pkgutil.walk_packages(path, prefix)` imports every package under `path` to recurse,
+    /// by `prefix` + its name: the modules under the prefix (`"lib."`, `__name__ + "."`), or
+    /// unbounded when the prefix is not known.
+    fn walk_packages(&mut self, node: Node<'_>, args: &[Node<'_>], line: u32) {
+        let prefix = args
+            .iter()
+            .filter(|a| a.kind() != "keyword_argument")
+            .nth(1)
+            .copied()
+            .or_else(|| {
+                args.iter()
+                    .filter(|a| a.kind() == "keyword_argument")
+                    .find(|a| {
+                        a.child_by_field_name("name")
+                            .is_some_and(|n| self.text(n) == "prefix")
+                    })
+                    .and_then(|a| a.child_by_field_name("value"))
+            });
+        let text = one_line(&self.text(node));
+        let placed = prefix
+            .map(|p| self.module_name(p))
+            .and_then(|(lead, name, _)| match lead {
+                Lead::Literal if !name.is_empty() && !name.starts_with('.') => Some((None, name)),
+                Lead::Own | Lead::Package => name.strip_prefix('.').map(|rest| {
+                    let own_module = lead == Lead::Own;
+                    (Some(Anchor { own_module, up: 0 }), rest.to_string())
+                }),
+                Lead::Literal => None,
+            });
+        match placed {
+            Some((anchor, name)) => self.dynamic(line, text, anchor, name, false),
+            None => self.dynamic(line, text, None, String::new(), false),
         }
     }
 

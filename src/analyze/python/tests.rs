@@ -236,6 +236,39 @@ fn relative_run_time_names_keep_their_anchor() {
     );
 }
 
+/// Code run from a file by a path gate cannot evaluate is unbounded; a literal or evaluated
+/// path is a path edge, literal code is read as this file's.
+#[test]
+fn files_run_by_path_are_placed_or_unbounded() {
+    let src = "import runpy, pkgutil\nrunpy.run_path(p)\nrunpy.run_path('lib/script.py')\n\
+               spec_from_file_location('m', where)\nexec(open(conf).read())\nexec('import lib.a')\n\
+               pkgutil.walk_packages(lib.__path__, 'lib.')\npkgutil.walk_packages(__path__, __name__ + '.')\n\
+               pkgutil.walk_packages(path)\nexec(code)\n";
+    let f = analyze(src.as_bytes());
+    let got: Vec<(u32, String, bool)> = f
+        .dynamic_imports
+        .iter()
+        .map(|d| (d.line, d.prefix.clone(), d.anchor.is_some()))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (2, String::new(), false),
+            (4, String::new(), false),
+            (5, String::new(), false),
+            (7, "lib.".into(), false),
+            (8, String::new(), true),
+            (9, String::new(), false),
+        ]
+    );
+    assert!(f.imports.iter().any(|i| i.line == 6 && i.module == "lib.a"));
+    assert!(
+        f.strings
+            .iter()
+            .any(|s| s.line == 3 && s.value == "lib/script.py")
+    );
+}
+
 #[test]
 fn flask_apps_and_bdd_bindings() {
     let src = "app = Flask(__name__)\nscenarios('features/cart.feature')\n@scenario('pay.feature', 'Pay')\ndef test_pay(): pass\n\
