@@ -93,10 +93,23 @@ pub(crate) fn detect(
             unittest(&t)
         });
     if read_files > 0 && all_unittest {
-        return framework(
+        let unittest = framework(
             Kind::Unittest,
             None,
             format!("all {read_files} test*.py file(s) read import unittest and none names pytest"),
+        );
+        // unittest's discovery walks packages only: test files in a folder without
+        // `__init__.py` are no tests to it, but pytest (which runs TestCases too) collects
+        // them. Selecting from no test at all would miss every one.
+        if !unittest.tests(files).is_empty() {
+            return unittest;
+        }
+        return framework(
+            Kind::Pytest,
+            None,
+            format!(
+                "the {read_files} test*.py file(s) import unittest, but unittest's discovery finds none of them (their folders are not packages): pytest collects them"
+            ),
         );
     }
     framework(
@@ -214,6 +227,36 @@ mod tests {
 
     fn set(files: &[&str]) -> BTreeSet<String> {
         files.iter().map(|s| s.to_string()).collect()
+    }
+
+    /// unittest-style tests in a folder that is no package: unittest's discovery finds none of
+    /// them, so pytest (which collects TestCases too) runs them — never a selection from zero
+    /// tests (found in pytz: `pytz/tests/` has no `__init__.py`).
+    #[test]
+    fn unittest_tests_unittest_cannot_discover_run_with_pytest() {
+        let case = "import unittest\n\n\nclass T(unittest.TestCase):\n    pass\n";
+        let detect_in = |files: &[&str]| {
+            let tree = set(files);
+            let read = |f: &str| f.ends_with(".py").then(|| case.as_bytes().to_vec());
+            let discovery = TestDiscovery::load(|_: &str| None);
+            detect(None, &discovery, &tree, &read).kind
+        };
+        assert_eq!(
+            detect_in(&[
+                "lib/__init__.py",
+                "lib/tests/test_a.py",
+                "lib/tests/test_b.py"
+            ]),
+            Kind::Pytest
+        );
+        assert_eq!(
+            detect_in(&[
+                "lib/__init__.py",
+                "lib/tests/__init__.py",
+                "lib/tests/test_a.py"
+            ]),
+            Kind::Unittest
+        );
     }
 
     #[test]

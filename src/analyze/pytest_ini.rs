@@ -154,8 +154,11 @@ impl TestDiscovery {
         let bdd_features_base_dir = get("bdd_features_base_dir")
             .map(|d| crate::path::normalize(d.trim()))
             .filter(|d| !d.is_empty());
-        let mut plugins: Vec<(String, String)> = get("addopts")
-            .map(|opts| addopts_plugins(&opts))
+        // pytest splits `addopts` as a shell does.
+        let addopts = get("addopts").map(|a| crate::analyze::shell::words(&a));
+        let mut plugins: Vec<(String, String)> = addopts
+            .as_deref()
+            .map(addopts_plugins)
             .unwrap_or_default()
             .into_iter()
             .map(|m| {
@@ -165,8 +168,8 @@ impl TestDiscovery {
             .collect();
         plugins.extend(entry_point_plugins(read));
         let mut doctests = Doctests::default();
-        if let Some(opts) = get("addopts") {
-            doctests.read(opts.split_whitespace());
+        if let Some(opts) = &addopts {
+            doctests.read(opts.iter().map(String::as_str));
         }
         plugins.sort();
         plugins.dedup_by(|a, b| a.0 == b.0);
@@ -280,9 +283,9 @@ impl TestDiscovery {
 }
 
 /// The modules `-p NAME` / `-pNAME` load (`-p no:NAME` disables one: not a module).
-fn addopts_plugins(addopts: &str) -> Vec<String> {
+fn addopts_plugins(addopts: &[String]) -> Vec<String> {
     let mut out = Vec::new();
-    let mut words = addopts.split_whitespace();
+    let mut words = addopts.iter().map(String::as_str);
     while let Some(word) = words.next() {
         let name = match word.strip_prefix("-p") {
             Some("") => words.next(),
@@ -354,22 +357,29 @@ fn entry_point_plugins(read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Vec<(String, S
 /// `[tool.pytest.ini_options]` keys, lists joined by spaces as pytest reads them.
 fn pyproject_keys(text: &str) -> std::result::Result<Option<Vec<(String, String)>>, String> {
     let doc: toml::Table = toml::from_str(text).map_err(|e| one_line(&e.to_string()))?;
-    let Some(options) = doc
+    let Some(pytest) = doc
         .get("tool")
         .and_then(|t| t.get("pytest"))
-        .and_then(|p| p.get("ini_options"))
-        .and_then(|o| o.as_table())
+        .and_then(|p| p.as_table())
     else {
         return Ok(None);
     };
+    // `[tool.pytest.ini_options]`, or pytest 9's native `[tool.pytest]` table.
+    let options = match pytest.get("ini_options").and_then(|o| o.as_table()) {
+        Some(ini) => ini,
+        None => pytest,
+    };
     let keys = options
         .iter()
+        .filter(|(k, _)| k.as_str() != "ini_options")
         .map(|(k, v)| {
             let value = match v {
                 toml::Value::String(s) => s.clone(),
+                // A list is its items, each one word (quoted, as `addopts` is split as a
+                // shell does).
                 toml::Value::Array(items) => items
                     .iter()
-                    .map(|i| i.as_str().map_or_else(|| i.to_string(), str::to_string))
+                    .map(|i| i.as_str().map_or_else(|| i.to_string(), quote_word))
                     .collect::<Vec<_>>()
                     .join(" "),
                 other => other.to_string(),
@@ -378,6 +388,15 @@ fn pyproject_keys(text: &str) -> std::result::Result<Option<Vec<(String, String)
         })
         .collect();
     Ok(Some(keys))
+}
+
+/// One word, quoted for a shell's split when it holds what would split or unquote it.
+fn quote_word(word: &str) -> String {
+    if word.is_empty() || word.contains(|c: char| c.is_whitespace() || "'\"\\".contains(c)) {
+        format!("'{}'", word.replace('\'', "'\"'\"'"))
+    } else {
+        word.to_string()
+    }
 }
 
 /// The keys of one section of an INI file; continuation lines (indented) join the value.
@@ -587,6 +606,27 @@ mod tests {
                 "src/pkg/core.py",
                 "tests/test_core.py"
             ]
+        );
+        // pytest 9's native table (lists of words), and a quoted glob split as a shell does.
+        let native = discovery(&[(
+            "pyproject.toml",
+            "[tool.pytest]\naddopts = [\"--doctest-modules\"]\ntestpaths = [\"src\", \"tests\"]\n",
+        )]);
+        assert_eq!(
+            names(&native, &native.doctests),
+            [
+                "src/pkg/__init__.py",
+                "src/pkg/core.py",
+                "tests/test_core.py"
+            ]
+        );
+        let quoted = discovery(&[(
+            "setup.cfg",
+            "[tool:pytest]\naddopts = --doctest-glob='*.rst' --cov pkg\n",
+        )]);
+        assert_eq!(
+            names(&quoted, &quoted.doctests),
+            ["docs/index.rst", "tests/test_core.py"]
         );
         let under = discovery(&[(
             "pytest.ini",

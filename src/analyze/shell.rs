@@ -73,6 +73,39 @@ pub(crate) fn scan(text: &str) -> Vec<Word> {
     out
 }
 
+/// Words as a POSIX shell splits them (quotes group, a backslash escapes), as pytest splits
+/// an `addopts` string (`shlex.split`): `--doctest-glob='*.rst'` is `--doctest-glob=*.rst`.
+pub(crate) fn words(text: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut word = String::new();
+    let mut quote: Option<char> = None;
+    let mut open = false;
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some('"'), '\\') => word.extend(chars.next()),
+            (Some(_), c) => word.push(c),
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                open = true;
+            }
+            (None, '\\') => word.extend(chars.next()),
+            (None, c) if c.is_whitespace() => {
+                if open || !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+                open = false;
+            }
+            (None, c) => word.push(c),
+        }
+    }
+    if open || !word.is_empty() {
+        words.push(word);
+    }
+    words
+}
+
 /// Shell words of one line: quotes group, operators and whitespace separate, `#` starts a
 /// comment at a word's start.
 fn split(line: &str) -> Vec<String> {
@@ -126,6 +159,14 @@ mod tests {
             .into_iter()
             .map(|w| (w.value, w.module))
             .collect()
+    }
+
+    #[test]
+    fn words_split_as_a_shell_does() {
+        assert_eq!(
+            super::words(r#"-p x --doctest-glob='*.rst' "a b" c\ d '' e"#),
+            ["-p", "x", "--doctest-glob=*.rst", "a b", "c d", "", "e"]
+        );
     }
 
     #[test]

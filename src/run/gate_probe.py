@@ -27,8 +27,12 @@ _trace = {"current": None, "root": os.path.realpath(os.getcwd()) + os.sep}
 
 
 def _audit(event, args):
+    # Called for every audited event of the process (frames, imports, exec…): the cheapest
+    # test first.
+    if event != "open":
+        return
     current = _trace["current"]
-    if current is None or event != "open" or not args:
+    if current is None or not args:
         return
     path = args[0]
     if not isinstance(path, (str, bytes, os.PathLike)):

@@ -417,6 +417,7 @@ impl Pass<'_> {
                 }
             }
             (_, "walk_packages") => self.walk_packages(node, args, line),
+            (_, "attach_stub") => self.attach_stub(node, args, line),
             ("exec" | "compile" | "builtins.exec", _) => match args.first() {
                 Some(code) if code.kind() == "string" && !has_interpolation(*code) => {
                     let code = string_value(*code, self.source);
@@ -457,6 +458,29 @@ impl Pass<'_> {
             stack.extend(n.named_children(&mut cursor));
         }
         false
+    }
+
+    /// `lazy_loader.attach_stub(name, __file__)` reads the type stub beside the module file at
+    /// run time to learn what to load: the stubs in that folder are read, not type
+    /// information only.
+    fn attach_stub(&mut self, node: Node<'_>, args: &[Node<'_>], line: u32) {
+        use crate::analyze::paths::PathValue;
+        let file = args
+            .iter()
+            .filter(|a| a.kind() != "keyword_argument")
+            .nth(1);
+        let value = match file.and_then(|f| self.eval(*f)) {
+            Some(PathValue::File) => PathValue::FileDir("*.pyi".into()),
+            Some(PathValue::ModuleFile(module)) => PathValue::ModuleDir {
+                module,
+                path: "*.pyi".into(),
+            },
+            _ => return,
+        };
+        let text = one_line(&self.text(node));
+        self.facts
+            .paths
+            .push(crate::analyze::facts::PathRef { line, value, text });
     }
 
     /// `pkgutil.walk_packages(path, prefix)` imports every package under `path` to recurse,

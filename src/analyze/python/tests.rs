@@ -269,6 +269,30 @@ fn files_run_by_path_are_placed_or_unbounded() {
     );
 }
 
+/// `lazy.attach_stub(name, file)` reads the stubs beside the module file (found in
+/// lazy_loader's own tests: a changed `.pyi` was called inert).
+#[test]
+fn attach_stub_reads_the_stubs_beside_the_file() {
+    let src = "import lazy_loader as lazy\nimport pkg.fake as fake\n\
+               __getattr__, __dir__, __all__ = lazy.attach_stub(__name__, __file__)\n\
+               lazy.attach_stub(fake.__name__, fake.__file__)\n";
+    let got = paths(src);
+    assert!(
+        got.contains(&(3, PathValue::FileDir("*.pyi".into()))),
+        "{got:?}"
+    );
+    assert!(
+        got.contains(&(
+            4,
+            PathValue::ModuleDir {
+                module: "pkg.fake".into(),
+                path: "*.pyi".into()
+            }
+        )),
+        "{got:?}"
+    );
+}
+
 #[test]
 fn flask_apps_and_bdd_bindings() {
     let src = "app = Flask(__name__)\nscenarios('features/cart.feature')\n@scenario('pay.feature', 'Pay')\ndef test_pay(): pass\n\
