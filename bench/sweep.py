@@ -17,8 +17,9 @@ time: a Python module (code or test) raises at import; a data file is cut to hal
 has one byte flipped (in JSON/TOML/YAML a structural character) or is emptied. Each mutant is
 committed, `gate --affected HEAD~1...HEAD --json --list` is asked, the whole suite runs for
 truth (with --continue-on-collection-errors), and the commit is undone. A miss: a test file (a doctested module or a doctest file included) that fails now
-and passed at the base, not selected, while the run's verdict was not refused/named_full; each
-missed file is then run alone on the mutant to confirm it. The sample depends only on the seed
+and passed at the base (every file collected at the base, when the mutant stops the whole
+session), not selected, while the run's verdict was not refused/named_full; each missed file is
+then run alone on the mutant to confirm it (a miss that passes alone is order or load dependent). The sample depends only on the seed
 and the tree, never on the gate binary, so a re-run with another --gate mutates the same files.
 Candidates are every tracked file except a fixed list (licences, changelogs, docs/, CI config and
 the manifests gate treats as the whole suite by name).
@@ -210,6 +211,10 @@ def run_project(name, repo, gate, seed, n, raw):
     sh(["git", "reset", "-q", "--hard", "sweep-base"], repo)
     rng = random.Random(f"{seed}:{name}")
     base_fail, code = failing(repo, SUITE)
+    # What pytest collects at the base: when a mutant stops the session (a conftest that cannot
+    # be imported: exit 3/4), every one of these fails and must be selected.
+    listing = sh(SUITE + " --collect-only -q", repo, shell=True, timeout=600).stdout
+    collected = {m.group(1).removeprefix("./") for m in re.finditer(r"^(\S+?)::", listing, re.M)}
     print(f"{name}: base suite exit {code}, {len(base_fail)} failing file(s) at base {sorted(base_fail)}", flush=True)
     records = []
     for path, kind in sample(repo, n, rng):
@@ -222,18 +227,17 @@ def run_project(name, repo, gate, seed, n, raw):
         row = next((f for f in r.get("files", []) if f.get("path") == path), {})
         chosen = {s["path"].split("::")[0].removeprefix("./") for s in r.get("selected", [])}
         now, code = failing(repo, SUITE)
+        broken = code not in (0, 1)
+        if broken:
+            now |= collected
         new = now - base_fail
         missed = sorted(new - chosen)
-        broken = code not in (0, 1)
         full = verdict in ("refused", "named_full")
-        if broken and not full and len(chosen) < r.get("test_files", 0):
-            missed.append(f"(session broke: exit {code})")
         confirmed = {}
         if missed and not full:
             for m in missed:
-                if not m.startswith("("):
-                    alone = sh(f"{SUITE} ./{m}", repo, shell=True, timeout=600).returncode
-                    confirmed[m] = alone not in (0, 5)
+                alone = sh(f"{SUITE} ./{m}", repo, shell=True, timeout=600).returncode
+                confirmed[m] = alone not in (0, 5)
         if verdict == "error":
             status = "gate-error"
         elif full:
@@ -315,11 +319,14 @@ def main():
         everything += records
         summary.append(dict(summarise(name, records), version=ver, why=why))
     print(f"\ngate {gate} ({version}, sha256 {digest}), seed {args.seed}")
-    print(f"{'project':<24} {'changes':>7} {'caught':>6} {'quiet':>5} {'misses':>6} {'refused+nf':>10} {'sel.frac':>8}")
+    print("misses: mutants with a missed file (in brackets: those whose every missed file passes alone)")
+    print(f"{'project':<24} {'changes':>7} {'caught':>6} {'quiet':>5} {'misses':>8} {'refused+nf':>10} {'sel.frac':>8}")
     for s in summary:
         frac = "—" if s["selected_fraction"] is None else f"{s['selected_fraction']:.3f}"
+        alone = sum(not any(m["confirmed_alone"].values()) for m in s["misses"])
+        misses = f"{len(s['misses'])} ({alone})"
         print(f"{s['project'] + ' ' + s['version']:<24} {s['changes']:>7} {s['caught']:>6} {s['quiet']:>5} "
-              f"{len(s['misses']):>6} {s['full_share']:>9.0%} {frac:>8}")
+              f"{misses:>8} {s['full_share']:>9.0%} {frac:>8}")
     for s in summary:
         for m in s["misses"]:
             print(f"MISS {s['project']}: {m['file']} [{m['kind']} {m['mode']}] -> {m['missed']} "
