@@ -72,7 +72,8 @@ PROJECTS = [
 
 # --continue-on-collection-errors: a file that fails to import must not hide the others
 # (bench/mutate.py reruns with it when collection stopped the session; this runs once).
-SUITE = ".venv/bin/python -m pytest -p no:cacheprovider -q --continue-on-collection-errors"
+# --tb=line: a mutant failing thousands of tests is not slowed by formatting their tracebacks.
+SUITE = ".venv/bin/python -m pytest -p no:cacheprovider -q --tb=line --continue-on-collection-errors"
 EXCLUDE = """LICENSE* LICENCE* COPYING* **/LICENSE* CHANGELOG* CHANGES* HISTORY* NEWS* AUTHORS* RELEASING*
 PKG-INFO MANIFEST.in .gitignore .gitattributes docs/** doc/** .github/** changelog/** *.egg-info/**
 pyproject.toml setup.py setup.cfg tox.ini pytest.ini noxfile.py **/requirements*.txt *.lock
@@ -129,9 +130,13 @@ def prepare(pdir, names):
 # ---------------------------------------------------------------- run
 
 
-def failing(repo, suite):
-    """Failing test files (doctest files and doctested modules too) of a whole-suite run."""
-    out = sh(suite, repo, shell=True, timeout=600)
+def failing(repo, suite, timeout=600):
+    """Failing test files (doctest files and doctested modules too) of a whole-suite run;
+    (None, "timeout") when it ran out of time."""
+    try:
+        out = sh(suite, repo, shell=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, "timeout"
     files = set()
     for m in re.finditer(r"^(?:FAILED|ERROR) (\S+?)(?:::|\s|$)", out.stdout + out.stderr, re.M):
         files.add(m.group(1).removeprefix("./"))
@@ -210,7 +215,11 @@ def gate_report(gate, repo):
 def run_project(name, repo, gate, seed, n, raw):
     sh(["git", "reset", "-q", "--hard", "sweep-base"], repo)
     rng = random.Random(f"{seed}:{name}")
+    t = time.time()
     base_fail, code = failing(repo, SUITE)
+    # A mutant's suite gets ten times the base's (a module re-raising on every call can make a
+    # failing suite take many minutes): past that the mutant is judged "timeout", not a miss.
+    limit = max(120, 10 * (time.time() - t))
     # What pytest collects at the base: when a mutant stops the session (a conftest that cannot
     # be imported: exit 3/4), every one of these fails and must be selected.
     listing = sh(SUITE + " --collect-only -q", repo, shell=True, timeout=600).stdout
@@ -226,20 +235,24 @@ def run_project(name, repo, gate, seed, n, raw):
         verdict = r.get("verdict")
         row = next((f for f in r.get("files", []) if f.get("path") == path), {})
         chosen = {s["path"].split("::")[0].removeprefix("./") for s in r.get("selected", [])}
-        now, code = failing(repo, SUITE)
-        broken = code not in (0, 1)
+        now, code = failing(repo, SUITE, limit)
+        timed_out = now is None
+        now = now or set()
+        broken = code not in (0, 1) and not timed_out
         if broken:
             now |= collected
         new = now - base_fail
         missed = sorted(new - chosen)
         full = verdict in ("refused", "named_full")
         confirmed = {}
-        if missed and not full:
+        if missed and not full and not timed_out:
             for m in missed:
-                alone = sh(f"{SUITE} ./{m}", repo, shell=True, timeout=600).returncode
-                confirmed[m] = alone not in (0, 5)
+                alone, why = failing(repo, f"{SUITE} ./{m}", limit)
+                confirmed[m] = why == "timeout" or why not in (0, 5)
         if verdict == "error":
             status = "gate-error"
+        elif timed_out:
+            status = "timeout"
         elif full:
             status = verdict
         elif missed:
@@ -278,6 +291,7 @@ def summarise(name, records):
                     "row_reasons": r["row_reasons"]} for r in records if r["status"] == "MISSED"],
         "full_share": full / n if n else 0.0, "selected_fraction": frac, "bounded": len(bounded),
         "gate_errors": sum(r["status"] == "gate-error" for r in records),
+        "timeouts": [r["file"] for r in records if r["status"] == "timeout"],
     }
 
 
@@ -320,13 +334,13 @@ def main():
         summary.append(dict(summarise(name, records), version=ver, why=why))
     print(f"\ngate {gate} ({version}, sha256 {digest}), seed {args.seed}")
     print("misses: mutants with a missed file (in brackets: those whose every missed file passes alone)")
-    print(f"{'project':<24} {'changes':>7} {'caught':>6} {'quiet':>5} {'misses':>8} {'refused+nf':>10} {'sel.frac':>8}")
+    print(f"{'project':<24} {'changes':>7} {'caught':>6} {'quiet':>5} {'misses':>8} {'refused+nf':>10} {'sel.frac':>8} {'timeout':>7}")
     for s in summary:
         frac = "—" if s["selected_fraction"] is None else f"{s['selected_fraction']:.3f}"
         alone = sum(not any(m["confirmed_alone"].values()) for m in s["misses"])
         misses = f"{len(s['misses'])} ({alone})"
         print(f"{s['project'] + ' ' + s['version']:<24} {s['changes']:>7} {s['caught']:>6} {s['quiet']:>5} "
-              f"{misses:>8} {s['full_share']:>9.0%} {frac:>8}")
+              f"{misses:>8} {s['full_share']:>9.0%} {frac:>8} {len(s['timeouts']):>7}")
     for s in summary:
         for m in s["misses"]:
             print(f"MISS {s['project']}: {m['file']} [{m['kind']} {m['mode']}] -> {m['missed']} "
