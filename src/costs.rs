@@ -447,6 +447,7 @@ mod tests {
                     .collect(),
                 select_ms: select,
                 record_ms: record,
+                traced_only: Vec::new(),
             }
         };
         let s = from_compares(

@@ -22,6 +22,9 @@ pub(crate) struct Compare {
     pub select_ms: Option<u64>,
     /// gate's own time recording a leg at the commit, when one was recorded.
     pub record_ms: Option<u64>,
+    /// `(changed file, test)` pairs the decision selected through traced edges alone: what a
+    /// run opened that no static edge reaches.
+    pub traced_only: Vec<(String, String)>,
 }
 
 impl Compare {
@@ -76,6 +79,9 @@ pub(crate) struct Evaluation {
     pub graph_completeness: Option<f64>,
     /// Compares left out because their decision no longer hashes to its id.
     pub untrusted: usize,
+    /// Static gaps: a traced edge selected a test no static edge did (`commit: test opened
+    /// file`), each one for a rule or an analyser fix.
+    pub static_gaps: Vec<String>,
 }
 
 #[derive(Serialize, Debug, PartialEq)]
@@ -119,7 +125,11 @@ pub(crate) fn evaluate(compares: &[Compare]) -> Evaluation {
     let (mut faulty, mut faulty_caught) = (0, 0);
     let (mut sel_files, mut all_files, mut sel_ms, mut all_ms) = (0usize, 0usize, 0u64, 0u64);
     let mut misses: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut static_gaps = Vec::new();
     for c in compares {
+        for (file, test) in &c.traced_only {
+            static_gaps.push(format!("{}: {test} opened {file}", short(&c.commit)));
+        }
         let mut this_failing = 0;
         let mut this_caught = 0;
         for j in &c.judged {
@@ -189,6 +199,7 @@ pub(crate) fn evaluate(compares: &[Compare]) -> Evaluation {
         unknown,
         graph_completeness: None,
         untrusted: 0,
+        static_gaps,
     }
 }
 
@@ -219,6 +230,19 @@ pub(crate) fn human(e: &Evaluation) -> String {
     );
     for m in &e.misses {
         out.push_str(&format!("  missed {}×: {}\n", m.count, m.cause));
+    }
+    if !e.static_gaps.is_empty() {
+        out.push_str(&format!(
+            "  static gaps: {} (a traced edge selected a test no static edge did — a rule or an analyser fix each)
+",
+            e.static_gaps.len()
+        ));
+        for gap in &e.static_gaps {
+            out.push_str(&format!(
+                "    {gap}
+"
+            ));
+        }
     }
     if e.untrusted > 0 {
         out.push_str(&format!(
@@ -263,6 +287,7 @@ mod tests {
                 .into(),
             select_ms: None,
             record_ms: None,
+            traced_only: Vec::new(),
         };
         let e = evaluate(std::slice::from_ref(&c));
         assert_eq!(e.selected_fraction_files, Some(2.0 / 3.0));
@@ -308,6 +333,7 @@ mod tests {
                 ran_everything: false,
                 select_ms: None,
                 record_ms: None,
+                traced_only: vec![("data/x.json".into(), "b".into())],
             },
             Compare {
                 commit: "bbbbbbbbbbbbbbbb".into(),
@@ -321,6 +347,7 @@ mod tests {
                 ran_everything: false,
                 select_ms: None,
                 record_ms: None,
+                traced_only: Vec::new(),
             },
         ];
         let e = evaluate(&compares);
@@ -330,6 +357,7 @@ mod tests {
         assert_eq!(e.selected_fraction_files, Some(2.0 / 7.0));
         assert_eq!(e.selected_fraction_seconds, Some(100.0 / 650.0));
         assert_eq!((e.flaky, e.pre_existing, e.unknown), (1, 1, 1));
+        assert_eq!(e.static_gaps, ["aaaaaaaaaaaa: b opened data/x.json"]);
         assert_eq!(
             e.misses,
             [Miss {

@@ -14,6 +14,52 @@ struct Decision {
     inventory: BTreeSet<String>,
     selected: BTreeMap<String, serde_json::Value>,
     reused: BTreeMap<String, serde_json::Value>,
+    #[serde(default)]
+    rows: Vec<FrozenRow>,
+}
+
+/// What a frozen row says of the edges that selected each test.
+#[derive(serde::Deserialize)]
+struct FrozenRow {
+    path: String,
+    #[serde(default)]
+    edges: Vec<FrozenEdge>,
+}
+
+#[derive(serde::Deserialize)]
+struct FrozenEdge {
+    test: String,
+    #[serde(default)]
+    chain: Vec<FrozenLink>,
+}
+
+#[derive(serde::Deserialize)]
+struct FrozenLink {
+    kind: String,
+}
+
+impl Decision {
+    /// `(file, test)` where a test's only edges, in every row, were traced ones.
+    fn traced_only(&self) -> Vec<(String, String)> {
+        let traced = |e: &FrozenEdge| e.chain.first().is_some_and(|l| l.kind == "traced");
+        let mut statics: BTreeSet<&str> = BTreeSet::new();
+        for e in self.rows.iter().flat_map(|r| &r.edges) {
+            if !traced(e) {
+                statics.insert(&e.test);
+            }
+        }
+        let mut out = Vec::new();
+        for row in &self.rows {
+            for e in row
+                .edges
+                .iter()
+                .filter(|e| traced(e) && !statics.contains(e.test.as_str()))
+            {
+                out.push((row.path.clone(), e.test.clone()));
+            }
+        }
+        out
+    }
 }
 
 /// What the store recorded in a window, for `evaluate` and `costs --from-history`.
@@ -59,7 +105,9 @@ pub(super) fn recorded(repo: &git2::Repository, since: &str, db: Option<&str>) -
             .map_err(|e| unreadable("judgements", &s.decision, e))?;
         let durations: BTreeMap<String, u64> = serde_json::from_str(&s.durations)
             .map_err(|e| unreadable("durations", &s.decision, e))?;
+        let traced_only = d.traced_only();
         compares.push(Compare {
+            traced_only,
             commit: s.commit.clone(),
             ran_everything: matches!(d.verdict.as_str(), "named_full" | "refused"),
             inventory: d.inventory,

@@ -50,4 +50,20 @@ fn a_file_a_traced_run_opened_selects_that_test() {
     let said = text(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
     assert!(said.contains("tests/test_b.py::test_b"), "{said}");
+    // A shadow run judges against the decision that held the traced edge: both caught, and
+    // evaluate lists the static gap the trace covered.
+    let shadow = t.gate(&["shadow", "HEAD~1...HEAD"]).output().unwrap();
+    assert_eq!(shadow.status.code(), Some(1), "{}", text(&shadow));
+    let out = t.gate(&["evaluate", "--json"]).output().unwrap();
+    let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(e["caught"], 2, "{e:#}");
+    let head = t.repo.head().unwrap().target().unwrap().to_string();
+    assert_eq!(
+        e["static_gaps"],
+        serde_json::json!([format!(
+            "{}: tests/test_b.py opened data/x.json",
+            &head[..12]
+        )]),
+        "{e:#}"
+    );
 }
