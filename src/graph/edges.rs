@@ -34,6 +34,29 @@ pub(super) fn file_edges(
             import_edges(tree, path, import, go, edges);
         }
     }
+    // Folders this file puts on `sys.path` itself: its own imports resolve there too (a
+    // conftest's are every test's roots already).
+    let local = local_roots(tree, path, f);
+    for import in f
+        .imports
+        .iter()
+        .filter(|i| i.level == 0 && !local.is_empty())
+    {
+        let mut parts: Vec<&str> = import.module.split('.').filter(|p| !p.is_empty()).collect();
+        let whole = parts.len();
+        for name in import.names.iter().filter(|n| n.as_str() != "*") {
+            parts.truncate(whole);
+            parts.push(name);
+            for (to, module) in resolve_in(tree, &local, &parts, parts.len()) {
+                edges.add(path, to, EdgeKind::Import, import.line, module);
+            }
+        }
+        for k in 1..=whole {
+            for (to, module) in resolve_in(tree, &local, &parts, k) {
+                edges.add(path, to, EdgeKind::Import, import.line, module);
+            }
+        }
+    }
     // A doctest's run executes its examples: their imports are its dependencies (and nobody
     // else's: a module imported for its code does not run its docstrings).
     if (tree.is_test)(path) {
@@ -242,4 +265,30 @@ fn anchor_dir(path: &str, anchor: Anchor) -> String {
         dir = parent(&dir).to_string();
     }
     dir
+}
+
+/// The folders a file puts on `sys.path` (`sys.path.insert(0, "extra")`, relative to the
+/// working directory, the root; or built from `__file__`) that are folders of the tree.
+fn local_roots(tree: &Tree<'_>, path: &str, f: &Facts) -> Vec<String> {
+    use crate::analyze::paths::PathValue;
+    let mut roots: Vec<String> = f
+        .sys_paths
+        .iter()
+        .filter_map(|p| match &p.value {
+            PathValue::FileDir(dir) => Some(crate::path::normalize(&join(parent(path), dir))),
+            PathValue::Relative(dir) => Some(crate::path::normalize(dir)),
+            _ => None,
+        })
+        .filter(|dir| !dir.starts_with("..") && !dir.contains('*'))
+        .filter(|dir| {
+            let prefix = format!("{dir}/");
+            tree.files
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|f| f.starts_with(&prefix))
+        })
+        .collect();
+    roots.sort();
+    roots.dedup();
+    roots
 }

@@ -26,6 +26,7 @@ pub(super) fn resolve_import(
             ));
             out.extend(resolve_in(tree, tree.roots, &parts, parts.len()));
         }
+        star_submodules(tree, import, &mut out);
         out.sort();
         out.dedup();
         return out;
@@ -53,7 +54,42 @@ pub(super) fn resolve_import(
                 .map(|f| (f, label(&parts))),
         );
     }
+    star_submodules(tree, import, &mut out);
     out
+}
+
+/// `from pkg import *` imports the submodules `pkg/__init__.py` lists in `__all__`: the text of
+/// the importer cannot say which, so every module directly in the package is one.
+fn star_submodules(tree: &Tree<'_>, import: &Import, out: &mut Vec<(String, String)>) {
+    if !import.names.iter().any(|n| n == "*") {
+        return;
+    }
+    let last = import.module.rsplit('.').next().unwrap_or_default();
+    let packages: Vec<(String, String)> = out
+        .iter()
+        .filter(|(f, label)| f.ends_with("/__init__.py") && label.rsplit('.').next() == Some(last))
+        .map(|(f, label)| (parent(f).to_string(), label.clone()))
+        .collect();
+    for (dir, label) in packages {
+        let prefix = format!("{dir}/");
+        let children = tree
+            .files
+            .range(prefix.clone()..)
+            .take_while(|f| f.starts_with(&prefix))
+            .filter(|f| {
+                let rest = &f[prefix.len()..];
+                (!rest.contains('/') && rest.ends_with(".py") && rest != "__init__.py")
+                    || rest
+                        .strip_suffix("/__init__.py")
+                        .is_some_and(|d| !d.contains('/'))
+            });
+        for child in children {
+            let name = child[prefix.len()..]
+                .trim_end_matches("/__init__.py")
+                .trim_end_matches(".py");
+            out.push((child.clone(), format!("{label}.{name}")));
+        }
+    }
 }
 
 /// `a.b.c` runs `a`, `a.b` and `a.b.c`: an edge to every prefix found under any root.
