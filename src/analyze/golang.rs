@@ -268,6 +268,7 @@ fn call<'t>(
         }
     }
     let context = if EXEC_CALLS.contains(&last) && function.contains("exec.") {
+        go_tool_packages(facts, node, line, source);
         StringContext::Argv
     } else if PATH_CALLS.contains(&last) {
         StringContext::PathArg
@@ -284,6 +285,53 @@ fn call<'t>(
         }
     }
     Some(Some(context))
+}
+
+/// `exec.Command("go", "run", "example.com/mod/tool")`: a go command's package arguments that
+/// are import paths (not `./dir` folders, which the argv strings name) build that package — an
+/// import of it, resolved as imports are.
+fn go_tool_packages(facts: &mut Facts, call: Node<'_>, line: u32, source: &[u8]) {
+    let words: Vec<String> = call_args(call)
+        .iter()
+        .filter(|a| {
+            matches!(
+                a.kind(),
+                "interpreted_string_literal" | "raw_string_literal"
+            )
+        })
+        .map(|a| literal(*a, source))
+        .collect();
+    let is_go = words
+        .first()
+        .is_some_and(|w| w == "go" || w.ends_with("/go"));
+    let verb = words.get(1).map(String::as_str);
+    if !is_go
+        || !matches!(
+            verb,
+            Some("run" | "build" | "test" | "vet" | "install" | "generate")
+        )
+    {
+        return;
+    }
+    for word in &words[2..] {
+        let path = word.split('@').next().unwrap_or(word);
+        let import_path = !path.starts_with('-')
+            && !path.starts_with('.')
+            && !path.starts_with('/')
+            && !path.ends_with(".go")
+            && path
+                .split('/')
+                .next()
+                .is_some_and(|first| first.contains('.'));
+        if import_path {
+            facts.imports.push(crate::analyze::facts::Import {
+                line,
+                level: 0,
+                module: path.to_string(),
+                names: Vec::new(),
+            });
+        }
+    }
 }
 
 fn call_args(call: Node<'_>) -> Vec<Node<'_>> {
