@@ -2,6 +2,7 @@
 //! data file through a path gate cannot evaluate; once a gated run has traced it, a change to
 //! that file selects it, shown as a traced edge — checked with real pytest runs.
 
+use crate::plans::validate;
 use crate::support::{TestRepo, row, selected, text};
 
 fn change_data(t: &TestRepo) {
@@ -45,6 +46,7 @@ fn a_file_a_traced_run_opened_selects_that_test() {
         .find(|e| e["test"] == "tests/test_b.py")
         .unwrap();
     assert_eq!(edge["chain"][0]["kind"], "traced", "{edge}");
+    validate("report.schema.json", &r);
     // The run itself: both tests fail on the new data, and both ran.
     let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
     let said = text(&out);
@@ -56,6 +58,7 @@ fn a_file_a_traced_run_opened_selects_that_test() {
     assert_eq!(shadow.status.code(), Some(1), "{}", text(&shadow));
     let out = t.gate(&["evaluate", "--json"]).output().unwrap();
     let e: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    validate("evaluate.schema.json", &e);
     assert_eq!(e["caught"], 2, "{e:#}");
     let head = t.repo.head().unwrap().target().unwrap().to_string();
     assert_eq!(
