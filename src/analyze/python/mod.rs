@@ -164,7 +164,6 @@ impl<'s> Pass<'s> {
                     self.call(node, line);
                     self.listing(node, line);
                 }
-                "function_definition" => self.module_getattr(node, line),
                 "subscript" => self.environ_subscript(node),
                 "assignment" => {
                     let left = node.child_by_field_name("left");
@@ -225,15 +224,20 @@ impl<'s> Pass<'s> {
     }
 
     /// A module-level `__getattr__` (PEP 562) runs on the first use of a name the module lacks
-    /// — how packages load their submodules lazily (`pkg.sub` imports `pkg/sub.py` then),
-    /// often through a library (`lazy_loader.attach(__name__, …)`) whose names gate cannot
-    /// read: it may load any module of the file's own package, so that is its bound.
+    /// — how packages load their submodules lazily (`pkg.sub` imports `pkg/sub.py` then).
+    /// Bound from a call (`__getattr__, … = lazy.attach(__name__, …)`), it is a library's code
+    /// gate does not read: it may load any module of the file's own package, so that is its
+    /// bound. A `def __getattr__` is this file's code, whose import calls are read where they
+    /// stand (a `__version__` shim loads nothing of the package).
     fn module_getattr(&mut self, node: Node<'_>, line: u32) {
-        let binds = match node.kind() {
-            "function_definition" => node.child_by_field_name("name"),
-            _ => node.child_by_field_name("left"),
-        };
-        if !binds.is_some_and(|b| self.binds_getattr(b)) {
+        let from_call = node
+            .child_by_field_name("right")
+            .is_some_and(|r| r.kind() == "call");
+        if !from_call
+            || !node
+                .child_by_field_name("left")
+                .is_some_and(|b| self.binds_getattr(b))
+        {
             return;
         }
         let mut up = node.parent();
