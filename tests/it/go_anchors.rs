@@ -8,7 +8,7 @@
 //! the package that reads it (or refuse).
 
 use crate::golang::go_vars;
-use crate::support::TestRepo;
+use crate::support::{Rng, TestRepo};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
@@ -47,25 +47,6 @@ const FOLDERS: &[&str] = &[
     "svc/deep/shared",
     "svc/testdata",
 ];
-
-/// splitmix64: a fixed sequence per seed, no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, xs: &'a [T]) -> &'a T {
-        &xs[self.below(xs.len())]
-    }
-}
 
 /// One generated expression: where it is, who runs it, and what it was made of.
 struct Expr {
@@ -385,7 +366,7 @@ fn spell(
 fn generate(rng: &mut Rng, n: usize, files: &mut BTreeSet<String>) -> Expr {
     let site = rng.below(SITES.len());
     let owner = match SITES[site].1 {
-        "" => *rng.pick(OWNERS),
+        "" => rng.pick(OWNERS),
         o => o,
     };
     let an = anchor(rng, n, site, owner);
@@ -396,7 +377,7 @@ fn generate(rng: &mut Rng, n: usize, files: &mut BTreeSet<String>) -> Expr {
         .copied()
         .filter(|f| reader != 4 || f.contains("testdata"))
         .collect();
-    let folder = *rng.pick(&folders);
+    let folder = rng.pick(&folders);
     let name = if reader == 4 {
         format!("x{n}.go")
     } else {

@@ -6,25 +6,9 @@
 //! file a load really opened must be reached by gate's graph from the loading file — or the
 //! loading file holds an unbounded import (`may_load`, which every changed module meets).
 
-use crate::support::{TestRepo, text};
+use crate::support::{Rng, TestRepo, text};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// splitmix64: small, seeded, the same everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn pick<'a>(&mut self, items: &[&'a str]) -> &'a str {
-        items[(self.next() % items.len() as u64) as usize]
-    }
-}
 
 /// Where a loader lives: its file, and for a package, children its own-name imports can find.
 const HOMES: &[&str] = &["module", "sub_module", "package"];

@@ -9,31 +9,9 @@
 //! returned, are the truth. Each of them must be covered by gate's graph: a reference edge
 //! from the reading file, or from a module it imports.
 
-use crate::support::{TestRepo, text};
+use crate::support::{Rng, TestRepo, text};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-
-/// splitmix64: small, seeded, the same everywhere.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-    fn pick<'a, T: ?Sized>(&mut self, items: &[&'a T]) -> &'a T {
-        items[self.below(items.len())]
-    }
-    fn chance(&mut self, one_in: usize) -> bool {
-        self.below(one_in) == 0
-    }
-}
 
 /// The folders every data layout is repeated in (the fixture `paths`), and where readers live.
 const BASES: &[&str] = &["", "pkg", "pkg/sub", "tests"];
