@@ -306,8 +306,18 @@ fn tests_of(
     go: &GoLayout,
     read: impl Fn(&str) -> Option<Vec<u8>>,
 ) -> BTreeSet<String> {
-    // Doctests are tests: the runner's own options count as `addopts` do.
+    // Doctests are tests: `PYTEST_ADDOPTS` (the `[env]` table's, else gate's own environment,
+    // which the runner inherits) and the runner's own options count as `addopts` do, in the
+    // order pytest reads them.
     let mut doctests = discovery.doctests.clone();
+    let env_addopts = config
+        .env
+        .get("PYTEST_ADDOPTS")
+        .cloned()
+        .or_else(|| std::env::var("PYTEST_ADDOPTS").ok());
+    if let Some(words) = env_addopts.map(|a| crate::analyze::shell::words(&a)) {
+        doctests.read(words.iter().map(String::as_str));
+    }
     doctests.read(config.runner.iter().flatten().map(String::as_str));
     let python = match framework.kind {
         Kind::Pytest => discovery.tests(&snapshot.files, &doctests),

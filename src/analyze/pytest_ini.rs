@@ -8,7 +8,7 @@ use globset::{Glob, GlobBuilder, GlobSet, GlobSetBuilder};
 pub(crate) struct TestDiscovery {
     /// The file the settings came from, if any.
     pub source: Option<String>,
-    python_files: GlobSet,
+    python_files: Fnmatch,
     /// `python_files` is pytest's default (`test_*.py *_test.py`): names are checked directly.
     default_names: bool,
     testpaths: Option<GlobSet>,
@@ -69,23 +69,134 @@ impl Doctests {
         }
     }
 
+    /// The files these options make tests, compiled once for a walk of the tree.
+    pub(crate) fn files(&self) -> DoctestFiles {
+        DoctestFiles {
+            modules: self.modules,
+            globs: Fnmatch::new(self.globs.iter().map(String::as_str)),
+        }
+    }
+}
+
+pub(crate) struct DoctestFiles {
+    modules: bool,
+    globs: Fnmatch,
+}
+
+impl DoctestFiles {
     /// Whether pytest's doctest plugin collects `path` as a test file (where pytest walks):
     /// any module but `setup.py`, `__main__.py` and a conftest (whose own changes select
-    /// every test below it) under `--doctest-modules`; a text file whose name matches a
-    /// glob. A glob pytest matches against the whole path when it holds a `/`.
+    /// every test below it) under `--doctest-modules`; any other file a glob matches.
     pub(crate) fn collects(&self, path: &str) -> bool {
         let name = crate::path::file_name(path);
         if path.ends_with(".py") {
             return self.modules && !matches!(name, "setup.py" | "__main__.py" | "conftest.py");
         }
-        self.globs.iter().any(|g| {
-            let subject = if g.contains('/') { path } else { name };
-            globset::GlobBuilder::new(g)
-                .literal_separator(false)
-                .build()
-                .is_ok_and(|glob| glob.compile_matcher().is_match(subject))
-        })
+        self.globs.is_match(path)
     }
+}
+
+/// Patterns matched as pytest's `fnmatch_ex` matches them (`python_files`, `--doctest-glob`):
+/// a pattern without a `/` matches the file's name; one with a `/` matches the end of its
+/// absolute path after any folders (`*/` + pattern), and fnmatch's `*` crosses folders —
+/// `docs/*.md` matches `a/docs/b/c.md`. fnmatch has no `{a,b}` (braces are literal) and reads
+/// an unclosed `[` as itself. An absolute pattern names folders outside the tree's paths: its
+/// last part is matched against the name, which can only widen. Not known here: the root's
+/// own folder names, which a pattern may spell out (`myrepo/docs/*.md`).
+#[derive(Debug, Clone)]
+pub(crate) struct Fnmatch {
+    names: GlobSet,
+    paths: GlobSet,
+}
+
+impl Fnmatch {
+    pub(crate) fn new<'p>(patterns: impl IntoIterator<Item = &'p str>) -> Fnmatch {
+        let (mut names, mut paths) = (GlobSetBuilder::new(), GlobSetBuilder::new());
+        for pattern in patterns {
+            let pattern = match pattern.strip_prefix('/') {
+                Some(absolute) => crate::path::file_name(absolute),
+                None => pattern,
+            };
+            let (set, glob) = match pattern.contains('/') {
+                true => (&mut paths, format!("*/{}", glob_of(pattern, true))),
+                false => (&mut names, glob_of(pattern, true)),
+            };
+            let compile = |glob: &str| {
+                GlobBuilder::new(glob)
+                    .literal_separator(false)
+                    .backslash_escape(false)
+                    .build()
+            };
+            // A class globset rejects (a reversed range) stands for any one character: wider.
+            set.add(compile(&glob).unwrap_or_else(|_| {
+                compile(&glob_of(&glob, false)).expect("a pattern without classes compiles")
+            }));
+        }
+        Fnmatch {
+            names: names.build().expect("translated patterns compile"),
+            paths: paths.build().expect("translated patterns compile"),
+        }
+    }
+
+    pub(crate) fn is_match(&self, path: &str) -> bool {
+        self.names.is_match(crate::path::file_name(path))
+            || (!self.paths.is_empty() && self.paths.is_match(format!("/{path}")))
+    }
+}
+
+/// An fnmatch pattern as a globset pattern, following `fnmatch.translate`: `*`, `?` and a
+/// closed `[...]` class (`!` negates, a `]` first is a member) keep their meaning; every other
+/// character, an unclosed `[` included, is itself. Without `classes`, a class is `?`.
+fn glob_of(pattern: &str, classes: bool) -> String {
+    let chars: Vec<char> = pattern.chars().collect();
+    let mut out = String::new();
+    let mut i = 0;
+    while i < chars.len() {
+        let c = chars[i];
+        i += 1;
+        match c {
+            '*' | '?' => out.push(c),
+            '[' => {
+                let mut j = i;
+                if chars.get(j) == Some(&'!') {
+                    j += 1;
+                }
+                if chars.get(j) == Some(&']') {
+                    j += 1;
+                }
+                while j < chars.len() && chars[j] != ']' {
+                    j += 1;
+                }
+                if j >= chars.len() {
+                    out.push_str("[[]");
+                    continue;
+                }
+                if !classes {
+                    out.push('?');
+                    i = j + 1;
+                    continue;
+                }
+                let (negate, members) = match chars[i] {
+                    '!' => (true, &chars[i + 1..j]),
+                    _ => (false, &chars[i..j]),
+                };
+                out.push('[');
+                if negate {
+                    out.push('!');
+                }
+                out.extend(members);
+                out.push(']');
+                i = j + 1;
+            }
+            '{' | '}' | ']' => {
+                out.push('[');
+                out.push(c);
+                out.push(']');
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// pytest's default `python_files`.
@@ -175,7 +286,8 @@ impl TestDiscovery {
         plugins.dedup_by(|a, b| a.0 == b.0);
         let source = found.map(|(file, _)| file);
         let origin = source.clone().unwrap_or_else(|| "pytest defaults".into());
-        let build = |patterns: &str, under: bool| -> Result<GlobSet> {
+        // `testpaths`: each pattern and everything under what it names.
+        let under = |patterns: &str| -> Result<GlobSet> {
             let mut set = GlobSetBuilder::new();
             for p in patterns.split_whitespace() {
                 let p = p.trim_end_matches('/');
@@ -185,12 +297,8 @@ impl TestDiscovery {
                         .build()
                         .map_err(|e| Error::config(&origin, format!("bad pattern `{p}`: {e}")))
                 };
-                if under {
-                    set.add(glob(p)?);
-                    set.add(glob(&format!("{p}/**"))?);
-                } else {
-                    set.add(glob(p)?);
-                }
+                set.add(glob(p)?);
+                set.add(glob(&format!("{p}/**"))?);
             }
             set.build()
                 .map_err(|e| Error::config(&origin, e.to_string()))
@@ -204,8 +312,8 @@ impl TestDiscovery {
                 .build()
                 .expect("built-in norecursedirs patterns are valid"),
             default_names: python_files.split_whitespace().eq(DEFAULT_NAMES.split(' ')),
-            python_files: build(&python_files, false)?,
-            testpaths: testpaths.map(|t| build(&t, true)).transpose()?,
+            python_files: Fnmatch::new(python_files.split_whitespace()),
+            testpaths: testpaths.map(|t| under(&t)).transpose()?,
             pythonpath,
             bdd_features_base_dir,
             plugins,
@@ -220,7 +328,7 @@ impl TestDiscovery {
     #[cfg(test)]
     fn is_test(&self, path: &str) -> bool {
         let (dirs, _) = path.rsplit_once('/').unwrap_or(("", path));
-        (self.is_test_name(path) || self.doctests.collects(path))
+        (self.is_test_name(path) || self.doctests.files().collects(path))
             && self.collects_dir(dirs)
             && self.in_testpaths(path)
     }
@@ -233,6 +341,7 @@ impl TestDiscovery {
         files: impl IntoIterator<Item = &'f String>,
         doctests: &Doctests,
     ) -> Vec<&'f String> {
+        let doctests = doctests.files();
         let mut last: Option<(&str, bool)> = None;
         let mut out = Vec::new();
         for path in files {
@@ -266,7 +375,7 @@ impl TestDiscovery {
         if self.default_names {
             name.starts_with("test_") || name.ends_with("_test.py")
         } else {
-            self.python_files.is_match(name)
+            self.python_files.is_match(path)
         }
     }
 
@@ -673,5 +782,110 @@ mod tests {
         ]);
         assert_eq!(tox.source.as_deref(), Some("tox.ini"));
         assert!(tox.is_test("it/test_a.py"));
+    }
+
+    /// `python_files` and `--doctest-glob` patterns, generated (seeded) from the pieces that
+    /// matter to fnmatch, against pytest's own `fnmatch_ex` on the absolute paths pytest sees.
+    /// (The root's own folder names are not known to a plan: a pattern that spells them out —
+    /// `myrepo/docs/*.md` — is not matched. The root here is one no generated part can spell.)
+    #[test]
+    fn patterns_match_as_pytests_fnmatch_ex() {
+        const PIECES: &[&str] = &[
+            "*", "?", "/", "docs", "a", ".md", "test", "_x", "[ab]", "[!a]", "[", "]", "{a,b}",
+            "**", ".", "[]a]", "[z-a]", "[a-c]", "\\", "-",
+        ];
+        const PARTS: &[&str] = &[
+            "docs", "a", "b", "test", "{a,b}", "[", "]", "x.md", "c", "-", "\\",
+        ];
+        let mut seed: u64 = 0x5eed_f00d;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            ((seed >> 33) as usize) % n
+        };
+        let mut cases = Vec::new();
+        for _ in 0..3000 {
+            let pieces: Vec<&str> = (0..1 + next(5))
+                .map(|_| PIECES[next(PIECES.len())])
+                .collect();
+            let pattern: String = pieces.concat();
+            // Half the paths are the pattern filled in, under some folders: mostly matches.
+            if next(2) == 0 {
+                let filled: String = pieces
+                    .iter()
+                    .map(|p| match *p {
+                        "*" | "**" => ["", "a", "b/c", "x.md"][next(4)],
+                        "?" | "[ab]" | "[]a]" | "[a-c]" => "a",
+                        "[!a]" => "b",
+                        p => p,
+                    })
+                    .collect();
+                let above = ["", "a/", "docs/b/"][next(3)];
+                cases.push((
+                    pattern,
+                    format!("{above}{filled}").trim_matches('/').to_string(),
+                ));
+                continue;
+            }
+            let path = (0..1 + next(4))
+                .map(|_| {
+                    let a = PARTS[next(PARTS.len())];
+                    let b = PARTS[next(PARTS.len())];
+                    format!("{a}{b}")
+                })
+                .collect::<Vec<_>>()
+                .join("/");
+            cases.push((pattern, path));
+        }
+        // Only paths a tree holds: no empty, `.` or `..` part.
+        cases.retain(|(_, path)| path.split('/').all(|p| !matches!(p, "" | "." | "..")));
+        let input = serde_json::to_string(&cases).unwrap();
+        let script = "import json,sys\nfrom _pytest.pathlib import fnmatch_ex\n\
+            cases=json.load(sys.stdin)\n\
+            print(json.dumps([fnmatch_ex(p, '/tree-root-q/' + f) for p, f in cases]))";
+        let mut child = std::process::Command::new("python3")
+            .args(["-c", script])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(input.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "this test needs pytest importable by python3"
+        );
+        let truth: Vec<bool> = serde_json::from_slice(&out.stdout).unwrap();
+        let truth_count = truth.iter().filter(|t| **t).count();
+        let mut wrong = Vec::new();
+        for ((pattern, path), expected) in cases.iter().zip(truth) {
+            let ours = Fnmatch::new([pattern.as_str()]).is_match(path);
+            // A class globset cannot take, or an absolute pattern, may only widen.
+            let widens = pattern.contains("[z-a]") || pattern.starts_with('/');
+            if ours != expected && !(ours && widens) {
+                wrong.push(format!(
+                    "{pattern:?} {path:?}: pytest {expected}, gate {ours}"
+                ));
+            }
+        }
+        let matched = truth_count;
+        assert!(
+            matched > cases.len() / 4,
+            "the generator yields matches: {matched}"
+        );
+        assert!(
+            wrong.is_empty(),
+            "{} of {}:\n{}",
+            wrong.len(),
+            cases.len(),
+            wrong.join("\n")
+        );
     }
 }

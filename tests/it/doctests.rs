@@ -59,3 +59,63 @@ fn without_doctest_options_text_files_and_modules_are_no_tests() {
     assert!(got.contains(&"src/pkg/core.py".to_string()), "{got:?}");
     assert!(!got.contains(&"docs/guide.md".to_string()), "{got:?}");
 }
+
+/// A `--doctest-glob` with a `/` matches the path's end after any folders, and fnmatch's `*`
+/// crosses folders: `docs/*.md` collects `docs/deep/guide.md` and `more/docs/extra.md`. `PYTEST_ADDOPTS` in the `[env]`
+/// table counts as addopts does. Both checked against the real pytest run.
+#[test]
+fn a_glob_with_a_folder_and_pytest_addopts_from_the_env_table() {
+    let t = TestRepo::from_fixture("doctests");
+    t.write(
+        "pyproject.toml",
+        "[tool.pytest.ini_options]\npythonpath = [\"src\"]\ntestpaths = [\"src\", \"tests\", \"docs\", \"more\"]\n",
+    );
+    t.write(
+        ".gate.toml",
+        "[env]\nPYTEST_ADDOPTS = \"--doctest-glob='docs/*.md' --doctest-modules\"\n",
+    );
+    let guide = std::fs::read_to_string(t.root.join("docs/guide.md")).unwrap();
+    t.remove("docs/guide.md");
+    t.write("docs/deep/guide.md", &guide);
+    t.write("more/docs/extra.md", &guide);
+    t.write("docs/notes.md", "Notes\n\n    >>> 1 + 1\n    2\n");
+    t.write("README.md", "Read me\n\n    >>> 1 + 1\n    3\n");
+    t.commit("doctests from the environment, nested");
+    break_example_imports(&t);
+    let r = t.report(&["--affected", "HEAD~1...HEAD"]);
+    assert_eq!(
+        selected(&r),
+        [
+            "docs/deep/guide.md",
+            "more/docs/extra.md",
+            "src/pkg/core.py",
+            "src/pkg/helpers.py",
+            "src/pkg/other.py",
+            "tests/test_core.py"
+        ]
+    );
+    let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    for failing in [
+        "docs/deep/guide.md::guide.md",
+        "more/docs/extra.md::extra.md",
+        "src/pkg/core.py::pkg.core.add",
+    ] {
+        assert!(said.contains(failing), "{failing} not run: {said}");
+    }
+    // pytest itself, run whole, collects exactly these text files.
+    let whole = std::process::Command::new("python3")
+        .args(["-m", "pytest", "--collect-only", "-q"])
+        .env(
+            "PYTEST_ADDOPTS",
+            "--doctest-glob='docs/*.md' --doctest-modules",
+        )
+        .current_dir(&t.root)
+        .output()
+        .unwrap();
+    let listed = String::from_utf8_lossy(&whole.stdout);
+    assert!(listed.contains("docs/deep/guide.md::guide.md"), "{listed}");
+    assert!(listed.contains("docs/notes.md::notes.md"), "{listed}");
+    assert!(!listed.contains("README.md"), "{listed}");
+}
