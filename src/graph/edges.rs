@@ -3,8 +3,8 @@
 //! exist, so a changed file's edges can be recomputed alone (`Graph::patch`).
 
 use super::resolve::{
-    is_dotted_name, modules_under_prefix, path_targets, relative_modules, resolve_absolute,
-    resolve_import, resolve_in, under, value_targets,
+    is_dotted_name, modules_under_prefix, path_targets, portions, relative_modules,
+    resolve_absolute, resolve_import, resolve_in, under, value_targets,
 };
 use super::tree::Tree;
 use super::{EdgeKind, go_library};
@@ -221,8 +221,10 @@ fn dynamic_edges(
     unbounded: &mut Vec<(String, u32, String)>,
 ) {
     if let Some(anchor) = d.anchor {
-        for to in relative_modules(tree, &anchor_dir(path, anchor), &d.prefix, d.exact) {
-            edges.add(path, to, EdgeKind::DynamicImport, d.line, d.text.clone());
+        for dir in portions(tree, &anchor_dir(path, anchor)) {
+            for to in relative_modules(tree, &dir, &d.prefix, d.exact) {
+                edges.add(path, to, EdgeKind::DynamicImport, d.line, d.text.clone());
+            }
         }
         return;
     }

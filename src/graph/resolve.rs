@@ -38,21 +38,23 @@ pub(super) fn resolve_import(
     let label =
         |parts: &[&str]| format!("{}{}", ".".repeat(import.level as usize), parts.join("."));
     let mut out = Vec::new();
-    for k in 1..=module.len() {
-        out.extend(
-            module_files(tree, &dir, &module[..k])
-                .into_iter()
-                .map(|f| (f, label(&module[..k]))),
-        );
-    }
-    for name in names {
-        let mut parts = module.clone();
-        parts.push(name);
-        out.extend(
-            module_files(tree, &dir, &parts)
-                .into_iter()
-                .map(|f| (f, label(&parts))),
-        );
+    for dir in portions(tree, &dir) {
+        for k in 1..=module.len() {
+            out.extend(
+                module_files(tree, &dir, &module[..k])
+                    .into_iter()
+                    .map(|f| (f, label(&module[..k]))),
+            );
+        }
+        for name in names.clone() {
+            let mut parts = module.clone();
+            parts.push(name);
+            out.extend(
+                module_files(tree, &dir, &parts)
+                    .into_iter()
+                    .map(|f| (f, label(&parts))),
+            );
+        }
     }
     star_submodules(tree, import, &mut out);
     out
@@ -374,6 +376,41 @@ pub(super) fn modules_under_prefix(tree: &Tree<'_>, importer: &str, prefix: &str
     let mut out: Vec<String> = bases
         .flat_map(|base| files_starting(tree, base, prefix))
         .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The folders a package's submodules are found in: its own and, for a namespace package
+/// (PEP 420: no `__init__.py`), the folder of the same dotted name under every import root,
+/// whose portions Python merges into one package. (A regular package above confines the
+/// search to one portion; searching them all can only widen.)
+pub(crate) fn portions(tree: &Tree<'_>, dir: &str) -> Vec<String> {
+    let mut out = vec![dir.to_string()];
+    if dir.is_empty() || tree.packages.contains_key(dir) {
+        return out;
+    }
+    for root in tree.roots {
+        let dotted = match root.as_str() {
+            "" => dir,
+            root => match dir.strip_prefix(root).and_then(|d| d.strip_prefix('/')) {
+                Some(dotted) => dotted,
+                None => continue,
+            },
+        };
+        for other in tree.roots {
+            let folder = join(other, dotted);
+            let prefix = format!("{folder}/");
+            let exists = tree
+                .files
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|f| f.starts_with(&prefix));
+            if exists {
+                out.push(folder);
+            }
+        }
+    }
     out.sort();
     out.dedup();
     out

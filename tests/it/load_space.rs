@@ -6,7 +6,7 @@
 //! file a load really opened must be reached by gate's graph from the loading file — or the
 //! loading file holds an unbounded import (`may_load`, which every changed module meets).
 
-use crate::support::{Rng, TestRepo, text};
+use crate::support::{Rng, TestRepo, selected, text};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -361,4 +361,60 @@ fn every_module_a_run_time_name_loads_is_reached_or_unbounded() {
         bounded * 2 > loads,
         "only {bounded} of {loads} loads were bounded"
     );
+}
+
+/// A namespace package (PEP 420, no `__init__.py`) is one package merged from the folders of
+/// its dotted name under every import root: a relative import in one portion loads modules of
+/// another. Each form's test file, run by real pytest, fails when the other portion's module
+/// breaks, and gate selects each.
+#[test]
+fn relative_names_in_a_namespace_package_reach_every_portion() {
+    const FORMS: &[&str] = &[
+        "from . import x\n\ndef load():\n    return x.X\n",
+        "from .x import X\n\ndef load():\n    return X\n",
+        "import importlib\n\ndef load():\n    return importlib.import_module('.x', __package__).X\n",
+        "import importlib\n\nNAME = 'x'\n\ndef load():\n    return importlib.import_module('.' + NAME, __name__.rpartition('.')[0]).X\n",
+        "def load():\n    return __import__('x', globals(), fromlist=['X'], level=1).X\n",
+        "from .. import b\n\ndef load():\n    return b.B\n",
+    ];
+    let t = TestRepo::from_fixture("loads");
+    t.write(
+        "pyproject.toml",
+        "[tool.pytest.ini_options]\npythonpath = [\"src1\", \"src2\"]\ntestpaths = [\"tests\"]\n",
+    );
+    t.write("src2/ns/a/x.py", "X = 1\n");
+    t.write("src2/ns/b.py", "from ns.a.x import X as B\n");
+    let mut tests = Vec::new();
+    for (i, form) in FORMS.iter().enumerate() {
+        t.write(&format!("src1/ns/a/loader_{i}.py"), form);
+        let test = format!("tests/test_form_{i}.py");
+        t.write(
+            &test,
+            &format!(
+                "from ns.a.loader_{i} import load\n\ndef test_load():\n    assert load() == 1\n"
+            ),
+        );
+        tests.push(test);
+    }
+    t.commit("a namespace package in two roots");
+    t.write("src2/ns/a/x.py", "X = 2\n");
+    t.commit("break the other portion");
+    let r = t.report(&["--affected", "HEAD~1...HEAD"]);
+    let got = selected(&r);
+    for test in &tests {
+        assert!(got.contains(test), "{test} not selected: {got:?}");
+    }
+    // The truth: every one of them fails in the real run.
+    let out = std::process::Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .current_dir(&t.root)
+        .output()
+        .unwrap();
+    let said = text(&out);
+    for test in &tests {
+        assert!(
+            said.contains(&format!("FAILED {test}::test_load")),
+            "{test}: {said}"
+        );
+    }
 }
