@@ -37,17 +37,62 @@ pub(crate) fn is_doctest_text(path: &str) -> bool {
 }
 
 /// A text file's doctest examples read as one Python source, each line where the file has it:
-/// their imports (edges only when the file is collected as a doctest), strings and paths.
-/// Prose between the examples is not code: a parse error there says nothing of them.
+/// their imports (edges only when the file is collected as a doctest), strings and paths. An
+/// example that does not parse is the file's parse error, as in a module.
 fn doctest_text(bytes: &[u8]) -> facts::Facts {
     let text = String::from_utf8_lossy(bytes);
     if !text.contains(">>>") {
         return facts::Facts::default();
     }
     let mut facts = python::analyze(examples(&text).as_bytes());
-    facts.doctest_imports = std::mem::take(&mut facts.imports);
-    facts.parse_errors.clear();
+    let imports = std::mem::take(&mut facts.imports);
+    facts.doctest_imports = example_imports(&text, 1, imports, !facts.parse_errors.is_empty());
     facts
+}
+
+/// The imports of the doctest examples in `text` (its first line is line `first`), given those
+/// read from all examples at once: when that read met a parse error, tree-sitter's recovery
+/// may have swallowed the examples around the broken one, so each example is read alone too.
+/// (doctest compiles each example on its own: one that does not compile runs nothing.)
+pub(crate) fn example_imports(
+    text: &str,
+    first: u32,
+    mut imports: Vec<facts::Import>,
+    errors: bool,
+) -> Vec<facts::Import> {
+    if errors {
+        for (line, example) in example_blocks(text) {
+            for mut import in python::analyze(example.as_bytes()).imports {
+                import.line += first + line - 2;
+                imports.push(import);
+            }
+        }
+        imports.sort();
+        imports.dedup();
+    }
+    imports
+}
+
+/// Each doctest example (a `>>> ` line and its `... ` continuations) with the line it starts on.
+fn example_blocks(text: &str) -> Vec<(u32, String)> {
+    let mut blocks: Vec<(u32, String)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if let Some(code) = t
+            .strip_prefix(">>> ")
+            .or_else(|| (t == ">>>").then_some(""))
+        {
+            blocks.push((i as u32 + 1, format!("{code}\n")));
+        } else if let Some(code) = t
+            .strip_prefix("... ")
+            .or_else(|| (t == "...").then_some(""))
+            && let Some((_, block)) = blocks.last_mut()
+        {
+            block.push_str(code);
+            block.push('\n');
+        }
+    }
+    blocks
 }
 
 /// The code of doctest examples (`>>> ` lines and their `... ` continuations) with every other
@@ -128,4 +173,44 @@ fn type_cases(bytes: &[u8]) -> facts::Facts {
 
 pub(crate) fn is_shell(path: &str) -> bool {
     [".sh", ".bash", ".zsh"].iter().any(|e| path.ends_with(e))
+}
+
+#[cfg(test)]
+mod tests {
+    /// A broken example does not hide the imports of the examples around it (tree-sitter's
+    /// recovery may swallow them when all are read at once); the file says it has an error.
+    #[test]
+    fn a_broken_example_hides_no_other_examples_import() {
+        let text = "Guide\n\n    >>> from pkg.a import x\n    >>> s = '''abc\n    >>> import pkg.b\n    >>> t = (1,\n    >>> from pkg.c import y\n    y\n";
+        let facts = super::facts_of("docs/guide.md", text.as_bytes());
+        let got: Vec<(String, u32)> = facts
+            .doctest_imports
+            .iter()
+            .map(|i| (i.module.clone(), i.line))
+            .collect();
+        for (module, line) in [("pkg.a", 3), ("pkg.b", 5), ("pkg.c", 7)] {
+            assert!(
+                got.contains(&(module.to_string(), line)),
+                "{module}: {got:?}"
+            );
+        }
+        assert!(!facts.parse_errors.is_empty());
+        // The same in a docstring, whose lines count from the module's.
+        let module = format!(
+            "def f():\n    \"\"\"\n{}\n    \"\"\"\n",
+            text.replace('\n', "\n    ")
+        );
+        let facts = super::facts_of("pkg/m.py", module.as_bytes());
+        let got: Vec<(String, u32)> = facts
+            .doctest_imports
+            .iter()
+            .map(|i| (i.module.clone(), i.line))
+            .collect();
+        for (module, line) in [("pkg.a", 5), ("pkg.b", 7), ("pkg.c", 9)] {
+            assert!(
+                got.contains(&(module.to_string(), line)),
+                "{module}: {got:?}"
+            );
+        }
+    }
 }

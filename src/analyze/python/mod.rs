@@ -217,10 +217,18 @@ impl<'s> Pass<'s> {
         if code.trim().is_empty() {
             return;
         }
-        for mut import in analyze(code.as_bytes()).imports {
-            import.line += line - 1;
-            self.facts.doctest_imports.push(import);
-        }
+        let read = analyze(code.as_bytes());
+        let imports = read
+            .imports
+            .into_iter()
+            .map(|mut import| {
+                import.line += line - 1;
+                import
+            })
+            .collect();
+        let errors = !read.parse_errors.is_empty();
+        let imports = crate::analyze::example_imports(text, line, imports, errors);
+        self.facts.doctest_imports.extend(imports);
     }
 
     /// A module-level `__getattr__` (PEP 562) runs on the first use of a name the module lacks
