@@ -43,6 +43,10 @@ pub enum Error {
     /// malformed: nothing was recorded.
     #[error("{}: {message}", path.display())]
     Input { path: PathBuf, message: String },
+    /// An input that would take the place of better data already kept (an upload with no
+    /// result over a leg with results): refused, nothing changed.
+    #[error("{0}")]
+    Refused(String),
     /// Something gate holds true was not: a bug in gate, reported rather than hidden.
     #[error("{0} (an internal error of gate)")]
     Internal(String),
@@ -97,7 +101,7 @@ impl Error {
             Error::Runner(_) => exit_codes::RUNNER,
             Error::Internal(_) => exit_codes::INTERNAL,
             Error::Store(_) => exit_codes::STORE,
-            Error::Input { .. } => exit_codes::INPUT,
+            Error::Input { .. } | Error::Refused(_) => exit_codes::INPUT,
             // The shell's convention for a death by signal.
             Error::Interrupted(sig) => u8::try_from(128 + sig).unwrap_or(exit_codes::RUNNER),
         }

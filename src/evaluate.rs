@@ -229,19 +229,19 @@ pub(crate) fn human(e: &Evaluation) -> String {
         pct(e.graph_completeness),
     );
     for m in &e.misses {
-        out.push_str(&format!("  missed {}×: {}\n", m.count, m.cause));
+        out.push_str(&format!(
+            "  missed {}×: {}\n",
+            m.count,
+            crate::report::shown(&m.cause)
+        ));
     }
     if !e.static_gaps.is_empty() {
         out.push_str(&format!(
-            "  static gaps: {} (a traced edge selected a test no static edge did — a rule or an analyser fix each)
-",
+            "  static gaps: {} (a traced edge selected a test no static edge did — a rule or an analyser fix each)\n",
             e.static_gaps.len()
         ));
         for gap in &e.static_gaps {
-            out.push_str(&format!(
-                "    {gap}
-"
-            ));
+            out.push_str(&format!("    {}\n", crate::report::shown(gap)));
         }
     }
     if e.untrusted > 0 {

@@ -38,3 +38,8 @@ mod verdict;
 mod version;
 
 pub use report::json::ErrorReport;
+
+/// An error's text as `main` prints it: escaped as every human line is (`report::line`).
+pub fn report_line(text: &str) -> String {
+    report::line(text).into_owned()
+}

@@ -39,10 +39,10 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(err) => {
-            eprintln!("error: {err}");
+            eprintln!("error: {}", gate::report_line(&err.to_string()));
             let mut source = std::error::Error::source(&err);
             while let Some(cause) = source {
-                eprintln!("  caused by: {cause}");
+                eprintln!("  caused by: {}", gate::report_line(&cause.to_string()));
                 source = cause.source();
             }
             if let Some(hint) = err.hint() {

@@ -182,7 +182,7 @@ fn keep(
             "the audit was not kept in the store: {}",
             e.one_line()
         )),
-        Ok(()) if committed.is_none() => eprintln!(
+        Ok(()) if committed.is_none() => tell!(
             "gate audit: the traces are not kept for exports: the working tree is not HEAD's (commit or stash its changes, untracked files included)"
         ),
         Ok(()) => {}

@@ -64,7 +64,7 @@ pub(super) fn run(from: &From<'_>, json: bool, markdown: Option<&Path>) -> Resul
             serde_json::to_string_pretty(&report).expect("a report serializes")
         );
     } else {
-        print!("{table}");
+        say!("{}", table.trim_end());
     }
     Ok(exit_codes::OK)
 }

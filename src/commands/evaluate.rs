@@ -146,7 +146,7 @@ pub(super) fn run(dir: &Path, since: &str, json: bool, db: Option<&str>) -> Resu
             serde_json::to_string_pretty(&e).expect("an evaluation serializes")
         );
     } else {
-        print!("{}", crate::evaluate::human(&e));
+        say!("{}", crate::evaluate::human(&e).trim_end());
     }
     Ok(exit_codes::OK)
 }

@@ -5,6 +5,7 @@ use crate::error::{Error, Result};
 use crate::graph::{Direction, Edge};
 use crate::project::Project;
 use crate::repo::{self, range, snapshot::Snapshot};
+use crate::report::shown;
 use crate::report::styles::Styles;
 use owo_colors::OwoColorize;
 use std::path::Path;
@@ -78,13 +79,17 @@ pub(super) fn run(
             .collect();
         say!(
             "{} is a test; a change to any of these {} files selects it:",
-            path.style(styles.bold),
+            shown(&path).style(styles.bold),
             files.len()
         );
         for node in files {
             let mut chain = walk.chain(graph, node);
             chain.reverse();
-            say!("  {}\n      {}", node, render(chain).style(styles.dim));
+            say!(
+                "  {}\n      {}",
+                shown(node),
+                shown(&render(chain)).style(styles.dim)
+            );
         }
     } else {
         let tests: Vec<&str> = walk
@@ -93,14 +98,14 @@ pub(super) fn run(
             .collect();
         say!(
             "{} is reached by {} test file(s):",
-            path.style(styles.bold),
+            shown(&path).style(styles.bold),
             tests.len()
         );
         for test in tests {
             say!(
                 "  {}\n      {}",
-                test,
-                render(walk.chain(graph, test)).style(styles.dim)
+                shown(test),
+                shown(&render(walk.chain(graph, test))).style(styles.dim)
             );
         }
         for rule in project
@@ -116,7 +121,7 @@ pub(super) fn run(
             );
         }
         if let Some(reason) = project.config.whole_suite_reason(&path) {
-            say!("  a change to it is named_full: {reason}");
+            say!("  a change to it is named_full: {}", shown(reason));
         }
     }
     Ok(crate::exit_codes::OK)
@@ -141,10 +146,10 @@ fn fingerprint(print: &crate::fingerprint::Fingerprint, json: bool, styles: &Sty
         return Ok(crate::exit_codes::OK);
     }
     match &print.digest {
-        Some(d) => say!("{}: fingerprint {d}", print.test.style(styles.bold)),
+        Some(d) => say!("{}: fingerprint {d}", shown(&print.test).style(styles.bold)),
         None => say!(
             "{}: fingerprint unknown — never reused",
-            print.test.style(styles.bold)
+            shown(&print.test).style(styles.bold)
         ),
     }
     for input in &print.inputs {
@@ -154,12 +159,12 @@ fn fingerprint(print: &crate::fingerprint::Fingerprint, json: bool, styles: &Sty
             .unwrap_or_default();
         say!(
             "  {kind:<11} {}  {}",
-            input.name,
+            shown(&input.name),
             input.hash.style(styles.dim)
         );
     }
     for why in &print.unknown {
-        say!("  unknown: {why}");
+        say!("  unknown: {}", shown(why));
     }
     say!(
         "gate explain: {} input(s){}",

@@ -169,6 +169,18 @@ fn add_history(state: &Path, project: &Project, input: &Input, decided: &mut Dec
     signals.into_iter().chain(traced).for_each(super::warn);
 }
 
+/// The human rows, rendered whole, then written through the escaping backstop every human
+/// line has.
+fn print_rows(view: &View<'_>, styles: &Styles) -> Result<()> {
+    let mut rows = Vec::new();
+    human::rows(&mut rows, view, styles).expect("writing to memory does not fail");
+    let rows = String::from_utf8_lossy(&rows);
+    super::ignore_broken_pipe(write!(
+        std::io::stdout().lock(),
+        "{}",
+        crate::report::line(&rows)
+    ))
+}
 /// The stages before the run plan: inputs → configuration → project → verdicts.
 pub(super) fn analyze(repo: &git2::Repository, target: Target) -> Result<Analyzed> {
     let input = input::read(repo, target)?;
@@ -249,11 +261,7 @@ pub(super) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         verbose: opts.verbose,
     };
     if !opts.json {
-        super::ignore_broken_pipe(human::rows(
-            &mut std::io::stdout().lock(),
-            &view,
-            opts.styles,
-        ))?;
+        print_rows(&view, opts.styles)?;
     }
     crate::timings::mark("rows printed");
     let mut collected = Collected::default();
@@ -490,7 +498,7 @@ fn record_run(
             &collected.tests,
             &super::record::change_of(decided),
             &mut |line| {
-                eprintln!("{line}");
+                tell!("{line}");
                 Ok(())
             },
         )
@@ -498,7 +506,7 @@ fn record_run(
     match recorded {
         Ok(()) => code,
         Err(e) => {
-            eprintln!("error: the run was not recorded: {e}");
+            tell!("error: the run was not recorded: {e}");
             if code == exit_codes::OK {
                 e.exit_code()
             } else {
@@ -547,7 +555,7 @@ fn execute(
     };
     let ran = steps::run_all(repo, &steps, &mut Tee(vec![&mut live, collected]))?;
     if let (Some(name), true) = (&ran.blocked_by, live.steps) {
-        eprintln!("error: step `{name}` failed — {}", blocked(opts.caller));
+        tell!("error: step `{name}` failed — {}", blocked(opts.caller));
     }
     Ok(Some(ran))
 }
@@ -623,8 +631,8 @@ fn refuse(view: &View<'_>, opts: &Options<'_>) {
             .filter(|r| r.verdict == Verdict::Refused)
             .flat_map(|r| r.reasons.iter().map(String::as_str)),
     );
-    eprintln!("error: refused — {}", facts.join("; "));
-    eprintln!(
+    tell!("error: refused — {}", facts.join("; "));
+    tell!(
         "\nhint: fix the missing fact (fetch the base, add a [[depends]] rule or an edge), or record a decision:\n      {}",
         opts.retry
     );

@@ -112,13 +112,17 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
         say!(
             "#{:<6} run {} attempt {}  leg {}  {}{}  {}",
             r.seq,
-            r.run,
+            crate::report::shown(&r.run),
             r.attempt,
-            r.leg,
-            &r.commit[..12.min(r.commit.len())],
+            crate::report::shown(&r.leg),
+            crate::report::shown(&r.commit[..12.min(r.commit.len())]),
             r.branch
                 .as_deref()
-                .map(|b| format!(" ({b}{})", if r.mainline { ", main" } else { "" }))
+                .map(|b| format!(
+                    " ({}{})",
+                    crate::report::shown(b),
+                    if r.mainline { ", main" } else { "" }
+                ))
                 .unwrap_or_default(),
             outcomes.join(" then ")
         );
@@ -133,7 +137,8 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
             None => "not failing on main".into(),
         };
         say!(
-            "leg {leg}: {} run(s): {} passed, {} failed, {} error, {} skipped; flaky {} time(s); {main}; median {} ms, p90 {} ms",
+            "leg {}: {} run(s): {} passed, {} failed, {} error, {} skipped; flaky {} time(s); {main}; median {} ms, p90 {} ms",
+            crate::report::shown(leg),
             r.runs,
             r.passed,
             r.failed,
@@ -145,7 +150,8 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
         );
     }
     say!(
-        "gate history: {test}: {} recorded run(s), newest first ({})",
+        "gate history: {}: {} recorded run(s), newest first ({})",
+        crate::report::shown(test),
         runs.len(),
         store.name()
     );

@@ -21,7 +21,7 @@ pub(super) fn pre_push(dir: &Path, remote: &str, styles: &Styles) -> Result<u8> 
     let mut groups: Vec<(git2::Oid, Vec<String>, Vec<Resolution>)> = Vec::new();
     for update in push::parse(&stdin)? {
         match push::action(&repo, remote, &update)? {
-            Action::Skip(why) => eprintln!("gate: {why}"),
+            Action::Skip(why) => tell!("gate: {why}"),
             Action::Gate(resolution) => {
                 let head = match &resolution {
                     Resolution::Range(r) => r.head,
@@ -38,7 +38,7 @@ pub(super) fn pre_push(dir: &Path, remote: &str, styles: &Styles) -> Result<u8> 
         }
     }
     if groups.is_empty() {
-        eprintln!("gate: nothing to gate in this push");
+        tell!("gate: nothing to gate in this push");
         return Ok(exit_codes::OK);
     }
     let citation = super::env_decision();
@@ -59,10 +59,10 @@ pub(super) fn pre_push(dir: &Path, remote: &str, styles: &Styles) -> Result<u8> 
                 .into(),
     };
     for (head, refs, resolutions) in groups {
-        eprintln!("gate: pushing {} to {remote} at {head}", refs.join(", "));
+        tell!("gate: pushing {} to {remote} at {head}", refs.join(", "));
         let gated = gate::gate(&repo, Target::Ranges(resolutions), &opts)?;
         if gated.code != exit_codes::OK {
-            eprintln!("gate: push blocked (exit {})", gated.code);
+            tell!("gate: push blocked (exit {})", gated.code);
             return Ok(gated.code);
         }
     }

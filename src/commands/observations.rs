@@ -120,7 +120,7 @@ pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
         super::warn(warning.clone());
     }
     crate::frozen::write_whole(args.out, &written.bytes, "the export")?;
-    eprintln!(
+    tell!(
         "gate export: run {run} ({} leg(s)) at {}: {count} test file observation(s), {}, {} bytes → {}",
         legs.len(),
         short(&commit),
@@ -253,7 +253,7 @@ pub(super) fn import(dir: &Path, file: &Path, db: Option<&str>) -> Result<u8> {
     })?;
     let files = &export.observations.files;
     let known = files.iter().filter(|f| f.dependencies.is_some()).count();
-    eprintln!(
+    tell!(
         "gate import: run {} at {} of {}: {} test file observation(s) on {} leg(s), {known} with dependencies — {} {}",
         export.source.run,
         short(&export.commit),

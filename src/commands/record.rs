@@ -141,6 +141,15 @@ pub(super) fn store_leg(
     let recorded = store.record(leg, results, change, history.window_days)?;
     crate::timings::mark("leg recorded");
     let what = match recorded {
+        Recorded::Kept { results: had, .. } => {
+            return Err(Error::Refused(format!(
+                "leg `{}` of run {} attempt {} already holds {had} result(s) and this upload has none: the recorded leg is kept, nothing changed (record a new attempt with --attempt {})",
+                leg.leg,
+                leg.run,
+                leg.attempt,
+                leg.attempt + 1
+            )));
+        }
         Recorded::New(_) => "recorded",
         Recorded::Unchanged(_) => "already recorded, unchanged",
         Recorded::Replaced(_) => "replaced the earlier upload of",

@@ -163,7 +163,7 @@ pub(super) fn compare(
     (code, mode): (u8, Shadow),
 ) -> Result<(u8, Option<Vec<crate::shadow::Judged>>)> {
     if !complete {
-        eprintln!("gate shadow: the run broke before its end: nothing judged, nothing recorded");
+        tell!("gate shadow: the run broke before its end: nothing judged, nothing recorded");
         return Ok((code, None));
     }
     let decision: crate::shadow::Frozen = serde_json::from_str(&frozen.1).map_err(|e| {
@@ -208,19 +208,37 @@ pub(super) fn compare(
     };
     let judged = crate::shadow::judge(&decision, &failing, &before);
     for j in judged.iter().filter(|j| j.class == "missed") {
-        eprintln!(
+        tell!(
             "missed: {} — {}",
-            j.unit,
-            j.cause.as_deref().unwrap_or_default()
+            crate::report::shown(&j.unit),
+            crate::report::shown(j.cause.as_deref().unwrap_or_default())
         );
         if let Some(rule) = &j.rule {
-            eprintln!("  the rule that would have caught it:");
+            tell!("  the rule that would have caught it:");
             for line in rule.lines() {
-                eprintln!("    {line}");
+                tell!("    {}", crate::report::shown(line));
             }
         }
     }
-    eprintln!("{}", crate::shadow::summary(&judged));
+    // A unit with no result was not judged: said, never counted as one that did not fail.
+    let silent = decision
+        .inventory
+        .iter()
+        .filter(|u| !units.contains_key(u.as_str()))
+        .count();
+    if units.is_empty() {
+        tell!(
+            "gate shadow: no test file had a result — nothing judged, {silent} test file(s) unknown"
+        );
+    } else {
+        if silent > 0 {
+            tell!(
+                "gate shadow: {silent} of {} test file(s) had no result: unknown, not judged",
+                decision.inventory.len()
+            );
+        }
+        tell!("{}", crate::shadow::summary(&judged));
+    }
     store.shadow(&ShadowRun {
         decision: &frozen.0,
         commit: &head.to_string(),

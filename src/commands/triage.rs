@@ -59,6 +59,14 @@ pub(super) fn run(dir: &Path, run: Option<&str>, json: bool, db: Option<&str>) -
         );
         return Ok(code);
     }
+    // A leg with no result judged nothing: said, never counted as a leg without failures.
+    for leg in legs.iter().filter(|l| l.results == 0) {
+        say!(
+            "no result       leg `{}` attempt {} recorded no test result: nothing in it was judged",
+            crate::report::shown(&leg.leg),
+            leg.attempt
+        );
+    }
     let several = legs.len() > 1;
     for t in &verdicts {
         let confidence = match t.confidence {
@@ -67,15 +75,26 @@ pub(super) fn run(dir: &Path, run: Option<&str>, json: bool, db: Option<&str>) -
             Confidence::Low => "low",
         };
         let leg = if several {
-            format!("  [{}]", t.leg)
+            format!("  [{}]", crate::report::shown(&t.leg))
         } else {
             String::new()
         };
-        say!("{:<15} {:<7} {}{leg}", t.verdict.name(), confidence, t.test);
-        say!("    {}", t.evidence);
+        say!(
+            "{:<15} {:<7} {}{leg}",
+            t.verdict.name(),
+            confidence,
+            crate::report::shown(&t.test)
+        );
+        say!("    {}", crate::report::shown(&t.evidence));
     }
+    let empty = legs.iter().filter(|l| l.results == 0).count();
+    let empty = if empty > 0 {
+        format!("; {empty} of {} leg(s) recorded no result", legs.len())
+    } else {
+        String::new()
+    };
     say!(
-        "gate: {} failing test(s): {} new regression, {} pre existing, {} flaky, {} unknown",
+        "gate: {} failing test(s): {} new regression, {} pre existing, {} flaky, {} unknown{empty}",
         verdicts.len(),
         counts[0].1,
         counts[1].1,

@@ -478,6 +478,7 @@ impl Store {
                 mainline: r[6].int() != 0,
                 base: r[7].text(),
                 recorded_unix: r[8].int(),
+                results: r[9].int(),
             })
             .collect())
     }
@@ -685,12 +686,18 @@ pub(crate) enum Recorded {
     Unchanged(i64),
     /// The same leg with other content: replaced, atomically, under a new sequence number.
     Replaced(i64),
+    /// The upload had no result and the leg recorded under the same name had `results`:
+    /// nothing written.
+    Kept { seq: i64, results: i64 },
 }
 
 impl Recorded {
     pub(crate) fn seq(self) -> i64 {
         match self {
-            Recorded::New(s) | Recorded::Unchanged(s) | Recorded::Replaced(s) => s,
+            Recorded::New(s)
+            | Recorded::Unchanged(s)
+            | Recorded::Replaced(s)
+            | Recorded::Kept { seq: s, .. } => s,
         }
     }
 }

@@ -57,17 +57,25 @@ pub(super) fn record(
     )?;
     let replaced = match found.first() {
         Some(row) if row[1].string() == digest => return Ok(Recorded::Unchanged(row[0].int())),
-        Some(row) => {
-            // Results have no foreign key (a per-row check costs more than the leg's insert):
-            // they go with their leg here, in the same transaction.
-            for table in schema::LEG_TABLES {
-                tx.execute(
-                    &format!("DELETE FROM {table} WHERE seq = $1"),
+        // An upload with no result (a report of the wrong kind, a run that died before its
+        // tests) never takes the place of one that had results: its failures would vanish.
+        Some(row) if results.is_empty() => {
+            let had = tx
+                .query(
+                    "SELECT COUNT(*) FROM results WHERE seq = $1",
                     &[Param::Int(row[0].int())],
-                )?;
+                )?
+                .first()
+                .map_or(0, |r| r[0].int());
+            if had > 0 {
+                return Ok(Recorded::Kept {
+                    seq: row[0].int(),
+                    results: had,
+                });
             }
-            true
+            replace(tx, row[0].int())?
         }
+        Some(row) => replace(tx, row[0].int())?,
         None => false,
     };
     let seq = tx.insert_run(leg, digest)?;
@@ -99,6 +107,19 @@ pub(super) fn record(
     } else {
         Recorded::New(seq)
     })
+}
+
+/// Deletes the leg stored under `seq` with its rows; true (it was replaced).
+fn replace(tx: &mut dyn Tx, seq: i64) -> Result<bool, StoreError> {
+    // Results have no foreign key (a per-row check costs more than the leg's insert): they go
+    // with their leg here, in the same transaction.
+    for table in schema::LEG_TABLES {
+        tx.execute(
+            &format!("DELETE FROM {table} WHERE seq = $1"),
+            &[Param::Int(seq)],
+        )?;
+    }
+    Ok(true)
 }
 
 /// Each result's flaky evidence (the same for every attempt of a test), from the attempts of

@@ -307,7 +307,8 @@ pub(super) const LEGS_SINCE: &str =
     "SELECT DISTINCT leg FROM runs WHERE recorded_unix >= $1 ORDER BY leg";
 
 /// A run's legs: the latest attempt of each.
-pub(super) const LEGS_OF_RUN: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.commit_sha, r.branch, r.mainline, r.base_sha, r.recorded_unix \
+pub(super) const LEGS_OF_RUN: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.commit_sha, r.branch, r.mainline, r.base_sha, r.recorded_unix, \
+       (SELECT COUNT(*) FROM results x WHERE x.seq = r.seq) \
      FROM runs r WHERE r.run_id = $1 AND r.attempt = (SELECT max(attempt) FROM runs WHERE run_id = $1 AND leg = r.leg) \
      ORDER BY r.leg";
 

@@ -49,6 +49,8 @@ pub(crate) struct LegInfo {
     /// The base its change was taken against; none on the default branch.
     pub base: Option<String>,
     pub recorded_unix: i64,
+    /// How many results it holds: a leg with none judged nothing.
+    pub results: i64,
 }
 
 /// What a leg knows of its change: each changed path with its verdict, and each selected test
@@ -312,6 +314,7 @@ mod tests {
                 mainline: *mainline,
                 base: None,
                 recorded_unix: seq,
+                results: 1,
             });
             for (t, attempts) in tests.iter().enumerate() {
                 // The evidence `gate record` stores: from this test's earlier legs.
@@ -402,6 +405,7 @@ mod tests {
             mainline: false,
             base: None,
             recorded_unix: 0,
+            results: 1,
         }
     }
 

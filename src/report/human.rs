@@ -2,6 +2,7 @@
 //! test, the selection, the command, and one closing summary line; while the run goes, one line
 //! per step (for the hook and `verify`) and each runner's notes, on stderr.
 
+use super::shown;
 use super::styles::Styles;
 use super::view::View;
 use crate::run::events::{Event, Sink};
@@ -107,7 +108,7 @@ fn verdict_row(out: &mut dyn Write, row: &Row, s: &Styles, cut: Cut) -> io::Resu
             } else {
                 "to"
             };
-            format!(" ({way} {o})")
+            format!(" ({way} {})", shown(o))
         })
         .unwrap_or_default();
     writeln!(
@@ -115,10 +116,10 @@ fn verdict_row(out: &mut dyn Write, row: &Row, s: &Styles, cut: Cut) -> io::Resu
         "  {:<10} {:<8} {}{moved}",
         word.style(style),
         status_word(row.status),
-        row.path.style(s.bold)
+        shown(&row.path).style(s.bold)
     )?;
     for reason in row.reasons.iter().take(cut.reasons) {
-        writeln!(out, "             {}", reason.style(s.dim))?;
+        writeln!(out, "             {}", shown(reason).style(s.dim))?;
     }
     more(
         out,
@@ -133,7 +134,7 @@ fn verdict_row(out: &mut dyn Write, row: &Row, s: &Styles, cut: Cut) -> io::Resu
             (None, true) => "changed".to_string(),
             (None, false) => crate::graph::explain_chain(&e.chain),
         };
-        writeln!(out, "             → {}: {}", e.test, why)?;
+        writeln!(out, "             → {}: {}", shown(&e.test), shown(&why))?;
     }
     more(
         out,
@@ -148,7 +149,7 @@ fn verdict_row(out: &mut dyn Write, row: &Row, s: &Styles, cut: Cut) -> io::Resu
 fn selection(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()> {
     let d = view.decision;
     for note in &d.notes {
-        writeln!(out, "{} {note}", "warning:".style(s.warn))?;
+        writeln!(out, "{} {}", "warning:".style(s.warn), shown(note))?;
     }
     if !d.cut.is_empty() {
         writeln!(
@@ -158,45 +159,58 @@ fn selection(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()>
             d.cut.len()
         )?;
         for (test, from) in &d.cut {
-            writeln!(out, "  {test} (reached from {})", from.join(", "))?;
+            writeln!(
+                out,
+                "  {} (reached from {})",
+                shown(test),
+                shown(&from.join(", "))
+            )?;
         }
     }
     if !d.selected.is_empty() {
         writeln!(out, "selected ({}):", d.selected.len())?;
-        let shown = Cut::of(view).tests;
-        for (test, reasons) in d.selected.iter().take(shown) {
+        let listed = Cut::of(view).tests;
+        for (test, reasons) in d.selected.iter().take(listed) {
             // History's reasons are shown here: no changed file's row names them.
             let history: Vec<&str> = reasons
                 .iter()
                 .filter_map(|r| r.strip_prefix(crate::history::signals::REASON))
                 .collect();
             if history.is_empty() {
-                writeln!(out, "  {test}")?;
+                writeln!(out, "  {}", shown(test))?;
             } else {
-                writeln!(out, "  {test}  (history: {})", history.join("; "))?;
+                writeln!(
+                    out,
+                    "  {}  (history: {})",
+                    shown(test),
+                    shown(&history.join("; "))
+                )?;
             }
         }
-        more(out, "  ", d.selected.len(), shown, "selected")?;
+        more(out, "  ", d.selected.len(), listed, "selected")?;
     }
     if !view.reused.is_empty() {
         writeln!(out, "reused ({}):", view.reused.len())?;
-        let shown = Cut::of(view).tests;
-        for (test, from) in view.reused.iter().take(shown) {
+        let listed = Cut::of(view).tests;
+        for (test, from) in view.reused.iter().take(listed) {
             writeln!(
                 out,
-                "  {test}  (passed at {}, {}, {})",
-                &from.commit[..12.min(from.commit.len())],
-                from.passed_at,
-                from.leg
+                "  {}  (passed at {}, {}, {})",
+                shown(test),
+                shown(&from.commit[..12.min(from.commit.len())]),
+                shown(&from.passed_at),
+                shown(&from.leg)
             )?;
         }
-        more(out, "  ", view.reused.len(), shown, "reused")?;
+        more(out, "  ", view.reused.len(), listed, "reused")?;
     }
     if let Some(r) = view.record {
         writeln!(
             out,
             "decision: {} — recorded by {} at {}",
-            r.citation, r.user, r.time
+            shown(&r.citation),
+            shown(&r.user),
+            shown(&r.time)
         )?;
     }
     Ok(())
@@ -206,15 +220,15 @@ fn selection(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()>
 fn commands(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()> {
     let plan = view.plan;
     if let Some(cmd) = &plan.pytest {
-        let shown = Cut::of(view).tests;
+        let listed = Cut::of(view).tests;
         let argv = cmd.argv();
-        let cut = cmd.paths.len().saturating_sub(shown);
+        let cut = cmd.paths.len().saturating_sub(listed);
         writeln!(out, "command: {}", shell_words(&argv[..argv.len() - cut]))?;
         more(
             out,
             "         ",
             cmd.paths.len(),
-            shown,
+            listed,
             "path(s) in the command",
         )?;
     }
@@ -261,8 +275,8 @@ fn commands(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()> 
                     out,
                     "{} {}: {}",
                     "named_full:".style(s.warn),
-                    row.path,
-                    row.reasons.join("; ")
+                    shown(&row.path),
+                    shown(&row.reasons.join("; "))
                 )?;
             }
         }
@@ -337,9 +351,11 @@ impl Sink for Live<'_> {
             Event::StepStarted {
                 name,
                 argv: Some(argv),
-            } if self.steps => eprintln!("gate: step `{name}`: {}", argv.join(" ")),
+            } if self.steps => {
+                super::tell(format_args!("gate: step `{name}`: {}", shell_words(argv)))
+            }
             Event::StepFinished(result) if self.steps => step_line(result, self.styles),
-            Event::Note(note) => eprintln!("gate: {note}"),
+            Event::Note(note) => super::tell(format_args!("gate: {note}")),
             _ => {}
         }
     }
@@ -361,7 +377,11 @@ fn step_line(result: &StepResult, s: &Styles) {
         ),
         (None, _) => format!(" in {:.1} s", result.duration_ms as f64 / 1000.0),
     };
-    eprintln!("gate: step `{}` {}{detail}", result.name, word.style(style));
+    super::tell(format_args!(
+        "gate: step `{}` {}{detail}",
+        result.name,
+        word.style(style)
+    ));
 }
 
 /// An argv as one line a POSIX shell reads back as the same words: anything but plain path
@@ -374,6 +394,26 @@ pub(crate) fn shell_words(argv: &[String]) -> String {
                     .all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
             if plain {
                 w.clone()
+            } else if w.chars().any(char::is_control) {
+                // A control character is never printed raw (it would forge a line or drive the
+                // terminal): bash's `$'…'` spells it as an escape and reads it back the same.
+                let mut q = String::from("$'");
+                for c in w.chars() {
+                    match c {
+                        '\\' | '\'' => {
+                            q.push('\\');
+                            q.push(c);
+                        }
+                        '\n' => q.push_str("\\n"),
+                        c if c.is_control() && (c as u32) < 0x80 => {
+                            q.push_str(&format!("\\x{:02x}", c as u32));
+                        }
+                        c if c.is_control() => q.push_str(&format!("\\u{:04x}", c as u32)),
+                        c => q.push(c),
+                    }
+                }
+                q.push('\'');
+                q
             } else {
                 format!("'{}'", w.replace('\'', "'\\''"))
             }
@@ -384,6 +424,29 @@ pub(crate) fn shell_words(argv: &[String]) -> String {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_control_character_is_spelled_as_an_escape_bash_reads_back() {
+        let argv: Vec<String> = ["./tests/test_a\nok.py", "x\u{1b}]0;t\u{7}'\\y", "plain"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        let line = super::shell_words(&argv);
+        assert!(!line.chars().any(char::is_control), "{line}");
+        let out = std::process::Command::new("bash")
+            .args([
+                "-c",
+                &format!("for w in {line}; do printf '%s\\0' \"$w\"; done"),
+            ])
+            .output()
+            .unwrap();
+        let words: Vec<String> = String::from_utf8(out.stdout)
+            .unwrap()
+            .split_terminator('\0')
+            .map(str::to_string)
+            .collect();
+        assert_eq!(words, argv);
+    }
+
     #[test]
     fn shell_words_read_back_as_the_same_words() {
         let argv: Vec<String> = [

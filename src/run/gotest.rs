@@ -139,6 +139,9 @@ pub(crate) enum StreamError {
     NotAnEvent(usize),
     #[error("the stream ends while {0} is still running (truncated)")]
     Truncated(String),
+    /// Text, XML, bytes: a file of another kind given as `go test -json`.
+    #[error("not a `go test -json` stream: no line is a test event")]
+    NoEvents,
 }
 
 /// The results a recorded `go test -json` stream holds (`layout` places each package on its
@@ -147,6 +150,9 @@ pub(crate) fn read_json(bytes: &[u8], layout: &GoLayout) -> Result<Vec<TestResul
     let mut stream = Stream::new(layout, "", Echo::Nothing);
     let mut collected = crate::run::events::Collected::default();
     let mut running: BTreeMap<(String, String), usize> = BTreeMap::new();
+    // A real stream has an event even with no test (a package's `start`); plain `go test`
+    // lines between events are allowed (`2>&1` captures build output that way).
+    let mut events = 0usize;
     for (n, line) in String::from_utf8_lossy(bytes).lines().enumerate() {
         let trimmed = line.trim();
         if trimmed.is_empty() {
@@ -155,6 +161,7 @@ pub(crate) fn read_json(bytes: &[u8], layout: &GoLayout) -> Result<Vec<TestResul
         if trimmed.starts_with('{') {
             let event: GoEvent =
                 serde_json::from_str(trimmed).map_err(|_| StreamError::NotAnEvent(n + 1))?;
+            events += 1;
             if let (Some(package), Some(test)) = (&event.package, &event.test) {
                 let key = (package.clone(), test.clone());
                 match event.action.as_str() {
@@ -172,6 +179,9 @@ pub(crate) fn read_json(bytes: &[u8], layout: &GoLayout) -> Result<Vec<TestResul
     }
     if let Some(((package, test), _)) = running.into_iter().next() {
         return Err(StreamError::Truncated(format!("{package} {test}")));
+    }
+    if events == 0 {
+        return Err(StreamError::NoEvents);
     }
     Ok(collected.tests)
 }

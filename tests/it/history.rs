@@ -387,6 +387,157 @@ fn malformed_inputs_record_nothing(kind: Kind) {
     }
 }
 
+on_both!(a_report_with_no_result_never_replaces_a_leg_with_results: no_result_sqlite, no_result_postgres);
+/// A file of another kind given as `go test -json` (JUnit XML, bytes, prose) is exit 10, never a
+/// leg of zero results; a real report with no result (an empty suite) cannot take the place of
+/// the leg with results recorded under the same (run, attempt, leg) — its failing test would
+/// vanish from triage — but is recorded as a new attempt.
+fn a_report_with_no_result_never_replaces_a_leg_with_results(kind: Kind) {
+    let t = repo();
+    let store = Store::new(kind, &t);
+    let good = junit(&t, "xunit2");
+    let first = record(
+        &t,
+        &store,
+        &["--junit", p(&good), "--run", "1", "--leg", "unit"],
+    );
+    assert_eq!(first.status.code(), Some(0), "{}", text(&first));
+    let before = store.legs();
+    assert!(
+        before[0].3.iter().any(|(_, _, o)| o == "failed"),
+        "{before:?}"
+    );
+    let dir = t.root.parent().unwrap();
+    let bytes = dir.join("bytes.json");
+    std::fs::write(&bytes, [0u8, 159, 146, 150, 10, 255, 0, 7]).unwrap();
+    let prose = dir.join("prose.json");
+    std::fs::write(&prose, "ok  \texample.com/shop/money\t0.01s\nall good\n").unwrap();
+    let empty = dir.join("empty.xml");
+    std::fs::write(
+        &empty,
+        "<?xml version=\"1.0\"?><testsuites><testsuite name=\"pytest\" tests=\"0\"/></testsuites>",
+    )
+    .unwrap();
+    for (args, says) in [
+        (
+            vec!["--go-json", p(&good)],
+            "xunit2.xml: not a `go test -json` stream: no line is a test event",
+        ),
+        (
+            vec!["--go-json", p(&bytes)],
+            "bytes.json: not a `go test -json` stream",
+        ),
+        (
+            vec!["--go-json", p(&prose)],
+            "prose.json: not a `go test -json` stream",
+        ),
+        (
+            vec!["--junit", p(&empty)],
+            "leg `unit` of run 1 attempt 1 already holds",
+        ),
+    ] {
+        let mut all = args.clone();
+        all.extend(["--run", "1", "--leg", "unit"]);
+        let out = record(&t, &store, &all);
+        assert_eq!(out.status.code(), Some(10), "{args:?}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert_eq!(store.legs(), before, "{args:?}: the store is unchanged");
+    }
+    let next = record(
+        &t,
+        &store,
+        &[
+            "--junit",
+            p(&empty),
+            "--run",
+            "1",
+            "--attempt",
+            "2",
+            "--leg",
+            "unit",
+        ],
+    );
+    assert_eq!(next.status.code(), Some(0), "{}", text(&next));
+    assert!(
+        text(&next).contains("uploaded zero results"),
+        "{}",
+        text(&next)
+    );
+    assert_eq!(store.legs().len(), 2);
+    // Triage judges the latest attempt: one with no result says so, never "nothing failed".
+    let triage = t
+        .gate(&["triage", "--db", &store.url, "--run", "1"])
+        .output()
+        .unwrap();
+    let said = text(&triage);
+    assert!(
+        said.contains("leg `unit` attempt 2 recorded no test result: nothing in it was judged"),
+        "{said}"
+    );
+    assert!(
+        said.contains("0 unknown; 1 of 1 leg(s) recorded no result"),
+        "{said}"
+    );
+}
+
+on_both!(control_characters_in_test_names_are_escaped_on_every_human_line: control_sqlite, control_postgres);
+/// Anyone who names a test in a pull request controls what triage and history print: a name
+/// with a newline, a screen clear (`ESC[2J`) and a terminal retitle (`ESC]0;…BEL`) is printed
+/// as escapes — no line is forged, the terminal is not driven — and kept as it was in JSON.
+fn control_characters_in_test_names_are_escaped_on_every_human_line(kind: Kind) {
+    let t = repo();
+    let store = Store::new(kind, &t);
+    let dir = t.root.parent().unwrap();
+    let hostile = dir.join("hostile.xml");
+    std::fs::write(
+        &hostile,
+        "<testsuites><testsuite name=\"pytest\"><testcase classname=\"tests.test_money\" \
+         name=\"test_x&#27;[2J&#27;]0;owned&#7;&#10;new regression  high    tests/forged.py\" \
+         file=\"tests/test_money.py\"><failure message=\"m\"/></testcase></testsuite></testsuites>",
+    )
+    .unwrap();
+    let leg = "py\u{1b}[2J";
+    let out = record(
+        &t,
+        &store,
+        &["--junit", p(&hostile), "--run", "1", "--leg", leg],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let id = "tests/test_money.py::test_x\u{1b}[2J\u{1b}]0;owned\u{7}\nnew regression  high    tests/forged.py";
+    for args in [vec!["triage", "--run", "1"], vec!["history", id]] {
+        let mut all = args.clone();
+        all.extend(["--db", store.url.as_str()]);
+        let out = t.gate(&all).env("NO_COLOR", "1").output().unwrap();
+        for stream in [&out.stdout, &out.stderr] {
+            let said = String::from_utf8_lossy(stream);
+            assert!(
+                !said.chars().any(|c| c.is_control() && c != '\n'),
+                "{args:?} printed a control character: {said:?}"
+            );
+            assert!(
+                !said
+                    .lines()
+                    .any(|l| l.starts_with("new regression  high    tests/forged.py")),
+                "{args:?} forged a line: {said}"
+            );
+        }
+        let said = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            said.contains("test_x\\u{1b}[2J\\u{1b}]0;owned\\u{7}\\nnew regression"),
+            "{args:?}: {said}"
+        );
+    }
+    // JSON keeps the name as it was.
+    let json = t
+        .gate(&["triage", "--run", "1", "--json", "--db", &store.url])
+        .output()
+        .unwrap();
+    let doc: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
+    assert_eq!(doc["verdicts"][0]["test"], id, "{doc}");
+    assert_eq!(doc["legs"][0]["leg"], leg, "{doc}");
+}
+
 on_both!(a_newer_schema_or_an_unusable_store_is_refused: newer_schema_sqlite, newer_schema_postgres);
 /// A store written by a newer gate is refused, never written; a store that cannot be opened
 /// is exit 8 with its path.
