@@ -2,7 +2,8 @@
 //! file or Go package is fingerprinted; one whose fingerprint matches a trusted pass in the
 //! history store (and whose last entry under it is that pass) is reused — reported with where
 //! it passed — and not run. After the run, each unit that ran is entered under its
-//! fingerprint: `passed` when every case passed or was skipped, `failed` otherwise. Never
+//! fingerprint: `passed` when every case passed, `failed` when one did not; a unit with a
+//! skipped case is not entered (its skip condition may read what no fingerprint sees). Never
 //! reused: an unknown fingerprint, an `always_run` or `known_flaky` test, one with flaky
 //! evidence in the window. The store being down reuses nothing and runs everything.
 
@@ -274,11 +275,15 @@ impl Ledger {
             .filter(|(unit, _)| !self.reused.contains_key(*unit))
             .filter_map(|(unit, digest)| {
                 let digest = digest.clone()?;
-                // A unit with no result ran nothing gate can judge: not entered.
+                // A unit with no result ran nothing gate can judge: not entered. Nor is one
+                // with a skipped test: its skip condition (`shutil.which`, a missing module, a
+                // variable) may read what the fingerprint does not see, and when it flips the
+                // test runs — a pass entered now would be reused instead.
                 let outcomes = by_unit.get(unit.as_str())?;
-                let passed = outcomes
-                    .iter()
-                    .all(|o| matches!(o, TestOutcome::Passed | TestOutcome::Skipped));
+                if outcomes.contains(&TestOutcome::Skipped) {
+                    return None;
+                }
+                let passed = outcomes.iter().all(|o| *o == TestOutcome::Passed);
                 Some(Entry {
                     unit: unit.clone(),
                     fingerprint: digest,

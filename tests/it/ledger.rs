@@ -121,6 +121,71 @@ fn a_pass_is_reused_until_an_input_changes(kind: Kind) {
     assert_eq!(reused(&one).len(), selected - 1, "{one:#}");
 }
 
+on_both!(a_skip_is_never_entered_as_a_pass: skip_sqlite, skip_postgres);
+/// A test skipped by a condition on the environment (a tool not on PATH) is not a pass: its unit
+/// is not entered, so when the condition flips it runs — and fails — instead of being reused.
+fn a_skip_is_never_entered_as_a_pass(kind: Kind) {
+    let t = TestRepo::from_fixture("shop");
+    let store = Store::new(kind, &t);
+    let db = store.url.as_str();
+    t.write(
+        "tests/test_tool.py",
+        "import shutil\n\nimport pytest\n\nfrom shop.money import to_cents\n\n\n\
+         @pytest.mark.skipif(shutil.which('gate-skip-tool') is None, reason='no tool')\n\
+         def test_tool():\n    assert to_cents(1) == 0\n",
+    );
+    t.commit("a test that needs a tool");
+    t.branch("feature");
+    t.checkout("feature");
+    t.append("src/shop/money.py", "\n# reviewed\n");
+    t.commit("money");
+    let bin = t.root.parent().unwrap().join("tool-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let path = |with_tool: bool| {
+        let old = std::env::var("PATH").unwrap_or_default();
+        if with_tool {
+            format!("{}:{old}", bin.display())
+        } else {
+            old
+        }
+    };
+    let run = |with_tool: bool| {
+        let out = t
+            .gate(&["--affected", "master...HEAD", "--json"])
+            .env("GATE_DB", db)
+            .env("PATH", path(with_tool))
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
+        doc
+    };
+    let first = run(false);
+    assert!(
+        ran(&first).contains(&"tests/test_tool.py".to_string()),
+        "{first:#}"
+    );
+    let again = run(false);
+    assert!(
+        !reused(&again).contains(&"tests/test_tool.py".to_string()),
+        "an all-skipped unit is never reused: {again:#}"
+    );
+    assert!(
+        reused(&again).contains(&"tests/test_money.py".to_string()),
+        "{again:#}"
+    );
+    // The tool appears: the test runs, and fails.
+    let tool = bin.join("gate-skip-tool");
+    std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let flipped = run(true);
+    assert_eq!(flipped["exit_code"], 1, "{flipped:#}");
+    assert!(
+        ran(&flipped).contains(&"tests/test_tool.py".to_string()),
+        "{flipped:#}"
+    );
+}
+
 on_both!(a_failure_known_flakiness_and_distrust_are_never_reused: never_sqlite, never_postgres);
 fn a_failure_known_flakiness_and_distrust_are_never_reused(kind: Kind) {
     let t = TestRepo::from_fixture("shop");
