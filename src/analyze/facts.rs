@@ -44,6 +44,11 @@ pub(crate) struct Facts {
     /// `os.Getenv("X")`): inputs of the tests that run this file.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env: Vec<String>,
+    /// Environment reads gate cannot name, `(line, text)`: a computed name (`os.environ[k]`,
+    /// `os.Getenv(v)`) or the whole environment (`dict(os.environ)`, `os.Environ()`, an
+    /// alias). Whatever the tests that run this file read is unknown.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_any: Vec<(u32, String)>,
     /// The imports of docstring examples (`>>> from pkg import x`), or of a text file's
     /// examples: edges only from a file pytest collects as a doctest, whose run executes them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -85,8 +90,9 @@ impl Facts {
             .filter(|s| s.context == StringContext::PathArg && is_outside(&s.value))
             .map(|s| (s.line, s.value.clone()))
             .collect();
-        (!self.env.is_empty() || !outside.is_empty()).then(|| Reads {
+        (!self.env.is_empty() || !outside.is_empty() || !self.env_any.is_empty()).then(|| Reads {
             env: self.env.clone(),
+            env_any: self.env_any.clone(),
             outside,
         })
     }
@@ -98,6 +104,9 @@ impl Facts {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Reads {
     pub env: Vec<String>,
+    /// `(line, text)`: environment reads by a name gate cannot know.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub env_any: Vec<(u32, String)>,
     /// `(line, path)`.
     pub outside: Vec<(u32, String)>,
 }

@@ -197,19 +197,35 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
     facts
 }
 
-/// `os.Getenv("X")`, `os.LookupEnv("X")`: a variable read by a literal name.
+/// `os.Getenv("X")`, `os.LookupEnv("X")`: a variable read by a literal name. A computed name
+/// (`os.Getenv(v)`) or the whole environment (`os.Environ()`, `os.ExpandEnv(s)`) is a read gate
+/// cannot name.
 fn env_read(facts: &mut Facts, call: tree_sitter::Node<'_>, function: &str, source: &[u8]) {
-    if matches!(function, "os.Getenv" | "os.LookupEnv")
-        && let Some(arg) = call.child_by_field_name("arguments").and_then(|a| {
-            let mut cursor = a.walk();
-            a.named_children(&mut cursor).next()
-        })
-        && matches!(
-            arg.kind(),
-            "interpreted_string_literal" | "raw_string_literal"
-        )
-    {
-        facts.env.push(literal(arg, source));
+    let any = |facts: &mut Facts| {
+        let text = String::from_utf8_lossy(&source[call.byte_range()]);
+        let line = call.start_position().row as u32 + 1;
+        facts.env_any.push((line, text.chars().take(80).collect()));
+    };
+    match function {
+        "os.Getenv" | "os.LookupEnv" | "syscall.Getenv" => {
+            let arg = call.child_by_field_name("arguments").and_then(|a| {
+                let mut cursor = a.walk();
+                a.named_children(&mut cursor).next()
+            });
+            match arg {
+                Some(arg)
+                    if matches!(
+                        arg.kind(),
+                        "interpreted_string_literal" | "raw_string_literal"
+                    ) =>
+                {
+                    facts.env.push(literal(arg, source));
+                }
+                _ => any(facts),
+            }
+        }
+        "os.Environ" | "syscall.Environ" | "os.ExpandEnv" | "os.Expand" => any(facts),
+        _ => {}
     }
 }
 
@@ -431,8 +447,12 @@ mod tests {
 
     #[test]
     fn variables_read_by_a_literal_name() {
-        let src = "package x\n\nimport \"os\"\n\nfunc f(k string) {\n\t_ = os.Getenv(\"B\")\n\t_, _ = os.LookupEnv(`A`)\n\t_ = os.Getenv(k)\n}\n";
-        assert_eq!(analyze(src.as_bytes()).env, ["A", "B"]);
+        let src = "package x\n\nimport \"os\"\n\nfunc f(k string) {\n\t_ = os.Getenv(\"B\")\n\t_, _ = os.LookupEnv(`A`)\n\t_ = os.Getenv(k)\n\t_ = os.Environ()\n\t_ = os.ExpandEnv(\"$HOME/x\")\n}\n";
+        let facts = analyze(src.as_bytes());
+        assert_eq!(facts.env, ["A", "B"]);
+        // A computed name, the whole environment: reads gate cannot name, by line.
+        let lines: Vec<u32> = facts.env_any.iter().map(|(l, _)| *l).collect();
+        assert_eq!(lines, [8, 9, 10], "{:?}", facts.env_any);
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub(crate) fn grammars() -> String {
     )
 }
 
-const FACTS_REVISION: u32 = 12;
+const FACTS_REVISION: u32 = 13;
 
 fn empty() -> Cache {
     Cache {

@@ -17,18 +17,58 @@ use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
-/// The environment variables that change any run, whatever the tests read.
+/// The environment variables that change any run, whatever the tests read: how the
+/// interpreter runs (`PYTHONOPTIMIZE` strips asserts, `PYTHONHASHSEED` orders sets), the locale
+/// and the clock's zone, and how the Go toolchain builds and runs (`GOFLAGS`, the target, cgo's
+/// compiler and flags, `GODEBUG`). The threat model in README.md lists each class.
 pub(crate) const RUN_ENV: &[&str] = &[
     "PYTHONPATH",
+    "PYTHONHOME",
     "PYTHONHASHSEED",
     "PYTHONWARNINGS",
+    "PYTHONOPTIMIZE",
+    "PYTHONDEVMODE",
+    "PYTHONUTF8",
+    "PYTHONIOENCODING",
+    "PYTHONSAFEPATH",
+    "PYTHONNOUSERSITE",
+    "PYTHONUSERBASE",
+    "PYTHONINTMAXSTRDIGITS",
+    "PYTHONWARNDEFAULTENCODING",
     "PYTEST_ADDOPTS",
     "PYTEST_PLUGINS",
+    "PYTEST_DISABLE_PLUGIN_AUTOLOAD",
+    "TZ",
+    "LANG",
+    "LANGUAGE",
+    "LC_ALL",
+    "LC_CTYPE",
+    "LC_COLLATE",
+    "LC_MESSAGES",
+    "LC_MONETARY",
+    "LC_NUMERIC",
+    "LC_TIME",
     "GOFLAGS",
     "GOOS",
     "GOARCH",
-    "CGO_ENABLED",
+    "GOAMD64",
+    "GOARM",
+    "GOARM64",
+    "GO386",
     "GOEXPERIMENT",
+    "GODEBUG",
+    "GOTOOLCHAIN",
+    "GOWORK",
+    "GOFIPS140",
+    "GOMAXPROCS",
+    "GORACE",
+    "CGO_ENABLED",
+    "CGO_CFLAGS",
+    "CGO_CPPFLAGS",
+    "CGO_CXXFLAGS",
+    "CGO_LDFLAGS",
+    "CC",
+    "CXX",
 ];
 
 /// What kind of input a line of the fingerprint is.
@@ -630,6 +670,11 @@ impl Files<'_> {
         for (line, path) in reads.into_iter().flat_map(|r| &r.outside) {
             why.push(format!(
                 "{file}:{line}: reads `{path}`, outside the repository: gate cannot hash it"
+            ));
+        }
+        for (line, text) in reads.into_iter().flat_map(|r| &r.env_any) {
+            why.push(format!(
+                "{file}:{line}: reads the environment by a name gate cannot know (`{text}`): no variable's value can stand for it"
             ));
         }
     }

@@ -186,6 +186,78 @@ fn a_skip_is_never_entered_as_a_pass(kind: Kind) {
     );
 }
 
+on_both!(the_environment_a_fingerprint_cannot_name_is_never_reused: env_sqlite, env_postgres);
+/// A variable read by a computed name makes the fingerprint unknown (never reused, and `gate
+/// explain --fingerprint` names the line); an interpreter variable (`PYTHONOPTIMIZE`) is in
+/// every fingerprint. Each flips a passing test to failing with no file changed.
+fn the_environment_a_fingerprint_cannot_name_is_never_reused(kind: Kind) {
+    let t = TestRepo::from_fixture("shop");
+    let store = Store::new(kind, &t);
+    let db = store.url.as_str();
+    t.write(
+        "tests/test_mode.py",
+        "import os\n\nfrom shop.money import to_cents\n\nKEY = 'SHOP' + '_MODE'\n\n\n\
+         def test_mode():\n    assert os.environ.get(KEY, 'ok') == 'ok'\n",
+    );
+    t.write(
+        "tests/test_debug.py",
+        "from shop.money import to_cents\n\n\ndef test_debug():\n    if not __debug__:\n        raise AssertionError('optimized')\n",
+    );
+    t.commit("tests that read the environment");
+    t.branch("feature");
+    t.checkout("feature");
+    t.append("src/shop/money.py", "\n# reviewed\n");
+    t.commit("money");
+    let run = |vars: &[(&str, &str)]| {
+        let mut cmd = t.gate(&["--affected", "master...HEAD", "--json"]);
+        cmd.env("GATE_DB", db)
+            .env_remove("SHOP_MODE")
+            .env_remove("PYTHONOPTIMIZE");
+        for (k, v) in vars {
+            cmd.env(k, v);
+        }
+        let out = cmd.output().unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
+        doc
+    };
+    let first = run(&[]);
+    assert_eq!(first["exit_code"], 0, "{first:#}");
+    let again = run(&[]);
+    let reused_now = reused(&again);
+    assert!(
+        !reused_now.contains(&"tests/test_mode.py".to_string()),
+        "{again:#}"
+    );
+    assert!(
+        reused_now.contains(&"tests/test_debug.py".to_string()),
+        "{again:#}"
+    );
+    let mode = run(&[("SHOP_MODE", "bad")]);
+    assert_eq!(mode["exit_code"], 1, "{mode:#}");
+    assert!(
+        ran(&mode).contains(&"tests/test_mode.py".to_string()),
+        "{mode:#}"
+    );
+    let optimized = run(&[("PYTHONOPTIMIZE", "1")]);
+    assert_eq!(optimized["exit_code"], 1, "{optimized:#}");
+    assert!(
+        ran(&optimized).contains(&"tests/test_debug.py".to_string()),
+        "{optimized:#}"
+    );
+    let explain = t
+        .gate(&["explain", "tests/test_mode.py", "--fingerprint"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&explain).contains(
+            "tests/test_mode.py:9: reads the environment by a name gate cannot know (`os.environ.get(KEY, 'ok')`)"
+        ),
+        "{}",
+        text(&explain)
+    );
+}
+
 on_both!(a_failure_known_flakiness_and_distrust_are_never_reused: never_sqlite, never_postgres);
 fn a_failure_known_flakiness_and_distrust_are_never_reused(kind: Kind) {
     let t = TestRepo::from_fixture("shop");

@@ -115,6 +115,7 @@ impl<'s> Pass<'s> {
                 self.facts.parse_errors.push(line);
             }
             let mut child_context = context;
+            self.environment(node, line);
             match node.kind() {
                 "import_statement" => {
                     for name in node.children_by_field_name("name", &mut node.walk()) {
@@ -164,7 +165,6 @@ impl<'s> Pass<'s> {
                     self.call(node, line);
                     self.listing(node, line);
                 }
-                "subscript" => self.environ_subscript(node),
                 "assignment" => {
                     let left = node.child_by_field_name("left");
                     self.module_getattr(node, line);
@@ -404,6 +404,8 @@ impl<'s> Pass<'s> {
         facts.apps.dedup();
         facts.env.sort();
         facts.env.dedup();
+        facts.env_any.sort();
+        facts.env_any.dedup();
         facts.parse_errors.sort_unstable();
         facts.parse_errors.dedup();
         self.facts

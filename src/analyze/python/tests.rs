@@ -460,6 +460,25 @@ fn variables_read_by_a_literal_name() {
     assert_eq!(analyze(src.as_bytes()).env, ["A", "B", "C", "D", "E"]);
 }
 
+/// Every read of the environment that names no variable gate can know is kept with its line:
+/// computed names, the whole mapping, aliases of it or of a reader. Reads by a literal name and
+/// WSGI's own `environ` parameter are not among them.
+#[test]
+fn environment_reads_gate_cannot_name() {
+    let src = "import os\nfrom os import environ\n\
+               a = os.environ[name]\nb = os.getenv(f'G{x}')\nc = environ.get(key)\n\
+               d = dict(os.environ)\ne = os.environ.copy()\nenv = os.environ\n\
+               for k in os.environ:\n    pass\nrun(cmd, env={**os.environ, 'A': '1'})\n\
+               get = os.getenv\nf = os.environ.get('F')\ng = 'G' in os.environ\n\
+               h = os.environ['H']\nos.environ.setdefault('I', '1')\n";
+    let facts = analyze(src.as_bytes());
+    let lines: Vec<u32> = facts.env_any.iter().map(|(l, _)| *l).collect();
+    assert_eq!(lines, [3, 4, 5, 6, 7, 8, 9, 11, 12], "{:?}", facts.env_any);
+    assert_eq!(facts.env, ["F", "G", "H", "I"]);
+    let wsgi = "def app(environ, start_response):\n    return environ.get(key), dict(environ)\n";
+    assert!(analyze(wsgi.as_bytes()).env_any.is_empty());
+}
+
 /// What the path space (tests/it/path_space.rs) found, one form each: templates, the working
 /// folder, folders not known here under a known tail, loops over literal lists, stale names,
 /// listings of an anchor, f-strings passed on, and unknowns that may hold a `/` or climb.
