@@ -479,6 +479,7 @@ fn record_run(
             .tests
             .iter()
             .any(|t| t.file.as_deref().is_some_and(crate::graph::is_go_unit));
+        let env = super::record::environment(!has_go, has_go, &to.leg);
         let leg = crate::history::Leg {
             run: super::record::run_id(None).0,
             attempt: super::record::attempt(None)?,
@@ -487,7 +488,8 @@ fn record_run(
             branch,
             mainline,
             base: input.range.as_ref().and_then(|r| r.base.clone()),
-            env: super::record::environment(!has_go, has_go, &to.leg),
+            inputs: crate::fingerprint::run_inputs(&project.config, &env),
+            env,
             source: "gate".into(),
         };
         super::record::store_leg(

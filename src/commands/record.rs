@@ -81,6 +81,9 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
     let results = read_inputs(args, &project)?;
     crate::timings::mark("inputs read");
     let (run, generated) = run_id(args.run.clone());
+    let env = probe
+        .join()
+        .map_err(|_| Error::Internal("the environment probe panicked".into()))?;
     let leg = Leg {
         run,
         attempt: attempt(args.attempt)?,
@@ -89,15 +92,14 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
         branch,
         mainline,
         base: base.map(|b| b.to_string()),
-        env: probe
-            .join()
-            .map_err(|_| Error::Internal("the environment probe panicked".into()))?,
         source: match (args.junit.is_empty(), args.go_json.is_empty()) {
             (false, false) => "junit+go-json",
             (false, true) => "junit",
             _ => "go-json",
         }
         .into(),
+        inputs: crate::fingerprint::run_inputs(&project.config, &env),
+        env,
     };
     if generated {
         say!(

@@ -742,6 +742,26 @@ fn unbounded_files(graph: &crate::graph::Graph) -> BTreeSet<String> {
 }
 
 /// A variable's value, hashed; `unset` when it is.
+/// What can change a leg's outcomes besides its code, as one digest: its environment (OS,
+/// interpreter and toolchain versions), the runner's `[env]`, and the values of the variables
+/// every fingerprint holds. Two legs of one commit with the same digest are the same
+/// experiment; with different ones a pass says nothing of the other's failure.
+pub(crate) fn run_inputs(config: &crate::config::Config, env: &serde_json::Value) -> String {
+    let mut h = Sha256::new();
+    h.update(format!("gate inputs 1\0{env}\0").as_bytes());
+    for (k, v) in &config.env {
+        h.update(format!("env\0{k}\0{v}\0").as_bytes());
+    }
+    for name in RUN_ENV
+        .iter()
+        .copied()
+        .chain(config.ledger.env.iter().map(String::as_str))
+    {
+        h.update(format!("var\0{name}\0{}\0", value_of(name)).as_bytes());
+    }
+    hex(&h.finalize()[..16])
+}
+
 fn value_of(name: &str) -> String {
     std::env::var_os(name).map_or_else(|| "unset".to_string(), |v| hash(v.as_encoded_bytes()))
 }

@@ -27,6 +27,8 @@ pub(crate) struct Past {
     pub duration_ms: i64,
     /// The leg's flaky evidence for this test, decided when it was recorded.
     pub flake: Flake,
+    /// Its leg's inputs digest; none when recorded before gate kept it (never the same).
+    pub inputs: Option<String>,
 }
 
 /// Whether an outcome is a failure: a failed assertion or a test that could not run.
@@ -359,6 +361,7 @@ mod tests {
                 outcome: o.to_string(),
                 duration_ms: 10 * seq,
                 flake,
+                inputs: Some("i".into()),
             })
             .collect()
     }

@@ -479,6 +479,7 @@ impl Store {
                 base: r[7].text(),
                 recorded_unix: r[8].int(),
                 results: r[9].int(),
+                inputs: r[10].text(),
             })
             .collect())
     }
@@ -581,6 +582,7 @@ pub(super) fn past(rows: Vec<Vec<Value>>) -> Vec<Past> {
             duration_ms: r[8].int(),
             recorded_unix: r[9].int(),
             flake: evidence::Flake::of_code(r[10].int()),
+            inputs: r[11].text(),
         })
         .collect()
 }
@@ -654,6 +656,9 @@ pub(crate) struct Leg {
     pub env: serde_json::Value,
     /// What the results were read from: `junit`, `go-json`.
     pub source: String,
+    /// The digest of what can change an outcome besides the code (`fingerprint::run_inputs`):
+    /// a pass counts as flaky evidence against a failure only under the same inputs.
+    pub inputs: String,
 }
 
 /// A test in one recorded leg.

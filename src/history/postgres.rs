@@ -191,6 +191,7 @@ impl Tx for Writer<'_> {
                     &digest,
                     &i32::from(leg.mainline),
                     &leg.base,
+                    &leg.inputs,
                 ],
             )
             .map_err(fail::<Err>(&self.name, "cannot write the leg"))?

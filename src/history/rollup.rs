@@ -139,6 +139,7 @@ fn flakes(
             Param::Text(&leg.commit),
             Param::Int(seq),
             Param::Int(from),
+            Param::Text(&leg.inputs),
         ],
     )?;
     for r in rows {

@@ -24,6 +24,10 @@ use super::StoreError;
 ///    digest that binds them: an import of the same export twice is one row. A shadow
 ///    compare's selection time (gate's own overhead before the runner starts: `gate costs
 ///    --from-history`). `gate audit`'s tallies (graph completeness for `gate evaluate`).
+/// 6. `gate audit`'s traces by tree, and each leg's cost of recording.
+/// 7. Traced edges: the repository files each test file's traced run opened.
+/// 8. Each leg's inputs digest: a pass on the same commit is flaky evidence only under the
+///    same inputs.
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -178,6 +182,9 @@ CREATE TABLE traced (
 );
 CREATE INDEX traced_by_path ON traced (path);
 "#,
+    r#"
+ALTER TABLE runs ADD COLUMN inputs TEXT;
+"#,
 ];
 
 /// Both stores are at the same version.
@@ -234,8 +241,8 @@ pub(super) fn migrations(
 }
 
 /// A leg: its key, then what is stored with it (`$12`: the store's time, spelled in).
-pub(super) const INSERT_RUN: &str = "INSERT INTO runs (run_id, attempt, leg, commit_sha, branch, env, source, digest, mainline, base_sha, recorded_unix) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, {unix_now})";
+pub(super) const INSERT_RUN: &str = "INSERT INTO runs (run_id, attempt, leg, commit_sha, branch, env, source, digest, mainline, base_sha, inputs, recorded_unix) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, {unix_now})";
 pub(super) const FIND_RUN: &str =
     "SELECT seq, digest FROM runs WHERE run_id = $1 AND attempt = $2 AND leg = $3";
 /// The tables a leg's rows are in, keyed by its `seq`: deleted with it when it is replaced.
@@ -249,7 +256,7 @@ pub(super) const RUNS_OF: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.co
      ORDER BY r.seq DESC, x.try";
 
 /// The columns every evidence query reads, in `Past`'s order.
-const PAST: &str = "SELECT x.test_id, x.file, x.seq, r.run_id, r.commit_sha, r.mainline, x.try, x.outcome, x.duration_ms, r.recorded_unix, x.flake \
+const PAST: &str = "SELECT x.test_id, x.file, x.seq, r.run_id, r.commit_sha, r.mainline, x.try, x.outcome, x.duration_ms, r.recorded_unix, x.flake, r.inputs \
      FROM results x JOIN runs r ON r.seq = x.seq";
 
 /// The history on leg `$1` in store time [`$2`, `$3`) and before seq `$4`, of the tests of leg
@@ -291,7 +298,7 @@ pub(super) fn past_of_leg() -> String {
 /// Earlier legs of one commit on one leg, in the window: what flaky evidence is decided from
 /// (`$1` leg, `$2` commit, `$3` the new leg's seq, `$4` the window's start).
 pub(super) const SAME_COMMIT: &str = "SELECT x.test_id, x.outcome FROM runs r JOIN results x ON x.seq = r.seq \
-     WHERE r.leg = $1 AND r.commit_sha = $2 AND r.seq < $3 AND r.recorded_unix >= $4";
+     WHERE r.leg = $1 AND r.commit_sha = $2 AND r.seq < $3 AND r.recorded_unix >= $4 AND r.inputs = $5";
 
 /// Whether a leg of `$1` was recorded in store time [`$2`, `$3`): anything to retire.
 pub(super) const ANY_LEG_BETWEEN: &str =
@@ -308,7 +315,7 @@ pub(super) const LEGS_SINCE: &str =
 
 /// A run's legs: the latest attempt of each.
 pub(super) const LEGS_OF_RUN: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.commit_sha, r.branch, r.mainline, r.base_sha, r.recorded_unix, \
-       (SELECT COUNT(*) FROM results x WHERE x.seq = r.seq) \
+       (SELECT COUNT(*) FROM results x WHERE x.seq = r.seq), r.inputs \
      FROM runs r WHERE r.run_id = $1 AND r.attempt = (SELECT max(attempt) FROM runs WHERE run_id = $1 AND leg = r.leg) \
      ORDER BY r.leg";
 

@@ -51,6 +51,8 @@ pub(crate) struct LegInfo {
     pub recorded_unix: i64,
     /// How many results it holds: a leg with none judged nothing.
     pub results: i64,
+    /// Its inputs digest (none: recorded before gate kept it).
+    pub inputs: Option<String>,
 }
 
 /// What a leg knows of its change: each changed path with its verdict, and each selected test
@@ -119,10 +121,14 @@ fn judge(
         evidence,
     };
     let short = |c: &str| c[..12.min(c.len())].to_string();
-    if let Some(p) = prior
-        .iter()
-        .find(|r| r.commit == leg.commit && r.outcome == "passed")
-    {
+    // A pass on the same commit is flaky evidence only under the same inputs: with another
+    // `[env]` value or interpreter variable it is another experiment, not a retry.
+    if let Some(p) = prior.iter().find(|r| {
+        r.commit == leg.commit
+            && r.outcome == "passed"
+            && leg.inputs.is_some()
+            && r.inputs == leg.inputs
+    }) {
         return verdict(
             Verdict::Flaky,
             Confidence::High,
@@ -315,6 +321,7 @@ mod tests {
                 base: None,
                 recorded_unix: seq,
                 results: 1,
+                inputs: Some("i".into()),
             });
             for (t, attempts) in tests.iter().enumerate() {
                 // The evidence `gate record` stores: from this test's earlier legs.
@@ -343,6 +350,7 @@ mod tests {
                         duration_ms: 1,
                         recorded_unix: seq,
                         flake,
+                        inputs: Some("i".into()),
                     });
                 }
             }
@@ -406,6 +414,7 @@ mod tests {
             base: None,
             recorded_unix: 0,
             results: 1,
+            inputs: Some("i".into()),
         }
     }
 
@@ -422,6 +431,7 @@ mod tests {
             duration_ms: 1,
             recorded_unix: seq,
             flake: evidence::Flake::None,
+            inputs: Some("i".into()),
         }
     }
 

@@ -538,6 +538,70 @@ fn control_characters_in_test_names_are_escaped_on_every_human_line(kind: Kind) 
     assert_eq!(doc["legs"][0]["leg"], leg, "{doc}");
 }
 
+on_both!(a_pass_under_other_inputs_is_no_flaky_evidence: inputs_sqlite, inputs_postgres);
+/// A pass on the same commit under another interpreter variable (`TZ`) is another experiment:
+/// the failure is not triaged flaky on its strength. Under the same inputs it is.
+fn a_pass_under_other_inputs_is_no_flaky_evidence(kind: Kind) {
+    let t = repo();
+    let store = Store::new(kind, &t);
+    let failing = junit(&t, "xunit2");
+    let passing = t.root.parent().unwrap().join("passing.xml");
+    std::fs::write(
+        &passing,
+        std::fs::read_to_string(&failing)
+            .unwrap()
+            .replace("<failure", "<system-out")
+            .replace("</failure>", "</system-out>"),
+    )
+    .unwrap();
+    let at = |file: &Path, run: &str, tz: &str| {
+        let out = t
+            .gate(&[
+                "record",
+                "--junit",
+                p(file),
+                "--run",
+                run,
+                "--db",
+                &store.url,
+            ])
+            .env_remove("GITHUB_RUN_ID")
+            .env_remove("GITHUB_RUN_ATTEMPT")
+            .env("TZ", tz)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    };
+    let triage = |run: &str| {
+        let out = t
+            .gate(&["triage", "--run", run, "--json", "--db", &store.url])
+            .output()
+            .unwrap();
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        crate::plans::validate("triage.schema.json", &doc);
+        doc["verdicts"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|v| v["test"].as_str().unwrap().ends_with("test_fail"))
+            .map(|v| v["verdict"].as_str().unwrap().to_string())
+            .unwrap()
+    };
+    at(&passing, "1", "UTC");
+    at(&failing, "2", "Asia/Tokyo");
+    assert_ne!(
+        triage("2"),
+        "flaky",
+        "a pass under another TZ is not flaky evidence"
+    );
+    at(&failing, "3", "UTC");
+    assert_eq!(
+        triage("3"),
+        "flaky",
+        "the same inputs: the pass is a retry's"
+    );
+}
+
 on_both!(a_newer_schema_or_an_unusable_store_is_refused: newer_schema_sqlite, newer_schema_postgres);
 /// A store written by a newer gate is refused, never written; a store that cannot be opened
 /// is exit 8 with its path.
@@ -556,7 +620,7 @@ fn a_newer_schema_or_an_unusable_store_is_refused(kind: Kind) {
     let out = record(&t, &store, &["--junit", p(&good), "--run", "2"]);
     assert_eq!(out.status.code(), Some(8), "{}", text(&out));
     assert!(
-        text(&out).contains("schema version 99, newer than this gate's 7"),
+        text(&out).contains("schema version 99, newer than this gate's 8"),
         "{}",
         text(&out)
     );
