@@ -162,7 +162,7 @@ impl Project {
                 let reads = analysis
                     .facts
                     .iter()
-                    .filter_map(|(p, f)| Some((p.clone(), f.reads()?)))
+                    .filter_map(|(p, f)| Some((p.clone(), f.reads(p)?)))
                     .collect();
                 (analysis, graph, flagged, reads, None)
             }
@@ -572,7 +572,7 @@ fn reuse_graph(
             flagged.insert(file.clone(), flags);
         }
         reads.remove(file);
-        if let Some(r) = f.reads() {
+        if let Some(r) = f.reads(file) {
             reads.insert(file.clone(), r);
         }
     }

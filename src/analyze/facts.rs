@@ -82,18 +82,34 @@ impl Facts {
         (flags != Flags::default()).then_some(flags)
     }
 
-    /// What this file reads that is no file of the tree, if anything.
-    pub(crate) fn reads(&self) -> Option<Reads> {
+    /// What `file` reads that may be no file of the tree, if anything.
+    pub(crate) fn reads(&self, file: &str) -> Option<Reads> {
         let outside: Vec<(u32, String)> = self
             .strings
             .iter()
             .filter(|s| s.context == StringContext::PathArg && is_outside(&s.value))
             .map(|s| (s.line, s.value.clone()))
             .collect();
-        (!self.env.is_empty() || !outside.is_empty() || !self.env_any.is_empty()).then(|| Reads {
+        let literal = self
+            .strings
+            .iter()
+            .filter(|s| s.context == StringContext::PathArg && !is_outside(&s.value))
+            .map(|s| crate::analyze::paths::PathValue::Relative(s.value.clone()));
+        let mut named: Vec<String> = literal
+            .chain(self.paths.iter().map(|p| p.value.clone()))
+            .flat_map(|v| candidates(file, &v))
+            .collect();
+        named.sort();
+        named.dedup();
+        (!self.env.is_empty()
+            || !outside.is_empty()
+            || !self.env_any.is_empty()
+            || !named.is_empty())
+        .then(|| Reads {
             env: self.env.clone(),
             env_any: self.env_any.clone(),
             outside,
+            named,
         })
     }
 }
@@ -109,10 +125,39 @@ pub(crate) struct Reads {
     pub env_any: Vec<(u32, String)>,
     /// `(line, path)`.
     pub outside: Vec<(u32, String)>,
+    /// The repository paths its literal reads may name (`open("data/x.json")` from the root
+    /// or its folder): one the tree does not hold may still be on disk where the runner runs
+    /// (a git-ignored `.env`), and then its content is an input.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub named: Vec<String>,
 }
 
 /// An absolute or home-relative path: `/etc/shop.conf`, `~/.shoprc`. `/` alone names no file,
 /// and `/dev/null` reads the same nothing everywhere.
+/// The repository paths a literal read may name — from the root (the runner's folder) or the
+/// file's own folder; from its folder when anchored on `__file__`. Globs and climbs out are
+/// not files one can name.
+fn candidates(file: &str, value: &crate::analyze::paths::PathValue) -> Vec<String> {
+    use crate::analyze::paths::PathValue;
+    let folder = crate::path::parent(file);
+    let raw: Vec<String> = match value {
+        // Absolute and home paths are outside (`/dev/null` is no file of anyone's).
+        PathValue::Relative(p) if p.starts_with(['/', '~']) => Vec::new(),
+        PathValue::Relative(p) => vec![p.clone(), crate::path::join(folder, p)],
+        PathValue::FileDir(p) => vec![crate::path::join(folder, p)],
+        _ => Vec::new(),
+    };
+    raw.iter()
+        .map(|p| crate::path::normalize(p))
+        .filter(|p| {
+            !p.is_empty()
+                && p != "."
+                && !p.starts_with("..")
+                && !p.contains(['*', '?', '[', crate::analyze::paths::UNKNOWN])
+        })
+        .collect()
+}
+
 fn is_outside(path: &str) -> bool {
     (path.starts_with('/') && path.len() > 1 && path != "/dev/null") || path.starts_with("~/")
 }
@@ -239,7 +284,7 @@ mod tests {
     use super::Reads;
 
     fn reads(file: &str, source: &str) -> Option<Reads> {
-        crate::analyze::facts_of(file, source.as_bytes()).reads()
+        crate::analyze::facts_of(file, source.as_bytes()).reads(file)
     }
 
     #[test]
@@ -263,6 +308,11 @@ mod tests {
         )
         .unwrap();
         assert_eq!(go.outside, [(6, "/etc/shop.conf".to_string())]);
-        assert!(reads("src/plain.py", "X = open('data/x.json')\n").is_none());
+        // A relative literal is named from the root and from the file's folder: one the tree
+        // does not hold may be on disk.
+        assert_eq!(py.named, ["data/x.json", "src/data/x.json"]);
+        let plain = reads("src/plain.py", "X = open('data/x.json')\n").unwrap();
+        assert!(plain.outside.is_empty() && plain.env.is_empty());
+        assert!(reads("src/none.py", "X = 1\n").is_none());
     }
 }

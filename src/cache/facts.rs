@@ -47,7 +47,7 @@ pub(crate) fn grammars() -> String {
     )
 }
 
-const FACTS_REVISION: u32 = 13;
+const FACTS_REVISION: u32 = 14;
 
 fn empty() -> Cache {
     Cache {

@@ -123,6 +123,9 @@ struct Closures {
     components: Components,
     hash: Vec<[u8; 32]>,
     unknown: Vec<bool>,
+    /// Whether the component reaches a file not in the tree that exists on disk (a git-ignored
+    /// `.env`): hashed by content this run, never kept — it changes with no commit.
+    volatile: Vec<bool>,
     unbounded: BTreeSet<String>,
     /// Components hashed by this run (not kept from an earlier one).
     fresh: usize,
@@ -133,6 +136,10 @@ struct Closures {
     /// What each node not hashed before this run needs.
     needs: Needs,
 }
+
+/// One node's own part of a closure hash: its hash, whether an input of it cannot be hashed,
+/// whether it reads a file not in the tree from disk.
+type Leaf = ([u8; 32], bool, bool);
 
 fn hash(bytes: &[u8]) -> String {
     format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
@@ -164,9 +171,22 @@ impl Scope<'_> {
             inputs.push(Input {
                 kind: Kind::File,
                 name: file.clone(),
-                hash: blob(Some(self.repo), self.snapshot, file, &mut unknown)
-                    .expect("read with the repository"),
+                hash: blob(
+                    Some(self.repo),
+                    self.snapshot,
+                    self.root,
+                    file,
+                    &mut unknown,
+                )
+                .expect("read with the repository"),
             });
+            for named in self.files().untracked(file) {
+                inputs.push(Input {
+                    kind: Kind::File,
+                    name: named.to_string(),
+                    hash: not_in_tree(self.root, named, &mut unknown),
+                });
+            }
         }
         let (whole, whole_unknown) = self.whole_suite(memo);
         inputs.extend(whole.iter().cloned());
@@ -289,7 +309,7 @@ impl Scope<'_> {
         let graph = &self.project.graph;
         let Some(id) = graph.id(file) else {
             let mut why = Vec::new();
-            let bytes = self
+            let (bytes, _) = self
                 .files()
                 .leaf(file, &BTreeSet::new(), Some(self.repo), &mut why)
                 .expect("read with the repository");
@@ -305,15 +325,18 @@ impl Scope<'_> {
         let (files, unbounded) = (self.files(), &c.unbounded);
         let leaf = |m: u32, repo: Option<&git2::Repository>| {
             let mut why = Vec::new();
-            let bytes = files.leaf(graph.name(m), unbounded, repo, &mut why)?;
-            Some((m, (Sha256::digest(&bytes).into(), !why.is_empty())))
+            let (bytes, volatile) = files.leaf(graph.name(m), unbounded, repo, &mut why)?;
+            Some((
+                m,
+                (Sha256::digest(&bytes).into(), !why.is_empty(), volatile),
+            ))
         };
-        let computed: Vec<(u32, ([u8; 32], bool))> = found
+        let computed: Vec<(u32, Leaf)> = found
             .par_iter()
             .flat_map_iter(|(_, members)| members.iter().copied())
             .filter_map(|m| leaf(m, None))
             .collect();
-        let mut leaves: Vec<Option<([u8; 32], bool)>> = vec![None; graph.node_count()];
+        let mut leaves: Vec<Option<Leaf>> = vec![None; graph.node_count()];
         for (m, l) in computed {
             leaves[m as usize] = Some(l);
         }
@@ -325,11 +348,12 @@ impl Scope<'_> {
         }
         let (mut own, mut reached, mut under) = (Vec::new(), Vec::new(), Vec::new());
         for (component, members) in &found {
-            let mut doubt = false;
+            let (mut doubt, mut volatile) = (false, false);
             own.clear();
             for &m in members {
-                let (hash, why) = leaves[m as usize].expect("every member's leaf");
+                let (hash, why, on_disk) = leaves[m as usize].expect("every member's leaf");
                 doubt |= why;
+                volatile |= on_disk;
                 own.push(hash);
             }
             own.sort_unstable();
@@ -344,6 +368,7 @@ impl Scope<'_> {
             reached.sort_unstable();
             reached.dedup();
             doubt |= reached.iter().any(|&d| c.unknown[d as usize]);
+            volatile |= reached.iter().any(|&d| c.volatile[d as usize]);
             // Component ids are this run's discovery order: what they reach is ordered by hash.
             under.clear();
             under.extend(reached.iter().map(|&d| c.hash[d as usize]));
@@ -359,6 +384,7 @@ impl Scope<'_> {
             debug_assert_eq!(*component as usize, c.hash.len());
             c.hash.push(h.finalize().into());
             c.unknown.push(doubt);
+            c.volatile.push(volatile);
         }
         c.fresh += found.len();
         let component = c.components.of(id).expect("reached") as usize;
@@ -373,6 +399,7 @@ impl Scope<'_> {
                 components: Components::new(graph),
                 hash: Vec::new(),
                 unknown: Vec::new(),
+                volatile: Vec::new(),
                 unbounded: unbounded_files(graph),
                 fresh: 0,
                 keys: None,
@@ -436,6 +463,7 @@ impl Scope<'_> {
                 c.components.found_before(id as u32);
                 c.hash.push(hash);
                 c.unknown.push(doubt);
+                c.volatile.push(false);
             }
         }
     }
@@ -450,8 +478,10 @@ impl Scope<'_> {
         use crate::cache::closures::State;
         let nodes: Vec<State> = (0..self.project.graph.node_count() as u32)
             .map(|id| match c.components.of(id) {
-                Some(k) => State::Known(c.hash[k as usize], c.unknown[k as usize]),
-                None => State::Missing,
+                Some(k) if !c.volatile[k as usize] => {
+                    State::Known(c.hash[k as usize], c.unknown[k as usize])
+                }
+                _ => State::Missing,
             })
             .collect();
         let whole: Vec<String> = memo
@@ -468,6 +498,7 @@ impl Scope<'_> {
         Files {
             snapshot: self.snapshot,
             project: self.project,
+            root: self.root,
         }
     }
 
@@ -550,7 +581,7 @@ impl Scope<'_> {
                 .map(|file| Input {
                     kind: Kind::WholeSuite,
                     name: file.clone(),
-                    hash: blob(Some(self.repo), self.snapshot, file, &mut why)
+                    hash: blob(Some(self.repo), self.snapshot, self.root, file, &mut why)
                         .expect("read with the repository"),
                 })
                 .collect();
@@ -626,30 +657,52 @@ pub(crate) struct Identity {
 struct Files<'a> {
     snapshot: &'a Snapshot,
     project: &'a Project,
+    /// Where the runner runs: a file not in the tree may still be there.
+    root: &'a Path,
 }
 
-impl Files<'_> {
+impl<'a> Files<'a> {
     /// One node's own part of a closure hash: a file's path, blob and the values of the
     /// variables it reads by name; any other node's name. What cannot be hashed goes to `why`.
-    /// None when the blob must be read and `repo` is not given.
+    /// None when the blob must be read and `repo` is not given. With it, whether the file is
+    /// not in the tree but on disk (hashed by its content, which changes with no commit).
     fn leaf(
         self,
         name: &str,
         unbounded: &BTreeSet<String>,
         repo: Option<&git2::Repository>,
         why: &mut Vec<String>,
-    ) -> Option<Vec<u8>> {
+    ) -> Option<(Vec<u8>, bool)> {
         if !matches!(Node::of(name), Node::File(_)) {
-            return Some(format!("node\0{name}\0").into_bytes());
+            return Some((format!("node\0{name}\0").into_bytes(), false));
         }
-        let blob = blob(repo, self.snapshot, name, why)?;
+        let blob = blob(repo, self.snapshot, self.root, name, why)?;
+        let mut volatile = blob.starts_with(ON_DISK);
         self.doubts(name, unbounded, why);
         let mut bytes = format!("file\0{name}\0{blob}\0").into_bytes();
         let reads = self.project.reads.get(name);
         for var in reads.into_iter().flat_map(|r| &r.env) {
             bytes.extend_from_slice(format!("env\0{var}\0{}\0", value_of(var)).as_bytes());
         }
-        Some(bytes)
+        // What it reads that the tree does not hold is read from disk each run (it changes
+        // with no commit, appearing or edited), and what reaches it is never kept.
+        for named in self.untracked(name) {
+            let state = not_in_tree(self.root, named, why);
+            bytes.extend_from_slice(format!("named\0{named}\0{state}\0").as_bytes());
+            volatile = true;
+        }
+        Some((bytes, volatile))
+    }
+
+    /// The paths `file` reads by a literal that the tree does not hold.
+    fn untracked(self, file: &str) -> impl Iterator<Item = &'a str> {
+        self.project
+            .reads
+            .get(file)
+            .into_iter()
+            .flat_map(|r| &r.named)
+            .map(String::as_str)
+            .filter(move |n| !self.snapshot.contains(n))
     }
 
     /// Why a file of a closure makes it unknown: incomplete facts, an unbounded import, a
@@ -784,9 +837,38 @@ fn runner(project: &Project, root: &Path, go: bool) -> Vec<String> {
 /// A file's blob id; a file absent from the tree is an input too (it appearing changes the
 /// fingerprint); a symlink that leaves the tree cannot be hashed.
 /// None when it must be read and `repo` is not given.
+/// A file an edge names that the tree does not hold: absent — unless it is on disk where the
+/// runner runs (a git-ignored `.env`, a generated file), whatever git says: then its content is
+/// the input. A folder there cannot be bounded.
+fn not_in_tree(root: &Path, file: &str, unknown: &mut Vec<String>) -> String {
+    let path = root.join(file);
+    match std::fs::symlink_metadata(&path) {
+        Err(_) => "absent".into(),
+        Ok(m) if m.is_file() => match std::fs::read(&path) {
+            Ok(bytes) => format!("{ON_DISK}{}", hash(&bytes)),
+            Err(e) => {
+                unknown.push(format!(
+                    "{file}: not in the tree, on disk, cannot be read ({e})"
+                ));
+                "unreadable".into()
+            }
+        },
+        Ok(_) => {
+            unknown.push(format!(
+                "{file}: not in the tree, but on disk (a folder or a link): what the tests read there is not bounded"
+            ));
+            "unbounded".into()
+        }
+    }
+}
+
+/// The hash prefix of a file not in the tree that exists where the runner runs.
+const ON_DISK: &str = "not in the tree, on disk: ";
+
 fn blob(
     repo: Option<&git2::Repository>,
     snapshot: &Snapshot,
+    root: &Path,
     file: &str,
     unknown: &mut Vec<String>,
 ) -> Option<String> {
@@ -805,7 +887,7 @@ fn blob(
         return Some(oid.to_string());
     }
     if !snapshot.contains(file) {
-        return Some("absent".into());
+        return Some(not_in_tree(root, file, unknown));
     }
     Some(match snapshot.read(repo?, file) {
         Ok((oid, _)) => oid.to_string(),

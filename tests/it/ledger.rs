@@ -258,6 +258,55 @@ fn the_environment_a_fingerprint_cannot_name_is_never_reused(kind: Kind) {
     );
 }
 
+on_both!(a_git_ignored_file_read_by_a_literal_path_is_hashed_by_content: ignored_sqlite, ignored_postgres);
+/// A file git ignores (`tests/local.env`) is no blob of the tree, but the test reads it where
+/// it runs: its content is the input, whatever git says — editing it runs the test again
+/// (and it fails), with no commit in between and the closure cache warm.
+fn a_git_ignored_file_read_by_a_literal_path_is_hashed_by_content(kind: Kind) {
+    let t = TestRepo::from_fixture("shop");
+    let store = Store::new(kind, &t);
+    let db = store.url.as_str();
+    t.write(".gitignore", "tests/local.env\n");
+    t.write(
+        "tests/test_local.py",
+        "from pathlib import Path\n\nfrom shop.money import to_cents\n\n\n\
+         def test_local():\n    assert (Path(__file__).parent / 'local.env').read_text() == 'MODE=ok\\n'\n",
+    );
+    t.commit("a test that reads an ignored file");
+    t.write("tests/local.env", "MODE=ok\n");
+    t.branch("feature");
+    t.checkout("feature");
+    t.append("src/shop/money.py", "\n# reviewed\n");
+    t.commit("money");
+    let first = gate(&t, db, &[]);
+    assert_eq!(first["exit_code"], 0, "{first:#}");
+    assert!(
+        ran(&first).contains(&"tests/test_local.py".to_string()),
+        "{first:#}"
+    );
+    let again = gate(&t, db, &[]);
+    assert!(
+        reused(&again).contains(&"tests/test_local.py".to_string()),
+        "{again:#}"
+    );
+    t.write("tests/local.env", "MODE=bad\n");
+    let edited = gate(&t, db, &[]);
+    assert_eq!(edited["exit_code"], 1, "{edited:#}");
+    assert!(
+        ran(&edited).contains(&"tests/test_local.py".to_string()),
+        "{edited:#}"
+    );
+    let explain = t
+        .gate(&["explain", "tests/test_local.py", "--fingerprint"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&explain).contains("tests/local.env"),
+        "{}",
+        text(&explain)
+    );
+}
+
 on_both!(a_failure_known_flakiness_and_distrust_are_never_reused: never_sqlite, never_postgres);
 fn a_failure_known_flakiness_and_distrust_are_never_reused(kind: Kind) {
     let t = TestRepo::from_fixture("shop");
