@@ -576,7 +576,7 @@ impl Scope<'_> {
                 let whole = |f: &&String| config.is_whole_suite(f);
                 self.snapshot.files.iter().filter(whole).cloned().collect()
             });
-            let inputs = files
+            let mut inputs: Vec<Input> = files
                 .iter()
                 .map(|file| Input {
                     kind: Kind::WholeSuite,
@@ -585,6 +585,11 @@ impl Scope<'_> {
                         .expect("read with the repository"),
                 })
                 .collect();
+            // A pytest.ini or pyproject.toml at the root ends pytest's search there.
+            let ends = ["pytest.ini", ".pytest.ini", "pyproject.toml"];
+            if !ends.iter().any(|f| self.snapshot.contains(f)) {
+                inputs.extend(above_root(self.root, &mut why));
+            }
             (inputs, why)
         })
     }
@@ -837,6 +842,43 @@ fn runner(project: &Project, root: &Path, go: bool) -> Vec<String> {
 /// A file's blob id; a file absent from the tree is an input too (it appearing changes the
 /// fingerprint); a symlink that leaves the tree cannot be hashed.
 /// None when it must be read and `repo` is not given.
+/// What pytest reads above the repository: its rootdir search walks up from the tests'
+/// common folder, so a `pytest.ini` (or `pyproject.toml`, `tox.ini`, `setup.cfg`) in a parent
+/// folder configures the run when the repository has none, and a `conftest.py` there is loaded
+/// by every test. Configuration files are hashed by content; a conftest cannot be bounded (it
+/// imports what it likes), so it makes every fingerprint unknown. A few stats per run, when
+/// the repository's own root does not end the search.
+fn above_root(root: &Path, why: &mut Vec<String>) -> Vec<Input> {
+    let mut inputs = Vec::new();
+    for folder in root.ancestors().skip(1) {
+        for name in [
+            "pytest.ini",
+            ".pytest.ini",
+            "pyproject.toml",
+            "tox.ini",
+            "setup.cfg",
+            "conftest.py",
+        ] {
+            let path = folder.join(name);
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            if name == "conftest.py" {
+                why.push(format!(
+                    "{}: a conftest.py above the repository, loaded by every test: gate cannot bound it",
+                    path.display()
+                ));
+            }
+            inputs.push(Input {
+                kind: Kind::WholeSuite,
+                name: path.display().to_string(),
+                hash: hash(&bytes),
+            });
+        }
+    }
+    inputs
+}
+
 /// A file an edge names that the tree does not hold: absent — unless it is on disk where the
 /// runner runs (a git-ignored `.env`, a generated file), whatever git says: then its content is
 /// the input. A folder there cannot be bounded.

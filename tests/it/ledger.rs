@@ -307,6 +307,53 @@ fn a_git_ignored_file_read_by_a_literal_path_is_hashed_by_content(kind: Kind) {
     );
 }
 
+on_both!(pytest_configuration_above_the_repository_is_an_input: above_sqlite, above_postgres);
+/// With no pytest configuration at its root, pytest's rootdir search walks above the
+/// repository: a `pytest.ini` there (`filterwarnings = error`) turns a pass into a failure, so
+/// it is hashed into every fingerprint; a `conftest.py` there cannot be bounded: unknown.
+fn pytest_configuration_above_the_repository_is_an_input(kind: Kind) {
+    let t = TestRepo::from_fixture("shop");
+    let store = Store::new(kind, &t);
+    let db = store.url.as_str();
+    t.remove("pyproject.toml");
+    t.write(
+        "tests/test_warn.py",
+        "import warnings\n\n\ndef test_warn():\n    warnings.warn(UserWarning('careful'))\n",
+    );
+    t.commit("no pytest configuration at the root");
+    t.branch("feature");
+    t.checkout("feature");
+    t.append("tests/test_warn.py", "\n# reviewed\n");
+    t.commit("warn");
+    let first = gate(&t, db, &[]);
+    assert_eq!(first["exit_code"], 0, "{first:#}");
+    let again = gate(&t, db, &[]);
+    assert_eq!(reused(&again), ["tests/test_warn.py"], "{again:#}");
+    let parent = t.root.parent().unwrap();
+    std::fs::write(
+        parent.join("pytest.ini"),
+        "[pytest]\nfilterwarnings = error\n",
+    )
+    .unwrap();
+    let above = gate(&t, db, &[]);
+    assert!(reused(&above).is_empty(), "{above:#}");
+    assert_eq!(
+        above["exit_code"], 1,
+        "the parent's pytest.ini fails it: {above:#}"
+    );
+    std::fs::remove_file(parent.join("pytest.ini")).unwrap();
+    std::fs::write(parent.join("conftest.py"), "").unwrap();
+    let explain = t
+        .gate(&["explain", "tests/test_warn.py", "--fingerprint"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&explain).contains("a conftest.py above the repository, loaded by every test"),
+        "{}",
+        text(&explain)
+    );
+}
+
 on_both!(a_failure_known_flakiness_and_distrust_are_never_reused: never_sqlite, never_postgres);
 fn a_failure_known_flakiness_and_distrust_are_never_reused(kind: Kind) {
     let t = TestRepo::from_fixture("shop");
