@@ -19,6 +19,10 @@ pub(crate) struct GoLayout {
     pub modules: Vec<Module>,
     /// `replace path => ./local` (from go.mod and go.work): extra module path → folder.
     pub replaces: Vec<Module>,
+    /// `replace path => ../../elsewhere` or `=> /abs/path`: a local folder outside the
+    /// repository, `(the go.mod or go.work, the directive's target)`. Its code is compiled into
+    /// the packages that import it, and gate holds none of it.
+    pub outside: Vec<(String, String)>,
     /// Folders that hold `.go` files (packages), deleted files' folders included.
     pub packages: BTreeSet<String>,
 }
@@ -70,7 +74,13 @@ fn directives(text: &str) -> Directives {
                         .next()
                         .map(unquote)
                         .unwrap_or_default();
-                    if to.starts_with("./") || to.starts_with("../") || to == "." || to == ".." {
+                    // A local path: relative (`./`, `../`) or absolute (Go reads both so).
+                    if to.starts_with("./")
+                        || to.starts_with("../")
+                        || to.starts_with('/')
+                        || to == "."
+                        || to == ".."
+                    {
                         out.replaces.push((from, to));
                     }
                 }
@@ -134,10 +144,12 @@ impl GoLayout {
             let Some(bytes) = read(file) else { continue };
             let d = directives(&String::from_utf8_lossy(&bytes));
             for (path, to) in d.replaces {
-                layout.replaces.push(Module {
-                    root: crate::path::normalize(&crate::path::join(&dir, &to)),
-                    path,
-                });
+                let root = crate::path::normalize(&crate::path::join(&dir, &to));
+                if to.starts_with('/') || root == ".." || root.starts_with("../") {
+                    layout.outside.push((file.clone(), to));
+                    continue;
+                }
+                layout.replaces.push(Module { root, path });
             }
             if let Some(path) = d.module.filter(|_| name == "go.mod") {
                 layout.modules.push(Module { root: dir, path });
@@ -250,7 +262,7 @@ mod tests {
         let read = |p: &str| -> Option<Vec<u8>> {
             Some(
                 match p {
-                    "go.mod" => "module example.com/shop\nreplace example.com/other => ./lib\n",
+                    "go.mod" => "module example.com/shop\nreplace example.com/other => ./lib\nreplace example.com/far => ../far\nreplace example.com/abs => /opt/abs\n",
                     "lib/go.mod" => "module example.com/lib\n",
                     "std/go.mod" => "module std\n",
                     _ => return None,
@@ -260,6 +272,15 @@ mod tests {
             )
         };
         let g = GoLayout::detect(&files, &read);
+        // A replace that leaves the repository is no folder of it: named, never resolved.
+        assert_eq!(
+            g.outside,
+            [
+                ("go.mod".to_string(), "../far".to_string()),
+                ("go.mod".to_string(), "/opt/abs".to_string())
+            ]
+        );
+        assert!(g.resolve("cart/cart.go", "example.com/far/x").is_empty());
         assert_eq!(
             g.resolve("cart/cart.go", "example.com/shop/money"),
             ["money"]

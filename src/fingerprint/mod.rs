@@ -628,7 +628,23 @@ impl Scope<'_> {
         let argv = runner(self.project, self.root, go);
         let state = crate::repo::state_dir(self.repo);
         let (name, hash) = if go {
-            ("go".to_string(), memo.go(self.root)?)
+            let dir = test.trim_start_matches("./");
+            let applies = |file: &String| {
+                let module = crate::path::parent(file);
+                crate::path::file_name(file) == "go.work"
+                    || module.is_empty()
+                    || dir == module
+                    || dir.starts_with(&format!("{module}/"))
+            };
+            if let Some((file, to)) = self.project.go.outside.iter().find(|(f, _)| applies(f)) {
+                return Err(format!(
+                    "{file}: replace => {to}: a module outside the repository, whose code gate does not hash"
+                ));
+            }
+            (
+                "go".to_string(),
+                memo.go(self.root, &self.project.config.env)?,
+            )
         } else {
             let python = toolchain::python_of(&argv).ok_or_else(|| {
                 format!(
@@ -636,7 +652,7 @@ impl Scope<'_> {
                     argv.join(" ")
                 )
             })?;
-            let h = memo.python(&python, self.root, &state)?;
+            let h = memo.python(&python, self.root, &state, &self.project.config.env)?;
             (python, h)
         };
         Ok(Input {

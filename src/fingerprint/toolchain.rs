@@ -10,19 +10,72 @@ use super::{Memo, hash};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
-/// What Python prints: its identity lines, then what they were read from.
-const ASK: &str = "import sys, os, json, site, importlib.metadata as m
+/// What Python prints: its identity lines, then what they were read from. Among the identity
+/// lines, the content of each `.pth` and `sitecustomize`/`usercustomize` file, and every place
+/// code is imported from that is neither the repository (the folder it runs in), the standard
+/// library nor an installed distribution's own files: a `sys.path` entry from `PYTHONPATH` or a
+/// `.pth` file outside the repository (`outside`), an editable install whose source is outside
+/// it (`editable`), a module in site-packages that no distribution installed (`loose`). Their
+/// code is not hashed, so any of them makes the identity unknown.
+const ASK: &str = "import sys, os, json, site, hashlib, sysconfig, importlib.metadata as m
 print(sys.version)
 print(sys.implementation.cache_tag)
-for d in sorted((d.metadata['Name'] or '').lower() + ' ' + d.version for d in m.distributions()):
+dists = list(m.distributions())
+for d in sorted((d.metadata['Name'] or '').lower() + ' ' + d.version for d in dists):
     print(d)
-print('\\0')
 dirs = [os.path.abspath(p or '.') for p in sys.path]
 user = site.getusersitepackages() if site.ENABLE_USER_SITE is not False else None
 if user:
     dirs.append(user)
 files = sorted(os.path.join(d, f) for d in dirs if os.path.isdir(d) for f in os.listdir(d)
                if f.endswith('.pth') or f in ('sitecustomize.py', 'usercustomize.py'))
+for f in files:
+    try:
+        print('file', f, hashlib.sha256(open(f, 'rb').read()).hexdigest())
+    except OSError:
+        print('file', f, 'unreadable')
+here = os.path.abspath('.')
+def under(p, d):
+    return p == d or p.startswith(d.rstrip(os.sep) + os.sep)
+paths = sysconfig.get_paths()
+known = [os.path.abspath(paths[k]) for k in ('stdlib', 'platstdlib', 'purelib', 'platlib') if k in paths]
+sites = []
+try:
+    sites = [os.path.abspath(p) for p in site.getsitepackages()]
+except Exception:
+    pass
+if user:
+    sites.append(os.path.abspath(user))
+known += sites
+for p in dirs:
+    if os.path.exists(p) and not under(p, here) and not any(under(p, k) for k in known):
+        print('outside', p)
+owned = set()
+for d in dists:
+    for f in d.files or []:
+        owned.add(str(f).replace(os.sep, '/').split('/')[0])
+    for t in (d.read_text('top_level.txt') or '').split():
+        owned.add(t)
+        owned.add(t + '.py')
+    try:
+        u = json.loads(d.read_text('direct_url.json') or '{}')
+    except ValueError:
+        u = {}
+    src = u.get('url', '')
+    if u.get('dir_info', {}).get('editable') and src.startswith('file://'):
+        src = os.path.abspath(src[len('file://'):])
+        if not under(src, here):
+            print('editable', d.metadata['Name'], src)
+skip = ('.dist-info', '.egg-info', '.pth', '.egg-link', '__pycache__')
+for s in sites:
+    if not os.path.isdir(s):
+        continue
+    for e in sorted(os.listdir(s)):
+        if e.endswith(skip) or e in owned or e in ('sitecustomize.py', 'usercustomize.py', 'README.txt'):
+            continue
+        if e.endswith(('.py', '.so', '.pyd')) or os.path.isdir(os.path.join(s, e)):
+            print('loose', os.path.join(s, e))
+print('\\0')
 print(json.dumps(dirs + files))";
 
 /// Variables that move what an interpreter finds.
@@ -66,25 +119,36 @@ struct Kept {
     env: Vec<Option<String>>,
     watched: Vec<(PathBuf, Option<Stat>)>,
     identity: String,
+    /// Where the interpreter imports code from that gate does not hash: the identity stands
+    /// for none of it.
+    #[serde(default)]
+    unhashed: Vec<String>,
 }
 
 impl Memo {
     /// `python`'s version and every installed distribution (name and version, from its
     /// environment's metadata), hashed; kept in `state` while what it was read from holds.
+    /// `env`: the runner's `[env]`, which the interpreter runs under (a `PYTHONPATH` there moves
+    /// what it imports).
     pub(super) fn python(
         &mut self,
         python: &str,
         root: &Path,
         state: &Path,
+        env: &std::collections::BTreeMap<String, String>,
     ) -> Result<String, String> {
         self.python
             .entry(python.to_string())
-            .or_insert_with(|| python_identity(python, root, state))
+            .or_insert_with(|| python_identity(python, root, state, env))
             .clone()
     }
 
     /// `go env` values that change a build and a test run, hashed.
-    pub(super) fn go(&mut self, root: &Path) -> Result<String, String> {
+    pub(super) fn go(
+        &mut self,
+        root: &Path,
+        env: &std::collections::BTreeMap<String, String>,
+    ) -> Result<String, String> {
         self.go
             .get_or_insert_with(|| {
                 let out = ask(
@@ -102,6 +166,7 @@ impl Memo {
                         "GOTOOLCHAIN",
                     ],
                     root,
+                    env,
                 )?;
                 Ok(hash(&out))
             })
@@ -109,12 +174,25 @@ impl Memo {
     }
 }
 
-fn python_identity(python: &str, root: &Path, state: &Path) -> Result<String, String> {
+fn python_identity(
+    python: &str,
+    root: &Path,
+    state: &Path,
+    runner_env: &std::collections::BTreeMap<String, String>,
+) -> Result<String, String> {
     let exe = resolve(python, root);
     // Through a script, what runs is the script's choice: asked, never kept.
     let direct = exe.as_deref().is_some_and(|e| !is_script(e));
     let file = state.join("cache").join("python.json");
-    let env: Vec<Option<String>> = MOVES.iter().map(|v| std::env::var(v).ok()).collect();
+    let env: Vec<Option<String>> = MOVES
+        .iter()
+        .map(|v| {
+            runner_env
+                .get(*v)
+                .cloned()
+                .or_else(|| std::env::var(v).ok())
+        })
+        .collect();
     let kept: Vec<Kept> = std::fs::read(&file)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok())
@@ -129,20 +207,29 @@ fn python_identity(python: &str, root: &Path, state: &Path) -> Result<String, St
                 && k.watched.iter().all(|(p, s)| stat(p) == *s)
         };
         if let Some(k) = kept.iter().find(holds) {
-            return Ok(k.identity.clone());
+            return known(k.identity.clone(), &k.unhashed);
         }
     }
     let asked = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128);
-    let out = ask(&[python, "-c", ASK], root)?;
+    let out = ask(&[python, "-c", ASK], root, runner_env)?;
     let text = String::from_utf8_lossy(&out);
     let (lines, from) = text
         .split_once("\0\n")
         .ok_or_else(|| format!("`{python}` did not say where its packages are"))?;
     let identity = hash(lines.as_bytes());
+    let unhashed: Vec<String> = lines
+        .lines()
+        .filter(|l| {
+            ["outside ", "editable ", "loose "]
+                .iter()
+                .any(|p| l.starts_with(p))
+        })
+        .map(str::to_string)
+        .collect();
     let Some(exe) = exe.filter(|_| direct) else {
-        return Ok(identity);
+        return known(identity, &unhashed);
     };
     let mut watched: Vec<PathBuf> = vec![exe.clone()];
     if let Some(dir) = exe.parent() {
@@ -164,6 +251,7 @@ fn python_identity(python: &str, root: &Path, state: &Path) -> Result<String, St
             })
             .collect(),
         identity: identity.clone(),
+        unhashed: unhashed.clone(),
     };
     // What was read must not have moved while Python read it (file times lag the clock by a
     // tick): anything changed in the second before asking, and it is asked again next time.
@@ -185,7 +273,27 @@ fn python_identity(python: &str, root: &Path, state: &Path) -> Result<String, St
             let _ = crate::cache::blocks::replace(&file, |w| std::io::Write::write_all(w, &bytes));
         }
     }
-    Ok(identity)
+    known(identity, &unhashed)
+}
+
+/// The identity, unless the interpreter imports code gate does not hash.
+fn known(identity: String, unhashed: &[String]) -> Result<String, String> {
+    let Some(first) = unhashed.first() else {
+        return Ok(identity);
+    };
+    let (kind, what) = first.split_once(' ').unwrap_or((first, ""));
+    let why = match kind {
+        "outside" => "a folder on the import path outside the repository (PYTHONPATH, a .pth file)",
+        "editable" => "an editable install whose source is outside the repository",
+        _ => "a module in site-packages that no distribution installed",
+    };
+    let more = match unhashed.len() {
+        1 => String::new(),
+        n => format!(" (and {} more)", n - 1),
+    };
+    Err(format!(
+        "the interpreter imports code gate does not hash: {why}: {what}{more}"
+    ))
 }
 
 /// The file `argv0` runs: a path (relative to `root`) or the first executable of that name on
@@ -212,9 +320,14 @@ fn is_script(path: &Path) -> bool {
 }
 
 /// What `argv` prints, or why it could not be asked.
-fn ask(argv: &[&str], root: &Path) -> Result<Vec<u8>, String> {
+fn ask(
+    argv: &[&str],
+    root: &Path,
+    env: &std::collections::BTreeMap<String, String>,
+) -> Result<Vec<u8>, String> {
     let out = std::process::Command::new(argv[0])
         .args(&argv[1..])
+        .envs(env)
         .current_dir(root)
         .stdin(std::process::Stdio::null())
         .output()

@@ -354,6 +354,47 @@ fn pytest_configuration_above_the_repository_is_an_input(kind: Kind) {
     );
 }
 
+on_both!(code_outside_the_repository_on_the_import_path_is_never_reused: outside_sqlite, outside_postgres);
+/// A `[env] PYTHONPATH` folder outside the repository holds code the test imports: gate hashes
+/// none of it, so the fingerprint is unknown (named) and an edit there is run, not reused.
+fn code_outside_the_repository_on_the_import_path_is_never_reused(kind: Kind) {
+    let t = TestRepo::from_fixture("shop");
+    let store = Store::new(kind, &t);
+    let db = store.url.as_str();
+    let outside = t.root.parent().unwrap().join("outside-lib");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("extlib.py"), "RATE = 1\n").unwrap();
+    t.write(
+        ".gate.toml",
+        &format!("[env]\nPYTHONPATH = \"{}\"\n", outside.display()),
+    );
+    t.write(
+        "tests/test_extlib.py",
+        "import extlib\n\nfrom shop.money import to_cents\n\n\ndef test_rate():\n    assert extlib.RATE == 1\n",
+    );
+    t.commit("a test that imports code from outside the repository");
+    t.branch("feature");
+    t.checkout("feature");
+    t.append("src/shop/money.py", "\n# reviewed\n");
+    t.commit("money");
+    let first = gate(&t, db, &[]);
+    assert_eq!(first["exit_code"], 0, "{first:#}");
+    let again = gate(&t, db, &[]);
+    assert!(reused(&again).is_empty(), "{again:#}");
+    std::fs::write(outside.join("extlib.py"), "RATE = 2\n").unwrap();
+    let edited = gate(&t, db, &[]);
+    assert_eq!(edited["exit_code"], 1, "{edited:#}");
+    let explain = t
+        .gate(&["explain", "tests/test_extlib.py", "--fingerprint"])
+        .output()
+        .unwrap();
+    assert!(
+        text(&explain).contains("a folder on the import path outside the repository"),
+        "{}",
+        text(&explain)
+    );
+}
+
 on_both!(a_failure_known_flakiness_and_distrust_are_never_reused: never_sqlite, never_postgres);
 fn a_failure_known_flakiness_and_distrust_are_never_reused(kind: Kind) {
     let t = TestRepo::from_fixture("shop");
@@ -579,6 +620,13 @@ fn venv(at: &Path, version: &str, rate: u32) -> PathBuf {
     std::fs::write(
         info.join("METADATA"),
         format!("Metadata-Version: 2.1\nName: shopext\nVersion: {version}\n"),
+    )
+    .unwrap();
+    // As pip installs it: the distribution owns its module (a module no distribution owns is
+    // code gate does not hash, and makes every fingerprint unknown).
+    std::fs::write(
+        info.join("RECORD"),
+        format!("shopext.py,,\nshopext-{version}.dist-info/METADATA,,\n"),
     )
     .unwrap();
     at.to_path_buf()
