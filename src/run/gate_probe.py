@@ -23,7 +23,23 @@ _state = {"rootpath": None}
 # Only the first import of a module is seen (later ones come from sys.modules): a trace adds
 # what it saw, it never says what a file does not need.
 _opened = {}
-_trace = {"current": None, "root": os.path.realpath(os.getcwd()) + os.sep}
+# The folder pytest started in (the repository root, which every path gate reads is relative
+# to), taken when the probe loads: a test that changes the working folder changes neither
+# where the repository is nor which test file is running.
+_START = os.getcwd()
+_trace = {"current": None, "root": os.path.realpath(_START) + os.sep}
+
+
+def _absolute(name):
+    """`name` as the open resolved it: a relative path against the working folder at the time
+    of the open, wherever the run started. None when that folder is gone (a relative open
+    then finds nothing)."""
+    if os.path.isabs(name):
+        return name
+    try:
+        return os.path.join(os.getcwd(), name)
+    except OSError:
+        return None
 
 
 def _audit(event, args):
@@ -38,7 +54,10 @@ def _audit(event, args):
     if not isinstance(path, (str, bytes, os.PathLike)):
         return
     try:
-        real = os.path.realpath(os.fsdecode(path))
+        name = _absolute(os.fsdecode(path))
+        if name is None:
+            return
+        real = os.path.realpath(name)
     except (TypeError, ValueError, OSError):
         return
     if not real.startswith(_trace["root"]):
@@ -59,13 +78,13 @@ if os.environ.get("GATE_PROBE_TRACE"):
 
 
 def _rel(path):
-    return os.path.relpath(os.path.abspath(os.fspath(path)), os.getcwd()).replace(os.sep, "/")
+    """A path pytest names, relative to where the run started (never to where a test moved)."""
+    return os.path.relpath(os.path.join(_START, os.fspath(path)), _START).replace(os.sep, "/")
 
 
 def _entry(path):
-    rel = os.path.relpath(os.path.abspath(os.fspath(path)), os.getcwd()).replace(os.sep, "/")
     return _files.setdefault(
-        rel,
+        _rel(path),
         {
             "collected": False,
             "error": False,

@@ -2,6 +2,7 @@
 //! data file through a path gate cannot evaluate; once a gated run has traced it, a change to
 //! that file selects it, shown as a traced edge — checked with real pytest runs.
 
+use crate::history::{Kind, Store};
 use crate::plans::validate;
 use crate::support::{TestRepo, row, selected, text};
 
@@ -69,4 +70,72 @@ fn a_file_a_traced_run_opened_selects_that_test() {
         )]),
         "{e:#}"
     );
+}
+
+/// `gate ARGS` on `store`: the output.
+fn gate(t: &TestRepo, store: &Store, args: &[&str]) -> std::process::Output {
+    t.gate(args).env("GATE_DB", &store.url).output().unwrap()
+}
+
+/// `gate --affected HEAD~1...HEAD` on `store` runs its tests: they pass.
+fn passes(t: &TestRepo, store: &Store) {
+    let out = gate(t, store, &["--affected", "HEAD~1...HEAD"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+/// `gate --affected HEAD~1...HEAD --json --list` on `store`: the report, checked against its
+/// schema.
+fn listed(t: &TestRepo, store: &Store) -> serde_json::Value {
+    let out = gate(
+        t,
+        store,
+        &["--affected", "HEAD~1...HEAD", "--json", "--list"],
+    );
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
+    validate("report.schema.json", &r);
+    r
+}
+
+/// A `[[depends]]` rule binding the data files under `dir` to test_a, so a change to one is
+/// bounded by the static graph and the traced edges can only add to it.
+fn bound_to_test_a(t: &TestRepo, dir: &str) {
+    t.write(
+        ".gate.toml",
+        &format!("[[depends]]\ntests = \"tests/test_a.py\"\non = \"{dir}/**\"\n"),
+    );
+}
+
+on_both!(a_test_that_changes_folder_is_traced_where_it_started: chdir_sqlite, chdir_postgres);
+fn a_test_that_changes_folder_is_traced_where_it_started(kind: Kind) {
+    let t = TestRepo::from_fixture("traced");
+    let store = Store::new(kind, &t);
+    bound_to_test_a(&t, "sub");
+    t.write("sub/data.json", "{\"v\": 1}\n");
+    t.commit("a data folder");
+    // The first test moves into sub/ and leaves the run there; the second opens its data
+    // relatively, where it is.
+    t.write(
+        "tests/test_chdir.py",
+        "import json\nimport os\n\nROOT = os.getcwd()\n\n\ndef test_enter():\n    os.chdir(\"sub\")\n\n\n\
+         def test_read():\n    try:\n        with open(\"data.json\") as f:\n            assert json.load(f)[\"v\"] == 1\n    finally:\n        os.chdir(ROOT)\n",
+    );
+    t.commit("a test that changes folder");
+    passes(&t, &store);
+    t.write("sub/data.json", "{\"v\": 2}\n");
+    t.commit("change the data");
+    let r = listed(&t, &store);
+    assert_eq!(
+        selected(&r),
+        ["tests/test_a.py", "tests/test_chdir.py"],
+        "{r:#}"
+    );
+    let data = row(&r, "sub/data.json");
+    let edge = data["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["test"] == "tests/test_chdir.py")
+        .unwrap();
+    assert_eq!(edge["chain"][0]["kind"], "traced", "{edge}");
 }
