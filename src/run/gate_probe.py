@@ -28,6 +28,10 @@ _opened = {}
 # where the repository is nor which test file is running.
 _START = os.getcwd()
 _trace = {"current": None, "root": os.path.realpath(_START) + os.sep}
+# The root as a path may spell it before its own symlinks are resolved, and as resolved.
+_ROOTS = tuple(dict.fromkeys([_trace["root"], os.path.abspath(_START) + os.sep]))
+# Symlinks followed within one open, at most (the OS's own limit).
+_MAX_LINKS = 40
 
 
 def _absolute(name):
@@ -40,6 +44,60 @@ def _absolute(name):
         return os.path.join(os.getcwd(), name)
     except OSError:
         return None
+
+
+def _under_root(path):
+    """The absolute `path` relative to the repository root, `/`-separated; None outside it."""
+    for root in _ROOTS:
+        if path.startswith(root):
+            return path[len(root):].replace(os.sep, "/")
+    return None
+
+
+def _repo_file(rel):
+    """What a read of `rel` stands for: an import read from the bytecode cache stands for its
+    source; git's own files are none."""
+    if rel is None or rel.startswith(".git/"):
+        return None
+    folder, _, name = rel.rpartition("/")
+    if folder == "__pycache__" or folder.endswith("/__pycache__"):
+        return folder[: -len("__pycache__")] + name.split(".")[0] + ".py"
+    return rel
+
+
+def _links_on(path):
+    """The repository's symlinks that opening the absolute, normalised `path` passes through (a
+    linked file or folder, links to links): repointing any of them changes what the open reads."""
+    found = set()
+    for _ in range(_MAX_LINKS):
+        rel = _under_root(path)
+        if rel is None:
+            return found
+        at = _ROOTS[0].rstrip(os.sep)
+        parts = rel.split("/")
+        for i, part in enumerate(parts):
+            at = os.path.join(at, part)
+            if os.path.islink(at):
+                found.add("/".join(parts[: i + 1]))
+                # Resolving goes on from the link's target, with the rest of the path.
+                target = os.path.join(os.path.dirname(at), os.readlink(at))
+                path = os.path.normpath(os.path.join(target, *parts[i + 1 :]))
+                break
+        else:
+            return found
+    return found
+
+
+def _repo_paths(name):
+    """The repository files an open of the absolute path `name` reads: the file it resolves to
+    and, when symlinks led there, each link on the way — a change to any of them selects."""
+    real = os.path.realpath(name)
+    found = {_repo_file(_under_root(real))}
+    lexical = os.path.normpath(name)
+    if lexical != real:
+        found.update(_links_on(lexical))
+    found.discard(None)
+    return found
 
 
 def _audit(event, args):
@@ -57,20 +115,11 @@ def _audit(event, args):
         name = _absolute(os.fsdecode(path))
         if name is None:
             return
-        real = os.path.realpath(name)
+        paths = _repo_paths(name)
     except (TypeError, ValueError, OSError):
         return
-    if not real.startswith(_trace["root"]):
-        return
-    rel = real[len(_trace["root"]):].replace(os.sep, "/")
-    if rel.startswith(".git/"):
-        return
-    # An import read from the bytecode cache stands for its source.
-    folder, _, name = rel.rpartition("/")
-    if folder == "__pycache__" or folder.endswith("/__pycache__"):
-        source = name.split(".")[0] + ".py"
-        rel = folder[: -len("__pycache__")] + source
-    _opened.setdefault(current, set()).add(rel)
+    if paths:
+        _opened.setdefault(current, set()).update(paths)
 
 
 if os.environ.get("GATE_PROBE_TRACE"):

@@ -97,20 +97,37 @@ fn listed(t: &TestRepo, store: &Store) -> serde_json::Value {
     r
 }
 
-/// A `[[depends]]` rule binding the data files under `dir` to test_a, so a change to one is
+/// A `[[depends]]` rule binding the paths `on` (globs) to test_a, so a change to one is
 /// bounded by the static graph and the traced edges can only add to it.
-fn bound_to_test_a(t: &TestRepo, dir: &str) {
+fn bound_to_test_a(t: &TestRepo, on: &[&str]) {
     t.write(
         ".gate.toml",
-        &format!("[[depends]]\ntests = \"tests/test_a.py\"\non = \"{dir}/**\"\n"),
+        &format!("[[depends]]\ntests = \"tests/test_a.py\"\non = {on:?}\n"),
     );
+}
+
+/// The tests a report's row for `path` selects through a traced edge.
+fn traced_tests(r: &serde_json::Value, path: &str) -> Vec<String> {
+    row(r, path)["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| {
+            e["chain"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|l| l["kind"] == "traced")
+        })
+        .map(|e| e["test"].as_str().unwrap().to_string())
+        .collect()
 }
 
 on_both!(a_test_that_changes_folder_is_traced_where_it_started: chdir_sqlite, chdir_postgres);
 fn a_test_that_changes_folder_is_traced_where_it_started(kind: Kind) {
     let t = TestRepo::from_fixture("traced");
     let store = Store::new(kind, &t);
-    bound_to_test_a(&t, "sub");
+    bound_to_test_a(&t, &["sub/**"]);
     t.write("sub/data.json", "{\"v\": 1}\n");
     t.commit("a data folder");
     // The first test moves into sub/ and leaves the run there; the second opens its data
@@ -130,12 +147,44 @@ fn a_test_that_changes_folder_is_traced_where_it_started(kind: Kind) {
         ["tests/test_a.py", "tests/test_chdir.py"],
         "{r:#}"
     );
-    let data = row(&r, "sub/data.json");
-    let edge = data["edges"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|e| e["test"] == "tests/test_chdir.py")
-        .unwrap();
-    assert_eq!(edge["chain"][0]["kind"], "traced", "{edge}");
+    assert_eq!(traced_tests(&r, "sub/data.json"), ["tests/test_chdir.py"]);
+}
+
+on_both!(a_read_through_a_symlink_selects_on_the_link_and_its_target: symlink_sqlite, symlink_postgres);
+fn a_read_through_a_symlink_selects_on_the_link_and_its_target(kind: Kind) {
+    let t = TestRepo::from_fixture("traced");
+    let store = Store::new(kind, &t);
+    bound_to_test_a(&t, &["data/**", "other/**", "fixtures"]);
+    t.write("other/x.json", "{\"v\": 1}\n");
+    t.commit("another data folder");
+    std::os::unix::fs::symlink("data", t.root.join("fixtures")).unwrap();
+    // A path no analysis evaluates (`fixtures/x.json`), read through the linked folder.
+    t.write(
+        "tests/test_link.py",
+        "import base64\nimport json\n\nPATH = base64.b64decode(\"Zml4dHVyZXMveC5qc29u\").decode()\n\n\n\
+         def test_link():\n    with open(PATH) as f:\n        assert json.load(f)[\"v\"] == 1\n",
+    );
+    t.commit("a test reading through a linked folder");
+    passes(&t, &store);
+    // Repointing the link changes what the test reads: the link's row selects it.
+    std::fs::remove_file(t.root.join("fixtures")).unwrap();
+    std::os::unix::fs::symlink("other", t.root.join("fixtures")).unwrap();
+    t.commit("repoint the link");
+    let r = listed(&t, &store);
+    assert_eq!(
+        selected(&r),
+        ["tests/test_a.py", "tests/test_link.py"],
+        "{r:#}"
+    );
+    assert_eq!(traced_tests(&r, "fixtures"), ["tests/test_link.py"]);
+    // The file it resolves to selects it too (traced again through the new link).
+    passes(&t, &store);
+    t.write("other/x.json", "{\"v\": 2}\n");
+    t.commit("change the data behind the link");
+    let r = listed(&t, &store);
+    assert_eq!(
+        traced_tests(&r, "other/x.json"),
+        ["tests/test_link.py"],
+        "{r:#}"
+    );
 }
