@@ -17,6 +17,27 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 
+/// `digest` with the blobs of `files` (outside its closure) hashed in; unknown when one cannot
+/// be read.
+fn with_files(digest: &str, files: &[&String], scope: &Scope<'_>) -> Option<String> {
+    let mut h = Sha256::new();
+    h.update(b"gate traced 1\0");
+    h.update(digest.as_bytes());
+    for path in files {
+        h.update(path.as_bytes());
+        h.update(b"\0");
+        if !scope.snapshot.files.contains(*path) {
+            h.update(b"absent");
+            continue;
+        }
+        match scope.snapshot.read(scope.repo, path) {
+            Ok((oid, _)) => h.update(oid.as_bytes()),
+            Err(_) => return None,
+        }
+    }
+    Some(hex(&h.finalize()))
+}
+
 /// Where a reused test passed.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Provenance {
@@ -150,37 +171,21 @@ impl Ledger {
         {
             return Ok(prints);
         }
-        let mut store = Store::open(at)?;
-        for (unit, digest) in &mut prints {
-            let Some(known) = digest.as_ref() else {
+        let known: Vec<&str> = prints
+            .iter()
+            .filter(|(_, d)| d.is_some())
+            .map(|(u, _)| u.as_str())
+            .collect();
+        let traced = Store::open(at)?.traced_from(&known)?;
+        for (unit, files) in &traced {
+            let Some(digest) = prints.get_mut(unit) else {
                 continue;
             };
-            let traced = store.traced_from(unit)?;
-            if traced.is_empty() {
-                continue;
-            }
             let closure: BTreeSet<String> = scope.closure_files(unit).into_iter().collect();
-            let outside: Vec<&String> = traced.iter().filter(|p| !closure.contains(*p)).collect();
-            if outside.is_empty() {
-                continue;
+            let outside: Vec<&String> = files.iter().filter(|p| !closure.contains(*p)).collect();
+            if let (false, Some(known)) = (outside.is_empty(), digest.as_ref()) {
+                *digest = with_files(known, &outside, scope);
             }
-            let mut h = Sha256::new();
-            h.update(b"gate traced 1\0");
-            h.update(known.as_bytes());
-            let mut unknown = false;
-            for path in outside {
-                h.update(path.as_bytes());
-                h.update(b"\0");
-                if !scope.snapshot.files.contains(path) {
-                    h.update(b"absent");
-                    continue;
-                }
-                match scope.snapshot.read(scope.repo, path) {
-                    Ok((oid, _)) => h.update(oid.as_bytes()),
-                    Err(_) => unknown = true,
-                }
-            }
-            *digest = (!unknown).then(|| hex(&h.finalize()));
         }
         Ok(prints)
     }

@@ -328,16 +328,17 @@ pub(super) const RECORD_MS: &str = "UPDATE runs SET record_ms = $1 WHERE seq = $
 /// What one unit's traced run opened, for a committed tree: a newer trace replaces it.
 pub(super) const TRACE: &str = "INSERT INTO traces (tree, unit, recorded_unix, files) VALUES ($1, $2, {unix_now}, $3) \
      ON CONFLICT (tree, unit) DO UPDATE SET files = excluded.files, recorded_unix = excluded.recorded_unix";
-/// A unit traced again: what it opened before is forgotten.
-pub(super) const UNTRACE: &str = "DELETE FROM traced WHERE unit = $1";
-/// One file a unit's traced run opened, at a commit.
-pub(super) const TRACED: &str = "INSERT INTO traced (unit, path, commit_sha, recorded_unix) VALUES ($1, $2, $3, {unix_now}) \
+/// Units traced again (`{keys}`: a list of them): what they opened before is forgotten.
+pub(super) const UNTRACE: &str = "DELETE FROM traced WHERE unit IN ({keys})";
+/// Files units' traced runs opened, at commit `$1` (`{rows}`: one `($n, $m, $1, {unix_now})`
+/// per (unit, file)).
+pub(super) const TRACED: &str = "INSERT INTO traced (unit, path, commit_sha, recorded_unix) VALUES {rows} \
      ON CONFLICT (unit, path) DO NOTHING";
-/// What a unit's traced run opened.
-pub(super) const TRACED_FROM: &str = "SELECT path FROM traced WHERE unit = $1 ORDER BY path";
-/// The units whose traced runs opened a path.
+/// What units' traced runs opened (`{keys}`: the units).
+pub(super) const TRACED_FROM: &str = "SELECT unit, path FROM traced WHERE unit IN ({keys})";
+/// The units whose traced runs opened paths (`{keys}`: the paths).
 pub(super) const TRACED_TO: &str =
-    "SELECT unit, commit_sha FROM traced WHERE path = $1 ORDER BY unit";
+    "SELECT path, unit, commit_sha FROM traced WHERE path IN ({keys})";
 /// A tree's traces.
 pub(super) const TRACES_OF: &str = "SELECT unit, files FROM traces WHERE tree = $1 ORDER BY unit";
 

@@ -3,9 +3,10 @@
 //! replaced when that file is traced again. Selection is the union of the static graph and
 //! these edges: a traced edge only ever adds a test to a changed file's row, shown as such; it
 //! never removes one, never turns a refusal into a bound, and a store that cannot be read adds
-//! nothing and says why.
+//! nothing and says why. The store is opened once per use and read with `IN (…)` lists, a
+//! statement per chunk of paths or units, never one per path.
 
-use super::{Location, Store};
+use super::{Location, Store, StoreError, schema};
 use crate::graph::{Edge, EdgeKind};
 use crate::project::Project;
 use crate::verdict::{Decision, RunVerdict, TestEdge};
@@ -31,13 +32,8 @@ pub(crate) fn add(
     {
         return Vec::new();
     }
-    let paths: Vec<String> = decided.rows.iter().map(|r| r.path.to_string()).collect();
-    let found = Store::open(&at).and_then(|mut store| {
-        paths
-            .iter()
-            .map(|p| store.traced_to(p))
-            .collect::<Result<Vec<_>, _>>()
-    });
+    let paths: Vec<&str> = decided.rows.iter().map(|r| r.path.as_str()).collect();
+    let found = Store::open(&at).and_then(|mut store| store.traced_to(&paths));
     let found = match found {
         Ok(found) => found,
         Err(e) => {
@@ -47,10 +43,13 @@ pub(crate) fn add(
             )];
         }
     };
-    for (row, traced) in decided.rows.iter_mut().zip(found) {
+    for row in &mut decided.rows {
+        let Some(traced) = found.get(row.path.as_str()) else {
+            continue;
+        };
         for (unit, commit) in traced {
             // Only tests of this tree: a trace names files that may be gone.
-            if !project.tests.contains(&unit) || row.tests.contains(&unit) {
+            if !project.tests.contains(unit) || row.tests.contains(unit) {
                 continue;
             }
             let edge = Edge {
@@ -68,7 +67,7 @@ pub(crate) fn add(
             });
             row.tests.push(unit.clone());
             row.reasons.push(why.clone());
-            let reasons = decided.selected.entry(unit).or_default();
+            let reasons = decided.selected.entry(unit.clone()).or_default();
             if !reasons.contains(&why) {
                 reasons.push(why);
             }
@@ -109,4 +108,56 @@ pub(crate) fn keep(
         .and_then(|mut s| s.keep_traced(commit, &kept))
         .err()
         .map(|e| format!("the traced edges were not kept: {}", e.one_line()))
+}
+
+impl Store {
+    /// Keeps what each unit's traced run opened at `commit` as its traced edges, replacing
+    /// what an earlier trace of the same unit said: in one transaction, a statement per chunk
+    /// of units or rows.
+    pub(crate) fn keep_traced(
+        &mut self,
+        commit: &str,
+        opened: &BTreeMap<String, BTreeSet<String>>,
+    ) -> Result<(), StoreError> {
+        let units: Vec<&str> = opened.keys().map(String::as_str).collect();
+        let pairs: Vec<(&str, &str)> = opened
+            .iter()
+            .flat_map(|(unit, files)| files.iter().map(move |f| (unit.as_str(), f.as_str())))
+            .collect();
+        let write = |tx: &mut dyn super::rollup::Tx| {
+            super::execute_in(tx, schema::UNTRACE, &units)?;
+            super::insert_pairs(tx, schema::TRACED, commit, &pairs)
+        };
+        match self {
+            Store::Sqlite(s) => s.write(write),
+            Store::Postgres(s) => s.write(write),
+        }
+    }
+
+    /// What each of `units`' traced runs opened (units never traced are absent).
+    pub(crate) fn traced_from(
+        &mut self,
+        units: &[&str],
+    ) -> Result<BTreeMap<String, BTreeSet<String>>, StoreError> {
+        let mut out: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for r in self.query_in(schema::TRACED_FROM, units)? {
+            out.entry(r[0].string()).or_default().insert(r[1].string());
+        }
+        Ok(out)
+    }
+
+    /// For each of `paths`, the units whose traced runs opened it, each with the commit it
+    /// was traced at, in unit order (paths no run opened are absent).
+    pub(crate) fn traced_to(
+        &mut self,
+        paths: &[&str],
+    ) -> Result<BTreeMap<String, BTreeMap<String, String>>, StoreError> {
+        let mut out: BTreeMap<String, BTreeMap<String, String>> = BTreeMap::new();
+        for r in self.query_in(schema::TRACED_TO, paths)? {
+            out.entry(r[0].string())
+                .or_default()
+                .insert(r[1].string(), r[2].string());
+        }
+        Ok(out)
+    }
 }

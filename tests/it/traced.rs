@@ -188,3 +188,90 @@ fn a_read_through_a_symlink_selects_on_the_link_and_its_target(kind: Kind) {
         "{r:#}"
     );
 }
+
+/// Data files read by test files whose paths no analysis evaluates: test `k` of `tests` reads
+/// every `files` / `tests` of them.
+fn many(t: &TestRepo, files: usize, tests: usize) {
+    for i in 0..files {
+        t.write(&format!("many/f{i:04}.json"), "1\n");
+    }
+    t.commit("many data files");
+    for k in 0..tests {
+        t.write(
+            &format!("tests/test_many_{k:02}.py"),
+            &format!(
+                "import base64\nimport os\n\nFOLDER = base64.b64decode(\"bWFueQ==\").decode()\n\n\n\
+                 def test_read():\n    for name in sorted(os.listdir(FOLDER)):\n        if int(name[1:5]) % {tests} == {k}:\n\
+                 \x20           with open(os.path.join(FOLDER, name)) as f:\n                assert f.read()\n"
+            ),
+        );
+    }
+    t.commit("tests that read them");
+}
+
+/// How many times a gate run asked the store something: on PostgreSQL the transactions it
+/// made in the store's database (each query outside one is one: the server's own count), on
+/// SQLite the locks its reads took (`fcntl` on the store's files, seen by strace: each read
+/// takes and drops its locks).
+fn store_reads(
+    kind: Kind,
+    t: &TestRepo,
+    store: &Store,
+    args: &[&str],
+) -> (std::process::Output, usize) {
+    if let Kind::Postgres = kind {
+        let before = store.transactions();
+        let out = gate(t, store, args);
+        return (out, (store.transactions() - before) as usize);
+    }
+    let log = t.root.parent().unwrap().join("fcntl.log");
+    let cmd = t.gate_process(args);
+    let out = std::process::Command::new("strace")
+        .args(["-qq", "-e", "trace=fcntl", "-o"])
+        .arg(&log)
+        .arg(cmd.get_program())
+        .args(cmd.get_args())
+        .current_dir(&t.root)
+        .envs(cmd.get_envs().filter_map(|(k, v)| v.map(|v| (k, v))))
+        .env("GATE_DB", &store.url)
+        .output()
+        .unwrap();
+    let locks = std::fs::read_to_string(&log)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains("F_SETLK") || l.contains("F_OFD_SETLK"))
+        .count();
+    (out, locks)
+}
+
+on_both!(the_store_is_read_per_chunk_never_per_path_or_unit: batched_sqlite, batched_postgres);
+fn the_store_is_read_per_chunk_never_per_path_or_unit(kind: Kind) {
+    const FILES: usize = 1200;
+    const TESTS: usize = 120;
+    let t = TestRepo::from_fixture("traced");
+    let store = Store::new(kind, &t);
+    // History's own signals read the store per changed path: off, so the count is the traces'.
+    t.write(
+        ".gate.toml",
+        "[history]\nsignals = false\n\n[[depends]]\ntests = \"tests/test_a.py\"\non = \"many/**\"\n",
+    );
+    t.commit("bind the data to test_a");
+    many(&t, FILES, TESTS);
+    passes(&t, &store);
+    for i in 0..FILES {
+        t.write(&format!("many/f{i:04}.json"), "2\n");
+    }
+    t.commit("change every data file");
+    // The traced edges of every changed path (three chunks of them), read for the selection.
+    let args = ["--affected", "HEAD~1...HEAD", "--json", "--no-reuse"];
+    let (out, selecting) = store_reads(kind, &t, &store, &[&args[..], &["--list"]].concat());
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(selected(&r).len(), TESTS + 1, "{r:#}");
+    // The run: the ledger reads what every selected unit's runs opened, before and after.
+    let (out, running) = store_reads(kind, &t, &store, &args);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    // One read per path would be FILES reads; one per unit, 2 × TESTS (before and after the
+    // run). Batched, both are a handful, whatever the sizes.
+    assert!(selecting < TESTS, "{selecting} reads to select");
+    assert!(running < 2 * TESTS, "{running} reads to run");
+}
