@@ -328,12 +328,13 @@ pub(super) const RECORD_MS: &str = "UPDATE runs SET record_ms = $1 WHERE seq = $
 /// What one unit's traced run opened, for a committed tree: a newer trace replaces it.
 pub(super) const TRACE: &str = "INSERT INTO traces (tree, unit, recorded_unix, files) VALUES ($1, $2, {unix_now}, $3) \
      ON CONFLICT (tree, unit) DO UPDATE SET files = excluded.files, recorded_unix = excluded.recorded_unix";
-/// Units traced again (`{keys}`: a list of them): what they opened before is forgotten.
+/// Units traced again by a whole run (`{keys}`: a list of them): what they opened before is
+/// forgotten.
 pub(super) const UNTRACE: &str = "DELETE FROM traced WHERE unit IN ({keys})";
 /// Files units' traced runs opened, at commit `$1` (`{rows}`: one `($n, $m, $1, {unix_now})`
-/// per (unit, file)).
+/// per (unit, file)); a file seen again was last seen at this commit.
 pub(super) const TRACED: &str = "INSERT INTO traced (unit, path, commit_sha, recorded_unix) VALUES {rows} \
-     ON CONFLICT (unit, path) DO NOTHING";
+     ON CONFLICT (unit, path) DO UPDATE SET commit_sha = excluded.commit_sha, recorded_unix = excluded.recorded_unix";
 /// What units' traced runs opened (`{keys}`: the units).
 pub(super) const TRACED_FROM: &str = "SELECT unit, path FROM traced WHERE unit IN ({keys})";
 /// The units whose traced runs opened paths (`{keys}`: the paths).

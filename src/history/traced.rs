@@ -1,6 +1,8 @@
 //! Traced edges: what a test file's run really opened in the repository (seen by the probe's
-//! audit hook in a gated pytest run), kept per test file with the commit it was traced at and
-//! replaced when that file is traced again. Selection is the union of the static graph and
+//! audit hook in a gated pytest run), kept per test file with the commit it was traced at. A
+//! whole run of the file (every one of its tests ran and passed; for `gate audit`, the traced
+//! run exited 0) replaces its earlier trace; a run cut short saw only a part, which is added
+//! to it — a part never drops an edge. Selection is the union of the static graph and
 //! these edges: a traced edge only ever adds a test to a changed file's row, shown as such; it
 //! never removes one, never turns a refusal into a bound, and a store that cannot be read adds
 //! nothing and says why. The store is opened once per use and read with `IN (…)` lists, a
@@ -9,6 +11,7 @@
 use super::{Location, Store, StoreError, schema};
 use crate::graph::{Edge, EdgeKind};
 use crate::project::Project;
+use crate::run::events::Trace;
 use crate::verdict::{Decision, RunVerdict, TestEdge};
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -86,18 +89,20 @@ pub(crate) fn keep(
     project: &Project,
     files: &BTreeSet<String>,
     commit: &str,
-    opened: &BTreeMap<String, BTreeSet<String>>,
+    opened: &BTreeMap<String, Trace>,
 ) -> Option<String> {
-    let kept: BTreeMap<String, BTreeSet<String>> = opened
+    let kept: BTreeMap<String, Trace> = opened
         .iter()
         .filter(|(unit, _)| project.tests.contains(*unit))
-        .map(|(unit, paths)| {
-            let paths = paths
+        .map(|(unit, trace)| {
+            let files = trace
+                .files
                 .iter()
                 .filter(|p| *p != unit && files.contains(*p))
                 .cloned()
                 .collect();
-            (unit.clone(), paths)
+            let whole = trace.whole;
+            (unit.clone(), Trace { files, whole })
         })
         .collect();
     if kept.is_empty() {
@@ -111,21 +116,26 @@ pub(crate) fn keep(
 }
 
 impl Store {
-    /// Keeps what each unit's traced run opened at `commit` as its traced edges, replacing
-    /// what an earlier trace of the same unit said: in one transaction, a statement per chunk
-    /// of units or rows.
+    /// Keeps what each unit's traced run opened at `commit` as its traced edges: a whole
+    /// run's trace replaces what the unit's earlier ones said, a part of one is added to them
+    /// (a file seen again takes this commit). In one transaction, a statement per chunk of
+    /// units or rows.
     pub(crate) fn keep_traced(
         &mut self,
         commit: &str,
-        opened: &BTreeMap<String, BTreeSet<String>>,
+        opened: &BTreeMap<String, Trace>,
     ) -> Result<(), StoreError> {
-        let units: Vec<&str> = opened.keys().map(String::as_str).collect();
+        let whole: Vec<&str> = opened
+            .iter()
+            .filter(|(_, t)| t.whole)
+            .map(|(unit, _)| unit.as_str())
+            .collect();
         let pairs: Vec<(&str, &str)> = opened
             .iter()
-            .flat_map(|(unit, files)| files.iter().map(move |f| (unit.as_str(), f.as_str())))
+            .flat_map(|(unit, t)| t.files.iter().map(move |f| (unit.as_str(), f.as_str())))
             .collect();
         let write = |tx: &mut dyn super::rollup::Tx| {
-            super::execute_in(tx, schema::UNTRACE, &units)?;
+            super::execute_in(tx, schema::UNTRACE, &whole)?;
             super::insert_pairs(tx, schema::TRACED, commit, &pairs)
         };
         match self {

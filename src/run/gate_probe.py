@@ -4,9 +4,10 @@ It changes nothing about what runs (it only hides the line pytest prints for the
 gate asks for, so the output stays as the project knows it). At the end of the session it writes, to $GATE_PROBE_OUT, what
 the exit code alone cannot say: for each file pytest collected (paths relative to the directory
 gate ran pytest in), whether collecting it failed, how many tests it held, how many of those the
-project's own options deselected (`-m`, `-k`, `--deselect` in addopts), and how many test
-reports failed. gate reads it to tell a file that holds no test from one pytest never collected,
-and a failed test from a run cut short (a closed pipe also exits 1).
+project's own options deselected (`-m`, `-k`, `--deselect` in addopts), how many test
+reports failed and how many tests passed. gate reads it to tell a file that holds no test from one pytest never collected,
+and a failed test from a run cut short (a closed pipe also exits 1), and to tell a test file's
+whole trace (every one of its tests ran and passed) from a part of one.
 """
 
 import json
@@ -141,6 +142,7 @@ def _entry(path):
             "deselected": 0,
             "selected": 0,
             "failed": 0,
+            "passed": 0,
         },
     )
 
@@ -215,6 +217,8 @@ def pytest_collection_finish(session):
 def pytest_runtest_logreport(report):
     if report.failed:
         _entry(_path_of(report.nodeid))["failed"] += 1
+    elif report.when == "call" and report.passed:
+        _entry(_path_of(report.nodeid))["passed"] += 1
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -189,6 +189,89 @@ fn a_read_through_a_symlink_selects_on_the_link_and_its_target(kind: Kind) {
     );
 }
 
+/// A test file whose first test reads data/flag.json, and only when its value is 1 goes on to
+/// read data/y.json; its second test reads data/z.json. The paths are ones no analysis
+/// evaluates.
+const TWO: &str = "import base64\nimport json\n\n\ndef read(encoded):\n    with open(base64.b64decode(encoded).decode()) as f:\n        return json.load(f)[\"v\"]\n\n\n\
+def test_first():\n    assert read(\"ZGF0YS9mbGFnLmpzb24=\") == 1\n    assert read(\"ZGF0YS95Lmpzb24=\") == 1\n\n\n\
+def test_second():\n    assert read(\"ZGF0YS96Lmpzb24=\") == 1\n";
+
+/// The traced fixture, `-x` in pytest's addopts, its data bound to test_a, and `TWO` added
+/// in a commit of its own (HEAD).
+fn two_files(t: &TestRepo) {
+    t.write(
+        "pyproject.toml",
+        "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\naddopts = \"-x\"\n",
+    );
+    bound_to_test_a(t, &["data/**"]);
+    for name in ["flag", "y", "z"] {
+        t.write(&format!("data/{name}.json"), "{\"v\": 1}\n");
+    }
+    t.commit("stop at the first failure; more data");
+    t.write("tests/test_two.py", TWO);
+    t.commit("a test file reading three data files");
+}
+
+/// Changes `data/NAME.json` to `v` in a commit.
+fn set(t: &TestRepo, name: &str, v: u32) {
+    t.write(&format!("data/{name}.json"), &format!("{{\"v\": {v}}}\n"));
+    t.commit(&format!("{name} = {v}"));
+}
+
+on_both!(a_run_cut_short_adds_to_a_trace_and_a_whole_run_replaces_it: partial_sqlite, partial_postgres);
+fn a_run_cut_short_adds_to_a_trace_and_a_whole_run_replaces_it(kind: Kind) {
+    let t = TestRepo::from_fixture("traced");
+    let store = Store::new(kind, &t);
+    two_files(&t);
+    passes(&t, &store);
+    // test_first fails before it reads y.json, and -x stops the run before test_second reads
+    // z.json: this trace is a part of the file's, which it must not replace.
+    set(&t, "flag", 2);
+    let out = gate(&t, &store, &["--affected", "HEAD~1...HEAD"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    for name in ["y", "z"] {
+        set(&t, name, 2);
+        let r = listed(&t, &store);
+        let path = format!("data/{name}.json");
+        assert_eq!(traced_tests(&r, &path), ["tests/test_two.py"], "{r:#}");
+    }
+    // A whole, passing run of the file is all it opens now: it replaces the trace.
+    set(&t, "y", 1);
+    set(&t, "z", 1);
+    t.write("data/flag.json", "{\"v\": 1}\n");
+    t.write(
+        "tests/test_two.py",
+        &TWO.replace("    assert read(\"ZGF0YS95Lmpzb24=\") == 1\n", ""),
+    );
+    t.commit("test_first reads no y.json");
+    passes(&t, &store);
+    set(&t, "y", 3);
+    let r = listed(&t, &store);
+    assert!(traced_tests(&r, "data/y.json").is_empty(), "{r:#}");
+    assert_eq!(selected(&r), ["tests/test_a.py"], "{r:#}");
+}
+
+on_both!(an_audit_of_a_failing_run_adds_to_the_traced_edges: audit_partial_sqlite, audit_partial_postgres);
+fn an_audit_of_a_failing_run_adds_to_the_traced_edges(kind: Kind) {
+    let t = TestRepo::from_fixture("traced");
+    let store = Store::new(kind, &t);
+    two_files(&t);
+    let audit = |t: &TestRepo| {
+        let out = gate(t, &store, &["audit", "--tests", "tests/test_two.py"]);
+        assert!(matches!(out.status.code(), Some(0 | 1)), "{}", text(&out));
+    };
+    audit(&t);
+    // The traced run fails (exit 1) before it reads y.json or z.json: added, not replaced.
+    set(&t, "flag", 2);
+    audit(&t);
+    for name in ["y", "z"] {
+        set(&t, name, 2);
+        let r = listed(&t, &store);
+        let path = format!("data/{name}.json");
+        assert_eq!(traced_tests(&r, &path), ["tests/test_two.py"], "{r:#}");
+    }
+}
+
 /// Data files read by test files whose paths no analysis evaluates: test `k` of `tests` reads
 /// every `files` / `tests` of them.
 fn many(t: &TestRepo, files: usize, tests: usize) {
