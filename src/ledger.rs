@@ -19,7 +19,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 /// `digest` with the blobs of `files` (outside its closure) hashed in; unknown when one cannot
 /// be read.
-fn with_files(digest: &str, files: &[&String], scope: &Scope<'_>) -> Option<String> {
+fn with_files(digest: &str, files: &BTreeSet<&String>, scope: &Scope<'_>) -> Option<String> {
     let mut h = Sha256::new();
     h.update(b"gate traced 1\0");
     h.update(digest.as_bytes());
@@ -140,8 +140,9 @@ impl Ledger {
     }
 
     /// The digests with the traced edges: what a unit's runs were seen to open outside its
-    /// static closure (a path no analysis evaluates) is an input too, so a pass is never
-    /// reused over a changed file a run is known to read. What cannot be read makes every
+    /// static closure (a path no analysis evaluates), and what a module of its closure read
+    /// while it was imported, are inputs too, so a pass is never reused over a changed file a
+    /// run is known to read. What cannot be read makes every
     /// digest unknown (nothing is reused, nothing entered), said in the note.
     fn with_traced(
         &self,
@@ -171,20 +172,30 @@ impl Ledger {
         {
             return Ok(prints);
         }
-        let known: Vec<&str> = prints
+        let known: Vec<&str> = self
+            .statics
             .iter()
             .filter(|(_, d)| d.is_some())
             .map(|(u, _)| u.as_str())
             .collect();
-        let traced = Store::open(at)?.traced_from(&known)?;
-        for (unit, files) in &traced {
-            let Some(digest) = prints.get_mut(unit) else {
+        let closures: BTreeMap<&str, BTreeSet<String>> = known
+            .iter()
+            .map(|u| (*u, scope.closure_files(u).into_iter().collect()))
+            .collect();
+        let modules: BTreeSet<&str> = closures.values().flatten().map(String::as_str).collect();
+        let mut store = Store::open(at)?;
+        let traced = store.traced_from(&known)?;
+        let read = store.read_by_from(&modules.into_iter().collect::<Vec<_>>())?;
+        for (unit, closure) in &closures {
+            // What its runs opened, and what each module of its closure read when imported.
+            let mut outside: BTreeSet<&String> = traced.get(*unit).into_iter().flatten().collect();
+            outside.extend(closure.iter().filter_map(|m| read.get(m)).flatten());
+            outside.retain(|p| !closure.contains(*p));
+            if outside.is_empty() {
                 continue;
-            };
-            let closure: BTreeSet<String> = scope.closure_files(unit).into_iter().collect();
-            let outside: Vec<&String> = files.iter().filter(|p| !closure.contains(*p)).collect();
-            if let (false, Some(known)) = (outside.is_empty(), digest.as_ref()) {
-                *digest = with_files(known, &outside, scope);
+            }
+            if let Some(digest) = prints.get_mut(*unit) {
+                *digest = digest.as_ref().and_then(|d| with_files(d, &outside, scope));
             }
         }
         Ok(prints)

@@ -174,7 +174,9 @@ fn keep(
         )?;
         if let Some((tree, commit)) = committed {
             store.traced(tree, traces)?;
-            store.keep_traced(commit, &traced_edges(result, traces))?;
+            // strace sees files, not which module's import read them.
+            let read_by = BTreeMap::new();
+            store.keep_traced(commit, &traced_edges(result, traces), &read_by)?;
         }
         Ok(())
     });

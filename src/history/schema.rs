@@ -24,6 +24,12 @@ use super::StoreError;
 ///    digest that binds them: an import of the same export twice is one row. A shadow
 ///    compare's selection time (gate's own overhead before the runner starts: `gate costs
 ///    --from-history`). `gate audit`'s tallies (graph completeness for `gate evaluate`).
+/// 6. `gate audit`'s traces of a committed tree (an export's dependencies); how long a leg's
+///    recording took.
+/// 7. Traced edges: the files each test file's traced run opened, with the commit it was
+///    traced at.
+/// 8. What a module read while it was being imported, with the commit it was traced at: a
+///    read every test that imports the module needs, whichever test imported it first.
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -177,6 +183,16 @@ CREATE TABLE traced (
     PRIMARY KEY (unit, path)
 );
 CREATE INDEX traced_by_path ON traced (path);
+"#,
+    r#"
+CREATE TABLE read_by (
+    module TEXT NOT NULL,
+    path TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    recorded_unix BIGINT NOT NULL,
+    PRIMARY KEY (module, path)
+);
+CREATE INDEX read_by_path ON read_by (path);
 "#,
 ];
 
@@ -340,6 +356,14 @@ pub(super) const TRACED_FROM: &str = "SELECT unit, path FROM traced WHERE unit I
 /// The units whose traced runs opened paths (`{keys}`: the paths).
 pub(super) const TRACED_TO: &str =
     "SELECT path, unit, commit_sha FROM traced WHERE path IN ({keys})";
+/// Files modules read while they were being imported, at commit `$1` (`{rows}` as `TRACED`'s).
+pub(super) const READ_BY: &str = "INSERT INTO read_by (module, path, commit_sha, recorded_unix) VALUES {rows} \
+     ON CONFLICT (module, path) DO UPDATE SET commit_sha = excluded.commit_sha, recorded_unix = excluded.recorded_unix";
+/// What modules read while they were being imported (`{keys}`: the modules).
+pub(super) const READ_BY_FROM: &str = "SELECT module, path FROM read_by WHERE module IN ({keys})";
+/// The modules that read paths while they were being imported (`{keys}`: the paths).
+pub(super) const READ_BY_TO: &str =
+    "SELECT path, module, commit_sha FROM read_by WHERE path IN ({keys})";
 /// A tree's traces.
 pub(super) const TRACES_OF: &str = "SELECT unit, files FROM traces WHERE tree = $1 ORDER BY unit";
 

@@ -84,6 +84,11 @@ pub(crate) enum Event<'a> {
         /// The whole file ran and passed: this is all it opens, not a part of it.
         whole: bool,
     },
+    /// What a repository module read while it was being imported (paths relative to the root).
+    ReadAtImport {
+        module: &'a str,
+        files: &'a [String],
+    },
 }
 
 /// Where events go.
@@ -99,6 +104,8 @@ pub(crate) struct Collected {
     pub notes: Vec<String>,
     /// Test file → what its run opened in the repository, where the runner could tell.
     pub opened: std::collections::BTreeMap<String, Trace>,
+    /// Module file → what it read while it was being imported.
+    pub read_by: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 /// What a test file's run opened in the repository.
@@ -124,6 +131,10 @@ impl Sink for Collected {
                 let seen = self.opened.entry(unit.to_string()).or_default();
                 seen.files.extend(files.iter().cloned());
                 seen.whole |= whole;
+            }
+            Event::ReadAtImport { module, files } => {
+                let read = self.read_by.entry(module.to_string()).or_default();
+                read.extend(files.iter().cloned());
             }
         }
     }

@@ -24,6 +24,10 @@ _state = {"rootpath": None}
 # Only the first import of a module is seen (later ones come from sys.modules): a trace adds
 # what it saw, it never says what a file does not need.
 _opened = {}
+# What each repository module read while it was being imported (a table its module-level code
+# loads): seen once, in whichever test file imported it first, yet needed by every test that
+# imports it — gate credits it to the module.
+_read_by = {}
 # The folder pytest started in (the repository root, which every path gate reads is relative
 # to), taken when the probe loads: a test that changes the working folder changes neither
 # where the repository is nor which test file is running.
@@ -101,13 +105,25 @@ def _repo_paths(name):
     return found
 
 
+def _importing(frame):
+    """The repository module being imported where `frame` opens a file: the innermost
+    module-level frame's file, if a file of the repository. None when the import system itself
+    opens (a module's own source or bytecode) or no import is under way."""
+    if frame.f_code.co_filename.startswith("<frozen"):
+        return None
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "<module>":
+            name = _absolute(code.co_filename)
+            return name and _repo_file(_under_root(os.path.realpath(name)))
+        frame = frame.f_back
+    return None
+
+
 def _audit(event, args):
     # Called for every audited event of the process (frames, imports, exec…): the cheapest
     # test first.
-    if event != "open":
-        return
-    current = _trace["current"]
-    if current is None or not args:
+    if event != "open" or not args:
         return
     path = args[0]
     if not isinstance(path, (str, bytes, os.PathLike)):
@@ -117,10 +133,16 @@ def _audit(event, args):
         if name is None:
             return
         paths = _repo_paths(name)
+        # Frame 1 is the code that opened (the hook runs in frame 0).
+        module = _importing(sys._getframe(1)) if paths else None
     except (TypeError, ValueError, OSError):
         return
-    if paths:
+    current = _trace["current"]
+    if paths and current is not None:
         _opened.setdefault(current, set()).update(paths)
+    # A test file's own module-level reads are its own.
+    if module is not None and module != current:
+        _read_by.setdefault(module, set()).update(paths - {module})
 
 
 if os.environ.get("GATE_PROBE_TRACE"):
@@ -226,4 +248,6 @@ def pytest_sessionfinish(session, exitstatus):
     if out:
         with open(out, "w", encoding="utf-8") as f:
             opened = {k: sorted(v) for k, v in _opened.items()}
-            json.dump({"exitstatus": int(exitstatus), "files": _files, "opened": opened}, f)
+            read_by = {k: sorted(v) for k, v in _read_by.items() if v}
+            record = {"exitstatus": int(exitstatus), "files": _files, "opened": opened}
+            json.dump(dict(record, read_by=read_by), f)

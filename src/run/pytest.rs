@@ -195,6 +195,9 @@ struct Probe {
     /// Per test file, what its collection and run opened under the directory pytest ran in.
     #[serde(default)]
     opened: BTreeMap<String, Vec<String>>,
+    /// Per repository module, what it read while it was being imported.
+    #[serde(default)]
+    read_by: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -288,6 +291,9 @@ pub(crate) fn run(
         for (unit, files) in &p.opened {
             let whole = whole(command, p, unit);
             sink.event(Event::Opened { unit, files, whole });
+        }
+        for (module, files) in &p.read_by {
+            sink.event(Event::ReadAtImport { module, files });
         }
     }
     Ok(judge(code, probe.as_ref(), command).emit(sink))
@@ -530,6 +536,7 @@ mod tests {
                 })
                 .collect(),
             opened: BTreeMap::new(),
+            read_by: BTreeMap::new(),
         }
     }
 

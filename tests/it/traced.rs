@@ -4,7 +4,7 @@
 
 use crate::history::{Kind, Store};
 use crate::plans::validate;
-use crate::support::{TestRepo, row, selected, text};
+use crate::support::{TestRepo, row, selected, strings, text};
 
 fn change_data(t: &TestRepo) {
     t.write("data/x.json", "{\"v\": 2}\n");
@@ -270,6 +270,92 @@ fn an_audit_of_a_failing_run_adds_to_the_traced_edges(kind: Kind) {
         let path = format!("data/{name}.json");
         assert_eq!(traced_tests(&r, &path), ["tests/test_two.py"], "{r:#}");
     }
+}
+
+/// `src/pkg/config.py` loads `src/pkg/table.json` when it is imported, through a path no
+/// analysis evaluates; two test files import it.
+fn a_module_reading_a_table(t: &TestRepo) {
+    t.write(
+        "pyproject.toml",
+        "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\npythonpath = [\"src\"]\n",
+    );
+    bound_to_test_a(t, &["data/**", "src/pkg/*.json"]);
+    t.write("src/pkg/__init__.py", "");
+    t.write("src/pkg/table.json", "{\"v\": 1}\n");
+    t.commit("a package with a table");
+    t.write(
+        "src/pkg/config.py",
+        "import base64\nimport json\n\n\ndef _load():\n    with open(base64.b64decode(\"c3JjL3BrZy90YWJsZS5qc29u\").decode()) as f:\n        return json.load(f)\n\n\nTABLE = _load()\n",
+    );
+    for name in ["x", "y"] {
+        t.write(
+            &format!("tests/test_{name}.py"),
+            "from pkg.config import TABLE\n\n\ndef test_table():\n    assert TABLE[\"v\"] == 1\n",
+        );
+    }
+    t.commit("a module that reads its table when imported, and two tests of it");
+}
+
+on_both!(a_read_while_a_module_is_imported_counts_for_every_test_of_it: read_by_sqlite, read_by_postgres);
+fn a_read_while_a_module_is_imported_counts_for_every_test_of_it(kind: Kind) {
+    let t = TestRepo::from_fixture("traced");
+    let store = Store::new(kind, &t);
+    a_module_reading_a_table(&t);
+    // One process imports config once, in test_x's collection: test_y's own trace never
+    // sees the table read.
+    passes(&t, &store);
+    t.write("src/pkg/table.json", "{\"v\": 2}\n");
+    let changed = t.commit("change the table");
+    let r = listed(&t, &store);
+    assert_eq!(
+        selected(&r),
+        ["tests/test_a.py", "tests/test_x.py", "tests/test_y.py"],
+        "{r:#}"
+    );
+    let table = row(&r, "src/pkg/table.json");
+    let y = table["edges"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["test"] == "tests/test_y.py")
+        .unwrap();
+    let chain = y["chain"].as_array().unwrap();
+    let read = chain.last().unwrap();
+    assert_eq!(
+        (&read["kind"], &read["from"], &read["to"]),
+        (
+            &"traced".into(),
+            &"src/pkg/config.py".into(),
+            &"src/pkg/table.json".into()
+        ),
+        "{y}"
+    );
+    assert!(chain[0]["from"] == "tests/test_y.py", "{y}");
+    let reasons = strings(&table["reasons"]);
+    assert!(
+        reasons
+            .iter()
+            .any(|s| s.starts_with("src/pkg/config.py opened src/pkg/table.json when traced at ")),
+        "{reasons:?}"
+    );
+    // The ledger hashes the table into test_y's fingerprint: its pass before the change is
+    // not reused, so the run sees it fail on the new table.
+    let out = gate(&t, &store, &["--affected", "HEAD~1...HEAD", "--json"]);
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{r:#}");
+    assert!(r["reused"].as_array().unwrap().is_empty(), "{r:#}");
+    let failed: Vec<&str> = r["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["outcome"] == "failed")
+        .map(|t| t["file"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        failed,
+        ["tests/test_x.py", "tests/test_y.py"],
+        "{changed} {r:#}"
+    );
 }
 
 /// Data files read by test files whose paths no analysis evaluates: test `k` of `tests` reads
