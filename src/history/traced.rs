@@ -75,9 +75,11 @@ pub(crate) fn add(
                 added.push((test, chain));
             }
         }
+        let before = row.tests.len();
         for (test, chain) in added {
             select(row, &mut decided.selected, project, test, chain);
         }
+        crate::verdict::recount(row, row.tests.len() - before);
         row.edges.sort_by(|a, b| a.test.cmp(&b.test));
         row.tests.sort();
     }

@@ -72,6 +72,42 @@ fn a_file_a_traced_run_opened_selects_that_test() {
     );
 }
 
+on_both!(a_rows_count_includes_the_tests_traced_edges_add: recount_sqlite, recount_postgres);
+fn a_rows_count_includes_the_tests_traced_edges_add(kind: Kind) {
+    let t = TestRepo::from_fixture("traced");
+    let store = Store::new(kind, &t);
+    a_module_reading_a_table(&t);
+    passes(&t, &store);
+    t.append("tests/test_b.py", "# touched\n");
+    t.commit("touch test_b");
+    passes(&t, &store);
+    change_data(&t);
+    t.write("src/pkg/table.json", "{\"v\": 2}\n");
+    t.commit("change the table too");
+    // data/x.json: test_a names it, test_b's run opened it. src/pkg/table.json: test_a by its
+    // rule, test_x and test_y through config.py, which read it while it was imported.
+    let counts = [
+        ("data/x.json", "selects 2 test file(s) (1 by traced edges)"),
+        (
+            "src/pkg/table.json",
+            "selects 3 test file(s) (2 by traced edges)",
+        ),
+    ];
+    let r = listed(&t, &store, "HEAD~2...HEAD");
+    for (path, count) in counts {
+        assert_eq!(row(&r, path)["reasons"][0], count, "{r:#}");
+    }
+    let out = gate(&t, &store, &["--affected", "HEAD~2...HEAD", "--list"]);
+    let human = text(&out);
+    for (path, count) in counts {
+        let at = human
+            .find(&format!("modified {path}"))
+            .unwrap_or_else(|| panic!("{human}"));
+        let next = human[at..].lines().nth(1).unwrap();
+        assert_eq!(next.trim(), count, "{human}");
+    }
+}
+
 /// `gate ARGS` on `store`: the output.
 fn gate(t: &TestRepo, store: &Store, args: &[&str]) -> std::process::Output {
     t.gate(args).env("GATE_DB", &store.url).output().unwrap()
@@ -83,14 +119,9 @@ fn passes(t: &TestRepo, store: &Store) {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
 }
 
-/// `gate --affected HEAD~1...HEAD --json --list` on `store`: the report, checked against its
-/// schema.
-fn listed(t: &TestRepo, store: &Store) -> serde_json::Value {
-    let out = gate(
-        t,
-        store,
-        &["--affected", "HEAD~1...HEAD", "--json", "--list"],
-    );
+/// `gate --affected RANGE --json --list` on `store`: the report, checked against its schema.
+fn listed(t: &TestRepo, store: &Store, range: &str) -> serde_json::Value {
+    let out = gate(t, store, &["--affected", range, "--json", "--list"]);
     let r: serde_json::Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
     validate("report.schema.json", &r);
@@ -141,7 +172,7 @@ fn a_test_that_changes_folder_is_traced_where_it_started(kind: Kind) {
     passes(&t, &store);
     t.write("sub/data.json", "{\"v\": 2}\n");
     t.commit("change the data");
-    let r = listed(&t, &store);
+    let r = listed(&t, &store, "HEAD~1...HEAD");
     assert_eq!(
         selected(&r),
         ["tests/test_a.py", "tests/test_chdir.py"],
@@ -170,7 +201,7 @@ fn a_read_through_a_symlink_selects_on_the_link_and_its_target(kind: Kind) {
     std::fs::remove_file(t.root.join("fixtures")).unwrap();
     std::os::unix::fs::symlink("other", t.root.join("fixtures")).unwrap();
     t.commit("repoint the link");
-    let r = listed(&t, &store);
+    let r = listed(&t, &store, "HEAD~1...HEAD");
     assert_eq!(
         selected(&r),
         ["tests/test_a.py", "tests/test_link.py"],
@@ -181,7 +212,7 @@ fn a_read_through_a_symlink_selects_on_the_link_and_its_target(kind: Kind) {
     passes(&t, &store);
     t.write("other/x.json", "{\"v\": 2}\n");
     t.commit("change the data behind the link");
-    let r = listed(&t, &store);
+    let r = listed(&t, &store, "HEAD~1...HEAD");
     assert_eq!(
         traced_tests(&r, "other/x.json"),
         ["tests/test_link.py"],
@@ -231,7 +262,7 @@ fn a_run_cut_short_adds_to_a_trace_and_a_whole_run_replaces_it(kind: Kind) {
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
     for name in ["y", "z"] {
         set(&t, name, 2);
-        let r = listed(&t, &store);
+        let r = listed(&t, &store, "HEAD~1...HEAD");
         let path = format!("data/{name}.json");
         assert_eq!(traced_tests(&r, &path), ["tests/test_two.py"], "{r:#}");
     }
@@ -246,7 +277,7 @@ fn a_run_cut_short_adds_to_a_trace_and_a_whole_run_replaces_it(kind: Kind) {
     t.commit("test_first reads no y.json");
     passes(&t, &store);
     set(&t, "y", 3);
-    let r = listed(&t, &store);
+    let r = listed(&t, &store, "HEAD~1...HEAD");
     assert!(traced_tests(&r, "data/y.json").is_empty(), "{r:#}");
     assert_eq!(selected(&r), ["tests/test_a.py"], "{r:#}");
 }
@@ -266,7 +297,7 @@ fn an_audit_of_a_failing_run_adds_to_the_traced_edges(kind: Kind) {
     audit(&t);
     for name in ["y", "z"] {
         set(&t, name, 2);
-        let r = listed(&t, &store);
+        let r = listed(&t, &store, "HEAD~1...HEAD");
         let path = format!("data/{name}.json");
         assert_eq!(traced_tests(&r, &path), ["tests/test_two.py"], "{r:#}");
     }
@@ -306,7 +337,7 @@ fn a_read_while_a_module_is_imported_counts_for_every_test_of_it(kind: Kind) {
     passes(&t, &store);
     t.write("src/pkg/table.json", "{\"v\": 2}\n");
     let changed = t.commit("change the table");
-    let r = listed(&t, &store);
+    let r = listed(&t, &store, "HEAD~1...HEAD");
     assert_eq!(
         selected(&r),
         ["tests/test_a.py", "tests/test_x.py", "tests/test_y.py"],
