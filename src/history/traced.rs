@@ -7,10 +7,9 @@
 //! file that imported it first sees that read: a change to the file read counts as a change to
 //! the module, selecting every test that reaches it. Selection is the union of the static
 //! graph and these edges: a traced edge only ever adds a test to a changed file's row, shown
-//! as such; it
-//! never removes one, never turns a refusal into a bound, and a store that cannot be read adds
-//! nothing and says why. The store is opened once per use and read with `IN (…)` lists, a
-//! statement per chunk of paths or units, never one per path.
+//! as such; it never removes one, never turns a refusal into a bound, and a store that cannot
+//! be read adds nothing and says why. The store is opened once per use and read with `IN (…)`
+//! lists, a statement per chunk of paths or units, never one per path.
 
 use super::{Location, Store, StoreError, schema};
 use crate::graph::{Direction, Edge, EdgeKind, Walk};
@@ -58,26 +57,27 @@ pub(crate) fn add(
     let mut walks = BTreeMap::new();
     for row in &mut decided.rows {
         let path = row.path.to_string();
-        let mut added: Vec<(String, Vec<Edge>)> = Vec::new();
+        let before = row.tests.len();
         for (unit, commit) in opened.get(&path).into_iter().flatten() {
             let edge = traced(unit, &path, commit);
-            row.reasons.push(edge.explain());
-            added.push((unit.clone(), vec![edge]));
+            let why = edge.explain();
+            if select(row, &mut decided.selected, project, unit, vec![edge]) {
+                row.reasons.push(why);
+            }
         }
         for (module, commit) in read.get(&path).into_iter().flatten() {
             let edge = traced(module, &path, commit);
-            row.reasons.push(format!(
-                "{} while it was imported: every test that reaches {module} reads it",
-                edge.explain()
-            ));
+            let mut any = false;
             for (test, mut chain) in reaching(project, module, &mut walks) {
                 chain.push(edge.clone());
-                added.push((test, chain));
+                any |= select(row, &mut decided.selected, project, &test, chain);
             }
-        }
-        let before = row.tests.len();
-        for (test, chain) in added {
-            select(row, &mut decided.selected, project, test, chain);
+            if any {
+                row.reasons.push(format!(
+                    "{} while it was imported: every test that reaches {module} reads it",
+                    edge.explain()
+                ));
+            }
         }
         crate::verdict::recount(row, row.tests.len() - before);
         row.edges.sort_by(|a, b| a.test.cmp(&b.test));
@@ -120,28 +120,29 @@ fn reaching(
 }
 
 /// Selects `test` on `row` through `chain`, unless the row selects it already or it is no
-/// test of this tree (a trace names files that may be gone).
+/// test of this tree (a trace names files that may be gone); whether it did.
 fn select(
     row: &mut Row,
     selected: &mut BTreeMap<String, Vec<String>>,
     project: &Project,
-    test: String,
+    test: &str,
     chain: Vec<Edge>,
-) {
-    if !project.tests.contains(&test) || row.tests.contains(&test) {
-        return;
+) -> bool {
+    if !project.tests.contains(test) || row.tests.iter().any(|t| t == test) {
+        return false;
     }
     let why = crate::graph::explain_chain(&chain);
-    let reasons = selected.entry(test.clone()).or_default();
+    let reasons = selected.entry(test.to_string()).or_default();
     if !reasons.contains(&why) {
         reasons.push(why);
     }
-    row.tests.push(test.clone());
+    row.tests.push(test.to_string());
     row.edges.push(TestEdge {
-        test,
+        test: test.to_string(),
         chain,
         rule: None,
     });
+    true
 }
 
 /// Keeps what each test file of a run opened, and what each module read while it was
