@@ -1,15 +1,15 @@
 """gate's pytest probe, loaded with `-p gate_probe` from a folder gate puts first on PYTHONPATH.
 
 It changes nothing about what runs (it only hides the line pytest prints for the JUnit report
-gate asks for, so the output stays as the project knows it). At the end of the session it writes, to $GATE_PROBE_OUT, what
-the exit code alone cannot say: for each file pytest collected (paths relative to the directory
-gate ran pytest in), whether collecting it failed, how many tests it held, how many of those the
-project's own options deselected (`-m`, `-k`, `--deselect` in addopts), how many test
-reports failed and how many tests passed. gate reads it to tell a file that holds no test from one pytest never collected,
-and a failed test from a run cut short (a closed pipe also exits 1), and to tell a test file's
-whole trace (every one of its tests ran and passed) from a part of one.
+gate asks for, so the output stays as the project knows it). At the end of the session it
+writes, to $GATE_PROBE_OUT, what the exit code alone cannot say: for each file pytest collected
+(paths relative to the directory gate ran pytest in), whether collecting it failed, how many
+tests it held, how many of those the project's own options deselected (`-m`, `-k`,
+`--deselect` in addopts), how many test reports failed and how many tests passed. gate reads it
+to tell a file that holds no test from one pytest never collected, a failed test from a run cut
+short (a closed pipe also exits 1), and a test file's whole trace (every one of its tests ran
+and passed) from a part of one.
 """
-
 import json
 import os
 import sys
@@ -108,14 +108,17 @@ def _repo_paths(name):
 def _importing(frame):
     """The repository module being imported where `frame` opens a file: the innermost
     module-level frame's file, if a file of the repository. None when the import system itself
-    opens (a module's own source or bytecode) or no import is under way."""
+    opens (a module's own source or bytecode) or no import is under way (the innermost
+    module-level frame is the script that runs, such as pytest's own `__main__`)."""
     if frame.f_code.co_filename.startswith("<frozen"):
         return None
     while frame is not None:
         code = frame.f_code
         if code.co_name == "<module>":
             name = _absolute(code.co_filename)
-            return name and _repo_file(_under_root(os.path.realpath(name)))
+            if name is None or frame.f_globals.get("__name__") == "__main__":
+                return None
+            return _repo_file(_under_root(os.path.realpath(name)))
         frame = frame.f_back
     return None
 
