@@ -17,27 +17,6 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 use std::collections::{BTreeMap, BTreeSet};
 
-/// `digest` with the blobs of `files` (outside its closure) hashed in; unknown when one cannot
-/// be read.
-fn with_files(digest: &str, files: &BTreeSet<&String>, scope: &Scope<'_>) -> Option<String> {
-    let mut h = Sha256::new();
-    h.update(b"gate traced 1\0");
-    h.update(digest.as_bytes());
-    for path in files {
-        h.update(path.as_bytes());
-        h.update(b"\0");
-        if !scope.snapshot.files.contains(*path) {
-            h.update(b"absent");
-            continue;
-        }
-        match scope.snapshot.read(scope.repo, path) {
-            Ok((oid, _)) => h.update(oid.as_bytes()),
-            Err(_) => return None,
-        }
-    }
-    Some(hex(&h.finalize()))
-}
-
 /// Where a reused test passed.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct Provenance {
@@ -142,8 +121,8 @@ impl Ledger {
     /// The digests with the traced edges: what a unit's runs were seen to open outside its
     /// static closure (a path no analysis evaluates), and what a module of its closure read
     /// while it was imported, are inputs too, so a pass is never reused over a changed file a
-    /// run is known to read. What cannot be read makes every
-    /// digest unknown (nothing is reused, nothing entered), said in the note.
+    /// run is known to read. What cannot be read makes every digest unknown (nothing is
+    /// reused, nothing entered), said in the note.
     fn with_traced(
         &self,
         at: &Location,
@@ -314,4 +293,25 @@ impl Ledger {
             .err()
             .map(|e| format!("the ledger was not written: {}", e.one_line()))
     }
+}
+
+/// `digest` with the blobs of `files` (outside its closure) hashed in; unknown when one cannot
+/// be read.
+fn with_files(digest: &str, files: &BTreeSet<&String>, scope: &Scope<'_>) -> Option<String> {
+    let mut h = Sha256::new();
+    h.update(b"gate traced 1\0");
+    h.update(digest.as_bytes());
+    for path in files {
+        h.update(path.as_bytes());
+        h.update(b"\0");
+        if !scope.snapshot.files.contains(*path) {
+            h.update(b"absent");
+            continue;
+        }
+        match scope.snapshot.read(scope.repo, path) {
+            Ok((oid, _)) => h.update(oid.as_bytes()),
+            Err(_) => return None,
+        }
+    }
+    Some(hex(&h.finalize()))
 }
