@@ -120,9 +120,10 @@ impl Ledger {
     }
 
     /// The digests with the traced edges: what a unit's runs were seen to open outside its
-    /// static closure (a path no analysis evaluates) is an input too, so a pass is never
-    /// reused over a changed file a run is known to read. What cannot be read makes every
-    /// digest unknown (nothing is reused, nothing entered), said in the note.
+    /// static closure (a path no analysis evaluates), and what a module of its closure read
+    /// while it was imported, are inputs too, so a pass is never reused over a changed file a
+    /// run is known to read. What cannot be read makes every digest unknown (nothing is
+    /// reused, nothing entered), said in the note.
     fn with_traced(
         &self,
         at: &Location,
@@ -151,37 +152,31 @@ impl Ledger {
         {
             return Ok(prints);
         }
+        let known: Vec<&str> = self
+            .statics
+            .iter()
+            .filter(|(_, d)| d.is_some())
+            .map(|(u, _)| u.as_str())
+            .collect();
+        let closures: BTreeMap<&str, BTreeSet<String>> = known
+            .iter()
+            .map(|u| (*u, scope.closure_files(u).into_iter().collect()))
+            .collect();
+        let modules: BTreeSet<&str> = closures.values().flatten().map(String::as_str).collect();
         let mut store = Store::open(at)?;
-        for (unit, digest) in &mut prints {
-            let Some(known) = digest.as_ref() else {
-                continue;
-            };
-            let traced = store.traced_from(unit)?;
-            if traced.is_empty() {
-                continue;
-            }
-            let closure: BTreeSet<String> = scope.closure_files(unit).into_iter().collect();
-            let outside: Vec<&String> = traced.iter().filter(|p| !closure.contains(*p)).collect();
+        let traced = store.traced_from(&known)?;
+        let read = store.read_by_from(&modules.into_iter().collect::<Vec<_>>())?;
+        for (unit, closure) in &closures {
+            // What its runs opened, and what each module of its closure read when imported.
+            let mut outside: BTreeSet<&String> = traced.get(*unit).into_iter().flatten().collect();
+            outside.extend(closure.iter().filter_map(|m| read.get(m)).flatten());
+            outside.retain(|p| !closure.contains(*p));
             if outside.is_empty() {
                 continue;
             }
-            let mut h = Sha256::new();
-            h.update(b"gate traced 1\0");
-            h.update(known.as_bytes());
-            let mut unknown = false;
-            for path in outside {
-                h.update(path.as_bytes());
-                h.update(b"\0");
-                if !scope.snapshot.files.contains(path) {
-                    h.update(b"absent");
-                    continue;
-                }
-                match scope.snapshot.read(scope.repo, path) {
-                    Ok((oid, _)) => h.update(oid.as_bytes()),
-                    Err(_) => unknown = true,
-                }
+            if let Some(digest) = prints.get_mut(*unit) {
+                *digest = digest.as_ref().and_then(|d| with_files(d, &outside, scope));
             }
-            *digest = (!unknown).then(|| hex(&h.finalize()));
         }
         Ok(prints)
     }
@@ -303,4 +298,25 @@ impl Ledger {
             .err()
             .map(|e| format!("the ledger was not written: {}", e.one_line()))
     }
+}
+
+/// `digest` with the blobs of `files` (outside its closure) hashed in; unknown when one cannot
+/// be read.
+fn with_files(digest: &str, files: &BTreeSet<&String>, scope: &Scope<'_>) -> Option<String> {
+    let mut h = Sha256::new();
+    h.update(b"gate traced 1\0");
+    h.update(digest.as_bytes());
+    for path in files {
+        h.update(path.as_bytes());
+        h.update(b"\0");
+        if !scope.snapshot.files.contains(*path) {
+            h.update(b"absent");
+            continue;
+        }
+        match scope.snapshot.read(scope.repo, path) {
+            Ok((oid, _)) => h.update(oid.as_bytes()),
+            Err(_) => return None,
+        }
+    }
+    Some(hex(&h.finalize()))
 }

@@ -54,6 +54,10 @@ pub(crate) struct Row {
     pub reasons: Vec<String>,
     pub tests: Vec<String>,
     pub edges: Vec<TestEdge>,
+    /// The first reason counts the row's tests (`selects N test file(s)`, `no test reaches
+    /// it…`): what `recount` rewrites when history adds tests to the row.
+    #[serde(skip)]
+    pub counted: bool,
 }
 
 /// What `decide` needs to know about the gated tree.
@@ -185,6 +189,7 @@ fn row(
         reasons: Vec::new(),
         tests: Vec::new(),
         edges: Vec::new(),
+        counted: false,
     };
     if change.non_utf8 {
         row.verdict = Verdict::Refused;
@@ -443,6 +448,7 @@ fn conclude(
         || !row.tests.is_empty();
     if reached {
         let n = row.tests.len();
+        row.counted = !(n == 0 && change.status == Status::Deleted);
         row.reasons.insert(
             0,
             match (n, change.status) {
@@ -455,7 +461,7 @@ fn conclude(
                 ),
                 (0, _) => "no test reaches it — an untested file, not a reason to run the suite"
                     .to_string(),
-                (n, _) => format!("selects {n} test file(s)"),
+                (n, _) => count_line(n),
             },
         );
         return row;
@@ -485,6 +491,22 @@ fn conclude(
         Fallback::Full => format!("{fact} (fallback = \"full\")"),
     });
     row
+}
+
+fn count_line(n: usize) -> String {
+    format!("selects {n} test file(s)")
+}
+
+/// After traced edges added `traced` tests to `row`: its count line says the true count, and
+/// how many of them the traced edges added (`selects 3 test file(s) (1 by traced edges)`). A
+/// row opening with another reason (inert, refused, a deleted test) keeps it.
+pub(crate) fn recount(row: &mut Row, traced: usize) {
+    if traced == 0 || !row.counted {
+        return;
+    }
+    if let Some(first) = row.reasons.first_mut() {
+        *first = format!("{} ({traced} by traced edges)", count_line(row.tests.len()));
+    }
 }
 
 /// The last-resort edges for a file nothing else reaches, weakest last: a test named after it

@@ -6,6 +6,7 @@ use crate::error::{Error, Result};
 use crate::exit_codes;
 use crate::project::Project;
 use crate::repo::{self, snapshot::Snapshot};
+use crate::run::events::Trace;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Write;
 use std::path::Path;
@@ -173,7 +174,9 @@ fn keep(
         )?;
         if let Some((tree, commit)) = committed {
             store.traced(tree, traces)?;
-            store.keep_traced(commit, traces)?;
+            // strace sees files, not which module's import read them.
+            let read_by = BTreeMap::new();
+            store.keep_traced(commit, &traced_edges(result, traces), &read_by)?;
         }
         Ok(())
     });
@@ -187,6 +190,28 @@ fn keep(
         ),
         Ok(()) => {}
     }
+}
+
+/// Each unit's trace as traced edges: whole when its traced run exited 0 (a failing run may
+/// have stopped before what it would have opened).
+fn traced_edges(
+    result: &Audit,
+    traces: &BTreeMap<String, BTreeSet<String>>,
+) -> BTreeMap<String, Trace> {
+    let passed: BTreeSet<&str> = result
+        .runs
+        .iter()
+        .filter(|r| r.exit_code == Some(0))
+        .map(|r| r.test.as_str())
+        .collect();
+    traces
+        .iter()
+        .map(|(unit, files)| {
+            let whole = passed.contains(unit.as_str());
+            let files = files.clone();
+            (unit.clone(), Trace { files, whole })
+        })
+        .collect()
 }
 
 fn print(out: &mut dyn Write, a: &Audit) -> std::io::Result<()> {

@@ -155,7 +155,7 @@ fn remember(
     let state = repo::state_dir(scope.repo);
     let at = head.map_or_else(|| "working tree".into(), |h| h.to_string());
     let files = &scope.snapshot.files;
-    let kept = traced::keep(&state, scope.project, files, &at, &collected.opened);
+    let kept = traced::keep(&state, scope.project, files, &at, collected);
     for why in [kept, ledger.enter(collected, complete, this_run, scope)] {
         why.into_iter().for_each(super::warn);
     }

@@ -108,6 +108,49 @@ pub(crate) fn location(
     }
 }
 
+/// Keys in one `IN (…)` list, parameters in one multi-row insert: far below SQLite's (32,766)
+/// and PostgreSQL's (65,535) limits on a statement's parameters.
+const CHUNK: usize = 500;
+
+/// `sql` with `{keys}` spelled as the placeholders `$1, …, $n`.
+fn keyed(sql: &str, n: usize) -> String {
+    let list: Vec<String> = (1..=n).map(|i| format!("${i}")).collect();
+    sql.replace("{keys}", &list.join(", "))
+}
+
+/// In a write: `sql`, whose `{keys}` stands for a list of `keys`, run once per `CHUNK` of them.
+fn execute_in(tx: &mut dyn rollup::Tx, sql: &str, keys: &[&str]) -> Result<(), StoreError> {
+    for chunk in keys.chunks(CHUNK) {
+        let params: Vec<Param<'_>> = chunk.iter().map(|k| Param::Text(k)).collect();
+        tx.execute(&keyed(sql, chunk.len()), &params)?;
+    }
+    Ok(())
+}
+
+/// In a write: `insert`, whose `{rows}` stands for its VALUES list, run once per `CHUNK`
+/// parameters: a row `($n, $m, $1, {unix_now})` per pair, `$1` being `shared`.
+fn insert_pairs(
+    tx: &mut dyn rollup::Tx,
+    insert: &str,
+    shared: &str,
+    pairs: &[(&str, &str)],
+) -> Result<(), StoreError> {
+    for chunk in pairs.chunks(CHUNK / 2) {
+        let mut params = vec![Param::Text(shared)];
+        let mut rows = Vec::with_capacity(chunk.len());
+        for (a, b) in chunk {
+            rows.push(format!(
+                "(${}, ${}, $1, {{unix_now}})",
+                params.len() + 1,
+                params.len() + 2
+            ));
+            params.extend([Param::Text(a), Param::Text(b)]);
+        }
+        tx.execute(&insert.replace("{rows}", &rows.join(", ")), &params)?;
+    }
+    Ok(())
+}
+
 /// A parameter of a read query: the reads are written once, for both stores.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Param<'a> {
@@ -219,6 +262,17 @@ impl Store {
             Store::Sqlite(s) => s.query(sql, params),
             Store::Postgres(s) => s.query(sql, params),
         }
+    }
+
+    /// The rows of `sql`, whose `{keys}` stands for a list of `keys`: one query per `CHUNK` of
+    /// them, never one per key.
+    fn query_in(&mut self, sql: &str, keys: &[&str]) -> Result<Vec<Vec<Value>>, StoreError> {
+        let mut rows = Vec::new();
+        for chunk in keys.chunks(CHUNK) {
+            let params: Vec<Param<'_>> = chunk.iter().map(|k| Param::Text(k)).collect();
+            rows.extend(self.query(&keyed(sql, chunk.len()), &params)?);
+        }
+        Ok(rows)
     }
 
     /// The store's clock, in seconds since the epoch.

@@ -106,46 +106,6 @@ impl Store {
         }
     }
 
-    /// Keeps what each unit's traced run opened at `commit` as its traced edges, replacing
-    /// what an earlier trace of the same unit said.
-    pub(crate) fn keep_traced(
-        &mut self,
-        commit: &str,
-        opened: &BTreeMap<String, BTreeSet<String>>,
-    ) -> Result<(), StoreError> {
-        let write = |tx: &mut dyn rollup::Tx| {
-            for (unit, files) in opened {
-                tx.execute(schema::UNTRACE, &[Param::Text(unit)])?;
-                for file in files {
-                    tx.execute(
-                        schema::TRACED,
-                        &[Param::Text(unit), Param::Text(file), Param::Text(commit)],
-                    )?;
-                }
-            }
-            Ok(())
-        };
-        match self {
-            Store::Sqlite(s) => s.write(write),
-            Store::Postgres(s) => s.write(write),
-        }
-    }
-
-    /// What `unit`'s traced run opened.
-    pub(crate) fn traced_from(&mut self, unit: &str) -> Result<Vec<String>, StoreError> {
-        let rows = self.query(schema::TRACED_FROM, &[Param::Text(unit)])?;
-        Ok(rows.iter().map(|r| r[0].string()).collect())
-    }
-
-    /// The units whose traced runs opened `path`, each with the commit it was traced at.
-    pub(crate) fn traced_to(&mut self, path: &str) -> Result<Vec<(String, String)>, StoreError> {
-        let rows = self.query(schema::TRACED_TO, &[Param::Text(path)])?;
-        Ok(rows
-            .iter()
-            .map(|r| (r[0].string(), r[1].string()))
-            .collect())
-    }
-
     /// The traces kept for `tree`, unit → the files its run opened; a row that is not a list of
     /// paths is not a trace (counted in the second value, never read as "opened nothing").
     pub(crate) fn traces_of(

@@ -24,9 +24,13 @@ use super::StoreError;
 ///    digest that binds them: an import of the same export twice is one row. A shadow
 ///    compare's selection time (gate's own overhead before the runner starts: `gate costs
 ///    --from-history`). `gate audit`'s tallies (graph completeness for `gate evaluate`).
-/// 6. `gate audit`'s traces by tree, and each leg's cost of recording.
-/// 7. Traced edges: the repository files each test file's traced run opened.
-/// 8. Each leg's inputs digest: a pass on the same commit is flaky evidence only under the
+/// 6. `gate audit`'s traces of a committed tree (an export's dependencies); how long a leg's
+///    recording took.
+/// 7. Traced edges: the files each test file's traced run opened, with the commit it was
+///    traced at.
+/// 8. What a module read while it was being imported, with the commit it was traced at: a
+///    read every test that imports the module needs, whichever test imported it first.
+/// 9. Each leg's inputs digest: a pass on the same commit is flaky evidence only under the
 ///    same inputs.
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
@@ -183,6 +187,16 @@ CREATE TABLE traced (
 CREATE INDEX traced_by_path ON traced (path);
 "#,
     r#"
+CREATE TABLE read_by (
+    module TEXT NOT NULL,
+    path TEXT NOT NULL,
+    commit_sha TEXT NOT NULL,
+    recorded_unix BIGINT NOT NULL,
+    PRIMARY KEY (module, path)
+);
+CREATE INDEX read_by_path ON read_by (path);
+"#,
+    r#"
 ALTER TABLE runs ADD COLUMN inputs TEXT;
 "#,
 ];
@@ -336,16 +350,26 @@ pub(super) const RECORD_MS: &str = "UPDATE runs SET record_ms = $1 WHERE seq = $
 /// What one unit's traced run opened, for a committed tree: a newer trace replaces it.
 pub(super) const TRACE: &str = "INSERT INTO traces (tree, unit, recorded_unix, files) VALUES ($1, $2, {unix_now}, $3) \
      ON CONFLICT (tree, unit) DO UPDATE SET files = excluded.files, recorded_unix = excluded.recorded_unix";
-/// A unit traced again: what it opened before is forgotten.
-pub(super) const UNTRACE: &str = "DELETE FROM traced WHERE unit = $1";
-/// One file a unit's traced run opened, at a commit.
-pub(super) const TRACED: &str = "INSERT INTO traced (unit, path, commit_sha, recorded_unix) VALUES ($1, $2, $3, {unix_now}) \
-     ON CONFLICT (unit, path) DO NOTHING";
-/// What a unit's traced run opened.
-pub(super) const TRACED_FROM: &str = "SELECT path FROM traced WHERE unit = $1 ORDER BY path";
-/// The units whose traced runs opened a path.
+/// Units traced again by a whole run (`{keys}`: a list of them): what they opened before is
+/// forgotten.
+pub(super) const UNTRACE: &str = "DELETE FROM traced WHERE unit IN ({keys})";
+/// Files units' traced runs opened, at commit `$1` (`{rows}`: one `($n, $m, $1, {unix_now})`
+/// per (unit, file)); a file seen again was last seen at this commit.
+pub(super) const TRACED: &str = "INSERT INTO traced (unit, path, commit_sha, recorded_unix) VALUES {rows} \
+     ON CONFLICT (unit, path) DO UPDATE SET commit_sha = excluded.commit_sha, recorded_unix = excluded.recorded_unix";
+/// What units' traced runs opened (`{keys}`: the units).
+pub(super) const TRACED_FROM: &str = "SELECT unit, path FROM traced WHERE unit IN ({keys})";
+/// The units whose traced runs opened paths (`{keys}`: the paths).
 pub(super) const TRACED_TO: &str =
-    "SELECT unit, commit_sha FROM traced WHERE path = $1 ORDER BY unit";
+    "SELECT path, unit, commit_sha FROM traced WHERE path IN ({keys})";
+/// Files modules read while they were being imported, at commit `$1` (`{rows}` as `TRACED`'s).
+pub(super) const READ_BY: &str = "INSERT INTO read_by (module, path, commit_sha, recorded_unix) VALUES {rows} \
+     ON CONFLICT (module, path) DO UPDATE SET commit_sha = excluded.commit_sha, recorded_unix = excluded.recorded_unix";
+/// What modules read while they were being imported (`{keys}`: the modules).
+pub(super) const READ_BY_FROM: &str = "SELECT module, path FROM read_by WHERE module IN ({keys})";
+/// The modules that read paths while they were being imported (`{keys}`: the paths).
+pub(super) const READ_BY_TO: &str =
+    "SELECT path, module, commit_sha FROM read_by WHERE path IN ({keys})";
 /// A tree's traces.
 pub(super) const TRACES_OF: &str = "SELECT unit, files FROM traces WHERE tree = $1 ORDER BY unit";
 

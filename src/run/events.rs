@@ -81,6 +81,13 @@ pub(crate) enum Event<'a> {
     Opened {
         unit: &'a str,
         files: &'a [String],
+        /// The whole file ran and passed: this is all it opens, not a part of it.
+        whole: bool,
+    },
+    /// What a repository module read while it was being imported (paths relative to the root).
+    ReadAtImport {
+        module: &'a str,
+        files: &'a [String],
     },
 }
 
@@ -96,7 +103,19 @@ pub(crate) struct Collected {
     pub tests: Vec<TestResult>,
     pub notes: Vec<String>,
     /// Test file → what its run opened in the repository, where the runner could tell.
-    pub opened: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+    pub opened: std::collections::BTreeMap<String, Trace>,
+    /// Module file → what it read while it was being imported.
+    pub read_by: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+}
+
+/// What a test file's run opened in the repository.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Trace {
+    pub files: std::collections::BTreeSet<String>,
+    /// A run of the whole file that ran and passed every one of its tests saw it all: only
+    /// such a trace replaces the one kept. A run cut short (a failure, `-x`, a deselection,
+    /// an interruption) saw a part, which is added to it.
+    pub whole: bool,
 }
 
 impl Sink for Collected {
@@ -106,9 +125,16 @@ impl Sink for Collected {
             Event::StepFinished(step) => self.steps.push(step.clone()),
             Event::Test(test) => self.tests.push(test.clone()),
             Event::Note(note) => self.notes.push(note.to_string()),
-            Event::Opened { unit, files } => {
+            Event::Opened { unit, files, whole } => {
+                // Runs of one file add up: with one whole run among them, the union holds
+                // all it opens.
                 let seen = self.opened.entry(unit.to_string()).or_default();
-                seen.extend(files.iter().cloned());
+                seen.files.extend(files.iter().cloned());
+                seen.whole |= whole;
+            }
+            Event::ReadAtImport { module, files } => {
+                let read = self.read_by.entry(module.to_string()).or_default();
+                read.extend(files.iter().cloned());
             }
         }
     }

@@ -1,14 +1,15 @@
 """gate's pytest probe, loaded with `-p gate_probe` from a folder gate puts first on PYTHONPATH.
 
 It changes nothing about what runs (it only hides the line pytest prints for the JUnit report
-gate asks for, so the output stays as the project knows it). At the end of the session it writes, to $GATE_PROBE_OUT, what
-the exit code alone cannot say: for each file pytest collected (paths relative to the directory
-gate ran pytest in), whether collecting it failed, how many tests it held, how many of those the
-project's own options deselected (`-m`, `-k`, `--deselect` in addopts), and how many test
-reports failed. gate reads it to tell a file that holds no test from one pytest never collected,
-and a failed test from a run cut short (a closed pipe also exits 1).
+gate asks for, so the output stays as the project knows it). At the end of the session it
+writes, to $GATE_PROBE_OUT, what the exit code alone cannot say: for each file pytest collected
+(paths relative to the directory gate ran pytest in), whether collecting it failed, how many
+tests it held, how many of those the project's own options deselected (`-m`, `-k`,
+`--deselect` in addopts), how many test reports failed and how many tests passed. gate reads it
+to tell a file that holds no test from one pytest never collected, a failed test from a run cut
+short (a closed pipe also exits 1), and a test file's whole trace (every one of its tests ran
+and passed) from a part of one.
 """
-
 import json
 import os
 import sys
@@ -23,35 +24,128 @@ _state = {"rootpath": None}
 # Only the first import of a module is seen (later ones come from sys.modules): a trace adds
 # what it saw, it never says what a file does not need.
 _opened = {}
-_trace = {"current": None, "root": os.path.realpath(os.getcwd()) + os.sep}
+# What each repository module read while it was being imported (a table its module-level code
+# loads): seen once, in whichever test file imported it first, yet needed by every test that
+# imports it — gate credits it to the module.
+_read_by = {}
+# The folder pytest started in (the repository root, which every path gate reads is relative
+# to), taken when the probe loads: a test that changes the working folder changes neither
+# where the repository is nor which test file is running.
+_START = os.getcwd()
+_trace = {"current": None, "root": os.path.realpath(_START) + os.sep}
+# The root as a path may spell it before its own symlinks are resolved, and as resolved.
+_ROOTS = tuple(dict.fromkeys([_trace["root"], os.path.abspath(_START) + os.sep]))
+# Symlinks followed within one open, at most (the OS's own limit).
+_MAX_LINKS = 40
+
+
+def _absolute(name):
+    """`name` as the open resolved it: a relative path against the working folder at the time
+    of the open, wherever the run started. None when that folder is gone (a relative open
+    then finds nothing)."""
+    if os.path.isabs(name):
+        return name
+    try:
+        return os.path.join(os.getcwd(), name)
+    except OSError:
+        return None
+
+
+def _under_root(path):
+    """The absolute `path` relative to the repository root, `/`-separated; None outside it."""
+    for root in _ROOTS:
+        if path.startswith(root):
+            return path[len(root):].replace(os.sep, "/")
+    return None
+
+
+def _repo_file(rel):
+    """What a read of `rel` stands for: an import read from the bytecode cache stands for its
+    source; git's own files are none."""
+    if rel is None or rel.startswith(".git/"):
+        return None
+    folder, _, name = rel.rpartition("/")
+    if folder == "__pycache__" or folder.endswith("/__pycache__"):
+        return folder[: -len("__pycache__")] + name.split(".")[0] + ".py"
+    return rel
+
+
+def _links_on(path):
+    """The repository's symlinks that opening the absolute, normalised `path` passes through (a
+    linked file or folder, links to links): repointing any of them changes what the open reads."""
+    found = set()
+    for _ in range(_MAX_LINKS):
+        rel = _under_root(path)
+        if rel is None:
+            return found
+        at = _ROOTS[0].rstrip(os.sep)
+        parts = rel.split("/")
+        for i, part in enumerate(parts):
+            at = os.path.join(at, part)
+            if os.path.islink(at):
+                found.add("/".join(parts[: i + 1]))
+                # Resolving goes on from the link's target, with the rest of the path.
+                target = os.path.join(os.path.dirname(at), os.readlink(at))
+                path = os.path.normpath(os.path.join(target, *parts[i + 1 :]))
+                break
+        else:
+            return found
+    return found
+
+
+def _repo_paths(name):
+    """The repository files an open of the absolute path `name` reads: the file it resolves to
+    and, when symlinks led there, each link on the way — a change to any of them selects."""
+    real = os.path.realpath(name)
+    found = {_repo_file(_under_root(real))}
+    lexical = os.path.normpath(name)
+    if lexical != real:
+        found.update(_links_on(lexical))
+    found.discard(None)
+    return found
+
+
+def _importing(frame):
+    """The repository module being imported where `frame` opens a file: the innermost
+    module-level frame's file, if a file of the repository. None when the import system itself
+    opens (a module's own source or bytecode) or no import is under way (the innermost
+    module-level frame is the script that runs, such as pytest's own `__main__`)."""
+    if frame.f_code.co_filename.startswith("<frozen"):
+        return None
+    while frame is not None:
+        code = frame.f_code
+        if code.co_name == "<module>":
+            name = _absolute(code.co_filename)
+            if name is None or frame.f_globals.get("__name__") == "__main__":
+                return None
+            return _repo_file(_under_root(os.path.realpath(name)))
+        frame = frame.f_back
+    return None
 
 
 def _audit(event, args):
     # Called for every audited event of the process (frames, imports, exec…): the cheapest
     # test first.
-    if event != "open":
-        return
-    current = _trace["current"]
-    if current is None or not args:
+    if event != "open" or not args:
         return
     path = args[0]
     if not isinstance(path, (str, bytes, os.PathLike)):
         return
     try:
-        real = os.path.realpath(os.fsdecode(path))
+        name = _absolute(os.fsdecode(path))
+        if name is None:
+            return
+        paths = _repo_paths(name)
+        # Frame 1 is the code that opened (the hook runs in frame 0).
+        module = _importing(sys._getframe(1)) if paths else None
     except (TypeError, ValueError, OSError):
         return
-    if not real.startswith(_trace["root"]):
-        return
-    rel = real[len(_trace["root"]):].replace(os.sep, "/")
-    if rel.startswith(".git/"):
-        return
-    # An import read from the bytecode cache stands for its source.
-    folder, _, name = rel.rpartition("/")
-    if folder == "__pycache__" or folder.endswith("/__pycache__"):
-        source = name.split(".")[0] + ".py"
-        rel = folder[: -len("__pycache__")] + source
-    _opened.setdefault(current, set()).add(rel)
+    current = _trace["current"]
+    if paths and current is not None:
+        _opened.setdefault(current, set()).update(paths)
+    # A test file's own module-level reads are its own.
+    if module is not None and module != current:
+        _read_by.setdefault(module, set()).update(paths - {module})
 
 
 if os.environ.get("GATE_PROBE_TRACE"):
@@ -59,13 +153,13 @@ if os.environ.get("GATE_PROBE_TRACE"):
 
 
 def _rel(path):
-    return os.path.relpath(os.path.abspath(os.fspath(path)), os.getcwd()).replace(os.sep, "/")
+    """A path pytest names, relative to where the run started (never to where a test moved)."""
+    return os.path.relpath(os.path.join(_START, os.fspath(path)), _START).replace(os.sep, "/")
 
 
 def _entry(path):
-    rel = os.path.relpath(os.path.abspath(os.fspath(path)), os.getcwd()).replace(os.sep, "/")
     return _files.setdefault(
-        rel,
+        _rel(path),
         {
             "collected": False,
             "error": False,
@@ -73,6 +167,7 @@ def _entry(path):
             "deselected": 0,
             "selected": 0,
             "failed": 0,
+            "passed": 0,
         },
     )
 
@@ -147,6 +242,8 @@ def pytest_collection_finish(session):
 def pytest_runtest_logreport(report):
     if report.failed:
         _entry(_path_of(report.nodeid))["failed"] += 1
+    elif report.when == "call" and report.passed:
+        _entry(_path_of(report.nodeid))["passed"] += 1
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -154,4 +251,6 @@ def pytest_sessionfinish(session, exitstatus):
     if out:
         with open(out, "w", encoding="utf-8") as f:
             opened = {k: sorted(v) for k, v in _opened.items()}
-            json.dump({"exitstatus": int(exitstatus), "files": _files, "opened": opened}, f)
+            read_by = {k: sorted(v) for k, v in _read_by.items() if v}
+            record = {"exitstatus": int(exitstatus), "files": _files, "opened": opened}
+            json.dump(dict(record, read_by=read_by), f)

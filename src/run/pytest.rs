@@ -195,6 +195,9 @@ struct Probe {
     /// Per test file, what its collection and run opened under the directory pytest ran in.
     #[serde(default)]
     opened: BTreeMap<String, Vec<String>>,
+    /// Per repository module, what it read while it was being imported.
+    #[serde(default)]
+    read_by: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -205,6 +208,9 @@ struct ProbeFile {
     deselected: u64,
     selected: u64,
     failed: u64,
+    /// Tests whose call passed (none with a probe older than this gate).
+    #[serde(default)]
+    passed: u64,
 }
 
 const PROBE: &str = include_str!("gate_probe.py");
@@ -281,10 +287,38 @@ pub(crate) fn run(
             ))),
         }
     }
-    for (unit, files) in probe.iter().flat_map(|p| &p.opened) {
-        sink.event(Event::Opened { unit, files });
+    if let Some(p) = &probe {
+        for (unit, files) in &p.opened {
+            let whole = whole(command, p, unit);
+            sink.event(Event::Opened { unit, files, whole });
+        }
+        for (module, files) in &p.read_by {
+            sink.event(Event::ReadAtImport { module, files });
+        }
     }
     Ok(judge(code, probe.as_ref(), command).emit(sink))
+}
+
+/// Whether `unit`'s trace is all it opens: pytest was given the whole file (not a node id of
+/// it), collected it, and every one of its tests ran and passed — none deselected, skipped,
+/// failed or errored. A run cut short (`-x`, `--maxfail`, an interruption), a deselection, or
+/// a test failing before the code that opens a file, each saw a part of it.
+fn whole(command: &Command, probe: &Probe, unit: &str) -> bool {
+    let node_id = command.paths.iter().any(|p| {
+        p.strip_prefix("./")
+            .and_then(|p| p.strip_prefix(unit))
+            .is_some_and(|rest| rest.starts_with("::"))
+    });
+    probe.files.get(unit).is_some_and(|f| {
+        !node_id
+            && f.collected
+            && !f.error
+            && f.items > 0
+            && f.deselected == 0
+            && f.selected == f.items
+            && f.failed == 0
+            && f.passed == f.items
+    })
 }
 
 /// `<interpreter> -m pytest` with an interpreter that lacks pytest would exit 1 — "tests
@@ -496,12 +530,47 @@ mod tests {
                             deselected,
                             selected: items - deselected,
                             failed,
+                            passed: items - deselected - failed,
                         },
                     )
                 })
                 .collect(),
             opened: BTreeMap::new(),
+            read_by: BTreeMap::new(),
         }
+    }
+
+    #[test]
+    fn a_trace_is_whole_only_when_every_test_of_the_whole_file_ran_and_passed() {
+        let files = set(&["t/test_a.py", "t/test_b.py"]);
+        let file = Command::new(vec!["pytest".into()], &["t/test_a.py"], &files);
+        let node = Command::new(vec!["pytest".into()], &["t/test_a.py::test_x"], &files);
+        // (items, deselected, failed, passed)
+        let ran = |(items, deselected, failed, passed): (u64, u64, u64, u64)| {
+            let mut p = probe(&[("t/test_a.py", true, items, deselected, failed)]);
+            p.files.get_mut("t/test_a.py").unwrap().passed = passed;
+            p
+        };
+        assert!(whole(&file, &ran((2, 0, 0, 2)), "t/test_a.py"));
+        for (case, why) in [
+            ((2, 1, 0, 1), "a deselected test"),
+            ((2, 0, 1, 1), "a failed test"),
+            (
+                (2, 0, 0, 1),
+                "a test that never ran (-x, an interruption) or was skipped",
+            ),
+            ((0, 0, 0, 0), "no test"),
+        ] {
+            assert!(!whole(&file, &ran(case), "t/test_a.py"), "{why}");
+        }
+        assert!(
+            !whole(&node, &ran((1, 0, 0, 1)), "t/test_a.py"),
+            "a node id"
+        );
+        assert!(
+            !whole(&file, &ran((2, 0, 0, 2)), "t/test_b.py"),
+            "never collected"
+        );
     }
 
     #[test]
