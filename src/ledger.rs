@@ -247,17 +247,22 @@ impl Ledger {
     /// (no broken or interrupted run, whose results say nothing of the rest). Returns what to
     /// say when the store could not take them.
     /// `scope`: the tree that ran, whose traces (this run's among them) the digests take in.
+    /// A pass whose run was seen reading a variable its fingerprint does not hold is not
+    /// entered, and said (one note each).
     pub(crate) fn enter(
         &self,
         collected: &Collected,
         complete: bool,
         run: &Run<'_>,
         scope: &Scope<'_>,
-    ) -> Option<String> {
-        let at = self.at.as_ref()?;
+    ) -> Vec<String> {
+        let Some(at) = self.at.as_ref() else {
+            return Vec::new();
+        };
         if !complete {
-            return None;
+            return Vec::new();
         }
+        let mut notes = Vec::new();
         let (prints, unread) = self.with_traced(at, scope);
         let mut by_unit: BTreeMap<&str, Vec<TestOutcome>> = BTreeMap::new();
         for t in &collected.tests {
@@ -279,6 +284,10 @@ impl Ledger {
                     return None;
                 }
                 let passed = outcomes.iter().all(|o| *o == TestOutcome::Passed);
+                if passed && let Some(gap) = unseen_variables(collected, scope, unit) {
+                    notes.push(gap);
+                    return None;
+                }
                 Some(Entry {
                     unit: unit.clone(),
                     fingerprint: digest,
@@ -290,14 +299,38 @@ impl Ledger {
                 })
             })
             .collect();
-        if entries.is_empty() {
-            return unread;
+        notes.extend(unread);
+        if !entries.is_empty()
+            && let Err(e) = Store::open(at).and_then(|mut s| s.enter(&entries))
+        {
+            notes.push(format!("the ledger was not written: {}", e.one_line()));
         }
-        Store::open(at)
-            .and_then(|mut s| s.enter(&entries))
-            .err()
-            .map(|e| format!("the ledger was not written: {}", e.one_line()))
+        notes
     }
+}
+
+/// What `unit`'s run was seen to read of the environment that its fingerprint does not hold
+/// (a read by a form the analyser does not know, in code its closure reaches or not), as the
+/// note that says its pass is not entered; none when every read is held.
+fn unseen_variables(collected: &Collected, scope: &Scope<'_>, unit: &str) -> Option<String> {
+    let read = collected.env_read.get(unit)?;
+    let held = scope.held_variables(unit);
+    let unseen: Vec<&str> = read
+        .iter()
+        .map(String::as_str)
+        .filter(|name| !held.contains(*name))
+        .collect();
+    if unseen.is_empty() {
+        return None;
+    }
+    let what = if unseen.contains(&"*") {
+        "the whole environment".to_string()
+    } else {
+        unseen.join(", ")
+    };
+    Some(format!(
+        "{unit} read {what} in its run, which its fingerprint does not hold: its pass is not entered in the ledger (name the variables in [ledger] env)"
+    ))
 }
 
 /// `digest` with the blobs of `files` (outside its closure) hashed in; unknown when one cannot

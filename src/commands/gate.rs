@@ -156,9 +156,9 @@ fn remember(
     let at = head.map_or_else(|| "working tree".into(), |h| h.to_string());
     let files = &scope.snapshot.files;
     let kept = traced::keep(&state, scope.project, files, &at, collected);
-    for why in [kept, ledger.enter(collected, complete, this_run, scope)] {
-        why.into_iter().for_each(super::warn);
-    }
+    kept.into_iter()
+        .chain(ledger.enter(collected, complete, this_run, scope))
+        .for_each(super::warn);
 }
 
 /// What history adds to a selection: its signals (tests failing on main, co-failures) and

@@ -614,6 +614,19 @@ impl Scope<'_> {
         ]
     }
 
+    /// Every variable `test`'s fingerprint holds: the run's, the runner's `[env]`, and those the
+    /// files of its closure read by name.
+    pub(crate) fn held_variables(&self, test: &str) -> BTreeSet<String> {
+        let mut held: BTreeSet<String> = self.run_variables().map(str::to_string).collect();
+        held.extend(self.project.config.env.keys().cloned());
+        for file in self.closure_files(test) {
+            if let Some(reads) = self.project.reads.get(&file) {
+                held.extend(reads.env.iter().cloned());
+            }
+        }
+        held
+    }
+
     /// The variables that change every run: the built-in list and `[ledger] env`.
     fn run_variables(&self) -> impl Iterator<Item = &str> {
         RUN_ENV

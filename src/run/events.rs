@@ -89,6 +89,11 @@ pub(crate) enum Event<'a> {
         module: &'a str,
         files: &'a [String],
     },
+    /// The environment variables a test file's own code read in its run (`*`: all of them).
+    EnvRead {
+        unit: &'a str,
+        names: &'a [String],
+    },
 }
 
 /// Where events go.
@@ -106,6 +111,8 @@ pub(crate) struct Collected {
     pub opened: std::collections::BTreeMap<String, Trace>,
     /// Module file → what it read while it was being imported.
     pub read_by: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+    /// Test file → the environment variables its own code was seen to read.
+    pub env_read: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 /// What a test file's run opened in the repository.
@@ -135,6 +142,10 @@ impl Sink for Collected {
             Event::ReadAtImport { module, files } => {
                 let read = self.read_by.entry(module.to_string()).or_default();
                 read.extend(files.iter().cloned());
+            }
+            Event::EnvRead { unit, names } => {
+                let read = self.env_read.entry(unit.to_string()).or_default();
+                read.extend(names.iter().cloned());
             }
         }
     }

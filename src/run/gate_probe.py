@@ -13,6 +13,7 @@ and passed) from a part of one.
 import json
 import os
 import sys
+import sysconfig
 
 import pytest
 
@@ -148,8 +149,73 @@ def _audit(event, args):
         _read_by.setdefault(module, set()).update(paths - {module})
 
 
+# The environment variables each test file's own code read (its tests, its conftests, the
+# repository's modules it imports), by name; `*` for the whole mapping (iterated, copied).
+# gate enters a pass in its ledger only when its fingerprint holds every one of them: a read
+# the analyser could not see is evidence, never a reason to trust less than it says.
+_env = {}
+_STDLIB = tuple(
+    os.path.realpath(p) + os.sep
+    for p in {sysconfig.get_paths().get("stdlib"), sysconfig.get_paths().get("platstdlib")}
+    if p
+)
+
+
+def _repository_code(name):
+    """Whether the code file `name` is the repository's own (not the standard library, not an
+    installed package, not a virtualenv kept in the repository)."""
+    if name.startswith("<"):
+        return False
+    absolute = _absolute(name)
+    if absolute is None:
+        return False
+    real = os.path.realpath(absolute)
+    if real.startswith(_STDLIB):
+        return False
+    rel = _under_root(real)
+    return rel is not None and "site-packages/" not in rel and "/.venv/" not in "/" + rel
+
+
+def _env_read(key):
+    current = _trace["current"]
+    if current is None:
+        return
+    # The first caller outside the standard library (`os.getenv`, `Mapping.get` call in).
+    frame = sys._getframe(2)
+    while frame is not None and (
+        frame.f_code.co_filename.startswith("<frozen")
+        or os.path.realpath(frame.f_code.co_filename).startswith(_STDLIB)
+    ):
+        frame = frame.f_back
+    if frame is not None and _repository_code(frame.f_code.co_filename):
+        _env.setdefault(current, set()).add(os.fsdecode(key) if key != "*" else key)
+
+
+def _observe_environment():
+    environ = type(os.environ)
+    getitem, iterate = environ.__getitem__, environ.__iter__
+
+    def __getitem__(self, key):
+        try:
+            _env_read(key)
+        except Exception:
+            pass
+        return getitem(self, key)
+
+    def __iter__(self):
+        try:
+            _env_read("*")
+        except Exception:
+            pass
+        return iterate(self)
+
+    environ.__getitem__ = __getitem__
+    environ.__iter__ = __iter__
+
+
 if os.environ.get("GATE_PROBE_TRACE"):
     sys.addaudithook(_audit)
+    _observe_environment()
 
 
 def _rel(path):
@@ -252,5 +318,6 @@ def pytest_sessionfinish(session, exitstatus):
         with open(out, "w", encoding="utf-8") as f:
             opened = {k: sorted(v) for k, v in _opened.items()}
             read_by = {k: sorted(v) for k, v in _read_by.items() if v}
+            env = {k: sorted(v) for k, v in _env.items()}
             record = {"exitstatus": int(exitstatus), "files": _files, "opened": opened}
-            json.dump(dict(record, read_by=read_by), f)
+            json.dump(dict(record, read_by=read_by, env=env), f)

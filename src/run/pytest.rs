@@ -198,6 +198,9 @@ struct Probe {
     /// Per repository module, what it read while it was being imported.
     #[serde(default)]
     read_by: BTreeMap<String, Vec<String>>,
+    /// Per test file, the environment variables its own code read (`*`: the whole mapping).
+    #[serde(default)]
+    env: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -294,6 +297,9 @@ pub(crate) fn run(
         }
         for (module, files) in &p.read_by {
             sink.event(Event::ReadAtImport { module, files });
+        }
+        for (unit, names) in &p.env {
+            sink.event(Event::EnvRead { unit, names });
         }
     }
     Ok(judge(code, probe.as_ref(), command).emit(sink))
@@ -537,6 +543,7 @@ mod tests {
                 .collect(),
             opened: BTreeMap::new(),
             read_by: BTreeMap::new(),
+            env: BTreeMap::new(),
         }
     }
 

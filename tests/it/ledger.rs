@@ -395,6 +395,63 @@ fn code_outside_the_repository_on_the_import_path_is_never_reused(kind: Kind) {
     );
 }
 
+on_both!(a_variable_the_run_was_seen_reading_keeps_its_pass_out: observed_sqlite, observed_postgres);
+/// A variable read in a form the analyser does not know (`os` under another name) is not in
+/// the fingerprint; the run's probe sees the read, so the pass is not entered, said with the
+/// name — and when the variable changes, the test runs and fails instead of being reused.
+fn a_variable_the_run_was_seen_reading_keeps_its_pass_out(kind: Kind) {
+    let t = TestRepo::from_fixture("shop");
+    let store = Store::new(kind, &t);
+    let db = store.url.as_str();
+    t.write(
+        "src/shop/region.py",
+        "import os as _system\n\nREGION = _system.environ['SHOP_REGION']\n",
+    );
+    t.write(
+        "tests/test_region.py",
+        "from shop.money import to_cents\nfrom shop.region import REGION\n\n\ndef test_region():\n    assert REGION == 'eu'\n",
+    );
+    t.commit("a module that reads a variable through an alias of os");
+    t.branch("feature");
+    t.checkout("feature");
+    t.append("src/shop/money.py", "\n# reviewed\n");
+    t.commit("money");
+    let run = |region: &str| {
+        let out = t
+            .gate(&["--affected", "master...HEAD", "--json"])
+            .env("GATE_DB", db)
+            .env("SHOP_REGION", region)
+            .output()
+            .unwrap();
+        let doc: Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
+        (doc, String::from_utf8_lossy(&out.stderr).to_string())
+    };
+    let (first, said) = run("eu");
+    assert_eq!(first["exit_code"], 0, "{first:#}");
+    assert!(
+        said.contains(
+            "tests/test_region.py read SHOP_REGION in its run, which its fingerprint does not hold"
+        ),
+        "{said}"
+    );
+    let (again, _) = run("eu");
+    assert!(
+        !reused(&again).contains(&"tests/test_region.py".to_string()),
+        "{again:#}"
+    );
+    assert!(
+        reused(&again).contains(&"tests/test_money.py".to_string()),
+        "{again:#}"
+    );
+    let (changed, _) = run("us");
+    assert_eq!(changed["exit_code"], 1, "{changed:#}");
+    assert!(
+        ran(&changed).contains(&"tests/test_region.py".to_string()),
+        "{changed:#}"
+    );
+}
+
 on_both!(a_failure_known_flakiness_and_distrust_are_never_reused: never_sqlite, never_postgres);
 fn a_failure_known_flakiness_and_distrust_are_never_reused(kind: Kind) {
     let t = TestRepo::from_fixture("shop");
