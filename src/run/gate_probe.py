@@ -161,19 +161,31 @@ _STDLIB = tuple(
 )
 
 
-def _repository_code(name):
-    """Whether the code file `name` is the repository's own (not the standard library, not an
-    installed package, not a virtualenv kept in the repository)."""
-    if name.startswith("<"):
-        return False
-    absolute = _absolute(name)
-    if absolute is None:
-        return False
-    real = os.path.realpath(absolute)
-    if real.startswith(_STDLIB):
-        return False
-    rel = _under_root(real)
-    return rel is not None and "site-packages/" not in rel and "/.venv/" not in "/" + rel
+# Code file → what it is: "std" (the standard library, frozen modules), "repo" (the
+# repository's own code) or "other". Asked once per file: environment reads can be hot.
+_CODE_KIND = {}
+
+
+def _code_kind(name):
+    kind = _CODE_KIND.get(name)
+    if kind is not None:
+        return kind
+    if name.startswith("<frozen"):
+        kind = "std"
+    elif name.startswith("<"):
+        kind = "other"
+    else:
+        absolute = _absolute(name)
+        real = os.path.realpath(absolute) if absolute is not None else ""
+        rel = _under_root(real) if real else None
+        if real.startswith(_STDLIB):
+            kind = "std"
+        elif rel is not None and "site-packages/" not in rel and "/.venv/" not in "/" + rel:
+            kind = "repo"
+        else:
+            kind = "other"
+    _CODE_KIND[name] = kind
+    return kind
 
 
 def _env_read(key):
@@ -182,12 +194,9 @@ def _env_read(key):
         return
     # The first caller outside the standard library (`os.getenv`, `Mapping.get` call in).
     frame = sys._getframe(2)
-    while frame is not None and (
-        frame.f_code.co_filename.startswith("<frozen")
-        or os.path.realpath(frame.f_code.co_filename).startswith(_STDLIB)
-    ):
+    while frame is not None and _code_kind(frame.f_code.co_filename) == "std":
         frame = frame.f_back
-    if frame is not None and _repository_code(frame.f_code.co_filename):
+    if frame is not None and _code_kind(frame.f_code.co_filename) == "repo":
         _env.setdefault(current, set()).add(os.fsdecode(key) if key != "*" else key)
 
 
