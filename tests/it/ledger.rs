@@ -549,7 +549,7 @@ impl Rng {
 
 /// The mutation classes of the safety trial, each toggling one input between states a test
 /// passes and fails in (or, for the lock file, one no test reads).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Class {
     /// A source blob: `to_cents` off by a cent.
     Source,
@@ -570,9 +570,22 @@ enum Class {
     Interpreter,
     /// A Go dependency package: the locally replaced module the Go test imports.
     GoDependency,
+    /// An interpreter variable: `PYTHONOPTIMIZE` strips `__debug__` code.
+    Optimize,
+    /// A variable read by a name the analyser cannot know (`os.environ.get(KEY)`).
+    Computed,
+    /// A variable read through `os` under another name: only the run's probe sees it.
+    Observed,
+    /// A git-ignored file a test reads by a literal path.
+    Ignored,
+    /// A skip condition: a tool appearing on `PATH` un-skips a test that fails.
+    Skip,
 }
 
-const CLASSES: [Class; 9] = [
+// Code outside the repository on the import path is no class here: it makes every Python
+// fingerprint unknown (the interpreter's identity), so nothing of it could be reused;
+// `code_outside_the_repository_on_the_import_path_is_never_reused` shows it.
+const CLASSES: [Class; 14] = [
     Class::Source,
     Class::Conftest,
     Class::Data,
@@ -582,7 +595,41 @@ const CLASSES: [Class; 9] = [
     Class::Parent,
     Class::Interpreter,
     Class::GoDependency,
+    Class::Optimize,
+    Class::Computed,
+    Class::Observed,
+    Class::Ignored,
+    Class::Skip,
 ];
+
+/// The classes whose input is the process's environment (set by the run, not by `mutate`).
+fn variables(state: &[bool; CLASSES.len()], tools: &Path) -> Vec<(&'static str, String)> {
+    let path = std::env::var("PATH").unwrap_or_default();
+    let on = |class: Class| state[CLASSES.iter().position(|c| *c == class).unwrap()];
+    vec![
+        ("SHOP_FAIL", if on(Class::Env) { "1" } else { "" }.into()),
+        (
+            "PYTHONOPTIMIZE",
+            if on(Class::Optimize) { "1" } else { "" }.into(),
+        ),
+        (
+            "SHOP_KIND",
+            if on(Class::Computed) { "b" } else { "a" }.into(),
+        ),
+        (
+            "SHOP_REGION",
+            if on(Class::Observed) { "us" } else { "eu" }.into(),
+        ),
+        (
+            "PATH",
+            if on(Class::Skip) {
+                format!("{}:{path}", tools.display())
+            } else {
+                path
+            },
+        ),
+    ]
+}
 
 /// Moves `class`'s input to its `on` (or off) state.
 fn mutate(t: &TestRepo, venvs: &[PathBuf; 2], class: Class, on: bool, trial: u64) {
@@ -614,7 +661,13 @@ fn mutate(t: &TestRepo, venvs: &[PathBuf; 2], class: Class, on: bool, trial: u64
                 if on { "pytest==8.1\n" } else { "pytest==8.0\n" },
             );
         }
-        Class::Env => {}
+        Class::Env | Class::Optimize | Class::Computed | Class::Observed | Class::Skip => {}
+        Class::Ignored => {
+            t.write(
+                "tests/local.env",
+                if on { "MODE=bad\n" } else { "MODE=ok\n" },
+            );
+        }
         Class::Runner => {
             let mode = if on { "strict" } else { "lax" };
             t.write(".gate.toml", &format!("[env]\nSHOP_MODE = \"{mode}\"\n"));
@@ -713,6 +766,37 @@ fn trial_repo() -> (TestRepo, [PathBuf; 2]) {
     );
     t.write("requirements.txt", "pytest==8.0\n");
     t.write(
+        "tests/test_debug.py",
+        "def test_debug():\n    if not __debug__:\n        raise AssertionError('optimized')\n",
+    );
+    t.write(
+        "tests/test_kind.py",
+        "import os\n\nKEY = 'SHOP' + '_KIND'\n\n\ndef test_kind():\n    if os.environ.get(KEY, 'a') != 'a':\n        raise AssertionError('kind')\n",
+    );
+    t.write(
+        "src/shop/region.py",
+        "import os as _system\n\nREGION = _system.environ.get('SHOP_REGION', 'eu')\n",
+    );
+    t.write(
+        "tests/test_region.py",
+        "from shop.region import REGION\n\n\ndef test_region():\n    if REGION != 'eu':\n        raise AssertionError(REGION)\n",
+    );
+    t.write(".gitignore", "tests/local.env\n");
+    t.write("tests/local.env", "MODE=ok\n");
+    t.write(
+        "tests/test_local.py",
+        "from pathlib import Path\n\n\ndef test_local():\n    text = (Path(__file__).parent / 'local.env').read_text()\n    if text != 'MODE=ok\\n':\n        raise AssertionError(text)\n",
+    );
+    t.write(
+        "tests/test_tool.py",
+        "import shutil\n\nimport pytest\n\n\n@pytest.mark.skipif(shutil.which('gate-trial-tool') is None, reason='no tool')\ndef test_tool():\n    raise AssertionError('the tool is here')\n",
+    );
+    let tools = t.root.parent().unwrap().join("trial-tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    let tool = tools.join("gate-trial-tool");
+    std::fs::write(&tool, "#!/bin/sh\n").unwrap();
+    std::fs::set_permissions(&tool, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    t.write(
         "go/go.mod",
         "module example.com/trial\n\ngo 1.19\n\nrequire example.com/helper v0.0.0\n\nreplace example.com/helper => ./helper\n",
     );
@@ -772,17 +856,20 @@ fn no_reused_test_would_have_failed() {
     let mut truths: BTreeMap<[bool; CLASSES.len()], BTreeMap<String, bool>> = BTreeMap::new();
     let (mut reused_total, mut candidates, mut false_reuses) = (0usize, 0usize, Vec::new());
     let (mut green, mut green_reused, mut suites) = (0usize, 0usize, 0usize);
-    let run = |args: &[&str], env_fail: bool| -> Value {
+    let tools = t.root.parent().unwrap().join("trial-tools");
+    let run = |args: &[&str], state: &[bool; CLASSES.len()]| -> Value {
         let mut all = vec!["--files"];
         all.extend(tests.iter().map(String::as_str));
         all.extend(args);
         all.push("--json");
         let mut cmd = t.gate(&all);
         cmd.env_remove("GATE_DB").envs(crate::golang::go_vars());
-        if env_fail {
-            cmd.env("SHOP_FAIL", "1");
-        } else {
-            cmd.env_remove("SHOP_FAIL");
+        for (name, value) in variables(state, &tools) {
+            if value.is_empty() {
+                cmd.env_remove(name);
+            } else {
+                cmd.env(name, value);
+            }
         }
         let out = cmd.output().unwrap();
         serde_json::from_slice(&out.stdout)
@@ -795,17 +882,22 @@ fn no_reused_test_would_have_failed() {
                 false_reuses.len()
             );
         }
-        let i = rng.below(CLASSES.len() as u64) as usize;
+        // Each class is turned on once first (so every class is tried whatever the seed), then
+        // the series is random.
+        let i = if trial < CLASSES.len() as u64 {
+            trial as usize
+        } else {
+            rng.below(CLASSES.len() as u64) as usize
+        };
         state[i] = !state[i];
         mutate(&t, &venvs, CLASSES[i], state[i], trial);
-        let env_fail = state[4];
-        let gated = run(&[], env_fail);
+        let gated = run(&[], &state);
         let kept = truths.get(&state).cloned();
         let truth = match kept {
             Some(truth) if trial % RECHECK != 0 => truth,
             _ => {
                 suites += 1;
-                let truth = outcomes(&run(&["--no-reuse"], env_fail));
+                let truth = outcomes(&run(&["--no-reuse"], &state));
                 assert_eq!(truth.len(), tests.len(), "{truth:?}");
                 if let Some(kept) = truths.insert(state, truth.clone()) {
                     assert_eq!(kept, truth, "the suite is not deterministic in {state:?}");
@@ -843,6 +935,11 @@ fn no_reused_test_would_have_failed() {
         "tests/test_ext.py",
         "tests/test_flags.py",
         "tests/test_mode.py",
+        "tests/test_debug.py",
+        "tests/test_kind.py",
+        "tests/test_region.py",
+        "tests/test_local.py",
+        "tests/test_tool.py",
         "./go/calc",
     ] {
         assert!(
