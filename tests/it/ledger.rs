@@ -21,6 +21,33 @@ fn gate(t: &TestRepo, db: &str, extra: &[&str]) -> Value {
     doc
 }
 
+/// `gate --affected master...HEAD --json` with `db` as the store and the process's variables
+/// set (`Some`) or removed (`None`): the report (checked against its schema) and stderr.
+fn gate_with(t: &TestRepo, db: &str, vars: &[(&str, Option<&str>)]) -> (Value, String) {
+    let mut cmd = t.gate(&["--affected", "master...HEAD", "--json"]);
+    cmd.env("GATE_DB", db);
+    for (name, value) in vars {
+        match value {
+            Some(v) => cmd.env(name, v),
+            None => cmd.env_remove(name),
+        };
+    }
+    let out = cmd.output().unwrap();
+    let doc: Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
+    crate::plans::validate("report.schema.json", &doc);
+    (doc, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+/// A branch `feature` off master whose one commit touches `src/shop/money.py` (every money
+/// test selected), checked out.
+fn money_on_a_branch(t: &TestRepo) {
+    t.branch("feature");
+    t.checkout("feature");
+    t.append("src/shop/money.py", "\n# reviewed\n");
+    t.commit("money");
+}
+
 fn reused(doc: &Value) -> Vec<String> {
     doc["reused"]
         .as_array()
@@ -54,10 +81,7 @@ fn a_pass_is_reused_until_an_input_changes(kind: Kind) {
     let t = TestRepo::from_fixture("shop");
     let store = Store::new(kind, &t);
     let db = store.url.as_str();
-    t.branch("feature");
-    t.checkout("feature");
-    t.append("src/shop/money.py", "\n# reviewed\n");
-    t.commit("money");
+    money_on_a_branch(&t);
     let first = gate(&t, db, &[]);
     assert_eq!(ran(&first), MONEY_TESTS, "{first:#}");
     assert!(reused(&first).is_empty());
@@ -135,10 +159,7 @@ fn a_skip_is_never_entered_as_a_pass(kind: Kind) {
          def test_tool():\n    assert to_cents(1) == 0\n",
     );
     t.commit("a test that needs a tool");
-    t.branch("feature");
-    t.checkout("feature");
-    t.append("src/shop/money.py", "\n# reviewed\n");
-    t.commit("money");
+    money_on_a_branch(&t);
     let bin = t.root.parent().unwrap().join("tool-bin");
     std::fs::create_dir_all(&bin).unwrap();
     let path = |with_tool: bool| {
@@ -149,17 +170,7 @@ fn a_skip_is_never_entered_as_a_pass(kind: Kind) {
             old
         }
     };
-    let run = |with_tool: bool| {
-        let out = t
-            .gate(&["--affected", "master...HEAD", "--json"])
-            .env("GATE_DB", db)
-            .env("PATH", path(with_tool))
-            .output()
-            .unwrap();
-        let doc: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
-        doc
-    };
+    let run = |with_tool: bool| gate_with(&t, db, &[("PATH", Some(&path(with_tool)))]).0;
     let first = run(false);
     assert!(
         ran(&first).contains(&"tests/test_tool.py".to_string()),
@@ -204,22 +215,12 @@ fn the_environment_a_fingerprint_cannot_name_is_never_reused(kind: Kind) {
         "from shop.money import to_cents\n\n\ndef test_debug():\n    if not __debug__:\n        raise AssertionError('optimized')\n",
     );
     t.commit("tests that read the environment");
-    t.branch("feature");
-    t.checkout("feature");
-    t.append("src/shop/money.py", "\n# reviewed\n");
-    t.commit("money");
+    money_on_a_branch(&t);
     let run = |vars: &[(&str, &str)]| {
-        let mut cmd = t.gate(&["--affected", "master...HEAD", "--json"]);
-        cmd.env("GATE_DB", db)
-            .env_remove("SHOP_MODE")
-            .env_remove("PYTHONOPTIMIZE");
-        for (k, v) in vars {
-            cmd.env(k, v);
-        }
-        let out = cmd.output().unwrap();
-        let doc: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
-        doc
+        let mut all: Vec<(&str, Option<&str>)> =
+            vec![("SHOP_MODE", None), ("PYTHONOPTIMIZE", None)];
+        all.extend(vars.iter().map(|(k, v)| (*k, Some(*v))));
+        gate_with(&t, db, &all).0
     };
     let first = run(&[]);
     assert_eq!(first["exit_code"], 0, "{first:#}");
@@ -274,10 +275,7 @@ fn a_git_ignored_file_read_by_a_literal_path_is_hashed_by_content(kind: Kind) {
     );
     t.commit("a test that reads an ignored file");
     t.write("tests/local.env", "MODE=ok\n");
-    t.branch("feature");
-    t.checkout("feature");
-    t.append("src/shop/money.py", "\n# reviewed\n");
-    t.commit("money");
+    money_on_a_branch(&t);
     let first = gate(&t, db, &[]);
     assert_eq!(first["exit_code"], 0, "{first:#}");
     assert!(
@@ -373,10 +371,7 @@ fn code_outside_the_repository_on_the_import_path_is_never_reused(kind: Kind) {
         "import extlib\n\nfrom shop.money import to_cents\n\n\ndef test_rate():\n    assert extlib.RATE == 1\n",
     );
     t.commit("a test that imports code from outside the repository");
-    t.branch("feature");
-    t.checkout("feature");
-    t.append("src/shop/money.py", "\n# reviewed\n");
-    t.commit("money");
+    money_on_a_branch(&t);
     let first = gate(&t, db, &[]);
     assert_eq!(first["exit_code"], 0, "{first:#}");
     let again = gate(&t, db, &[]);
@@ -412,21 +407,8 @@ fn a_variable_the_run_was_seen_reading_keeps_its_pass_out(kind: Kind) {
         "from shop.money import to_cents\nfrom shop.region import REGION\n\n\ndef test_region():\n    assert REGION == 'eu'\n",
     );
     t.commit("a module that reads a variable through an alias of os");
-    t.branch("feature");
-    t.checkout("feature");
-    t.append("src/shop/money.py", "\n# reviewed\n");
-    t.commit("money");
-    let run = |region: &str| {
-        let out = t
-            .gate(&["--affected", "master...HEAD", "--json"])
-            .env("GATE_DB", db)
-            .env("SHOP_REGION", region)
-            .output()
-            .unwrap();
-        let doc: Value = serde_json::from_slice(&out.stdout)
-            .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
-        (doc, String::from_utf8_lossy(&out.stderr).to_string())
-    };
+    money_on_a_branch(&t);
+    let run = |region: &str| gate_with(&t, db, &[("SHOP_REGION", Some(region))]);
     let (first, said) = run("eu");
     assert_eq!(first["exit_code"], 0, "{first:#}");
     assert!(
@@ -465,10 +447,7 @@ fn a_failure_known_flakiness_and_distrust_are_never_reused(kind: Kind) {
     );
     t.write(".gate.toml", "known_flaky = [\"tests/test_patch.py\"]\n");
     t.commit("money reads SHOP_FAIL");
-    t.branch("feature");
-    t.checkout("feature");
-    t.append("src/shop/money.py", "\n# reviewed\n");
-    t.commit("money");
+    money_on_a_branch(&t);
     let first = gate(&t, db, &[]);
     assert_eq!(ran(&first), MONEY_TESTS);
     let second = gate(&t, db, &[]);
