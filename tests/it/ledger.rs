@@ -526,6 +526,19 @@ impl Rng {
     }
 }
 
+/// How often the trial moved each class's input.
+fn say_per_class(moved: &[usize; CLASSES.len()]) {
+    let per_class: Vec<String> = CLASSES
+        .iter()
+        .zip(moved)
+        .map(|(c, n)| format!("{c:?} {n}"))
+        .collect();
+    eprintln!(
+        "ledger safety: mutations per class: {}",
+        per_class.join(", ")
+    );
+}
+
 /// Every mutation that can fail a test did, in some state: the trial's classes reach the
 /// tests they are meant to (the interpreter's and the Go dependency's among them).
 fn every_class_failed_a_test<K: std::fmt::Debug>(truths: &BTreeMap<K, BTreeMap<String, bool>>) {
@@ -853,6 +866,7 @@ fn no_reused_test_would_have_failed() {
         .unwrap_or(0x9E37_79B9_7F4A_7C15);
     let mut rng = Rng(seed);
     let mut state = [false; CLASSES.len()];
+    let mut moved = [0usize; CLASSES.len()];
     let mut truths: BTreeMap<[bool; CLASSES.len()], BTreeMap<String, bool>> = BTreeMap::new();
     let (mut reused_total, mut candidates, mut false_reuses) = (0usize, 0usize, Vec::new());
     let (mut green, mut green_reused, mut suites) = (0usize, 0usize, 0usize);
@@ -890,6 +904,7 @@ fn no_reused_test_would_have_failed() {
             rng.below(CLASSES.len() as u64) as usize
         };
         state[i] = !state[i];
+        moved[i] += 1;
         mutate(&t, &venvs, CLASSES[i], state[i], trial);
         let gated = run(&[], &state);
         let kept = truths.get(&state).cloned();
@@ -921,6 +936,7 @@ fn no_reused_test_would_have_failed() {
          {candidates} selected tests ({green_reused} of {green} green ones), {} false",
         false_reuses.len()
     );
+    say_per_class(&moved);
     assert!(
         false_reuses.is_empty(),
         "reused tests that fail: {false_reuses:?}"
