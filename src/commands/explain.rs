@@ -152,7 +152,12 @@ fn fingerprint(print: &crate::fingerprint::Fingerprint, json: bool, styles: &Sty
             shown(&print.test).style(styles.bold)
         ),
     }
-    for input in &print.inputs {
+    // Most of the run's variables are unset: held all the same, said in one line (`--json`
+    // lists each).
+    let unset = |i: &&crate::fingerprint::Input| {
+        i.kind == crate::fingerprint::Kind::Env && i.hash == crate::fingerprint::UNSET
+    };
+    for input in print.inputs.iter().filter(|i| !unset(i)) {
         let kind = serde_json::to_value(input.kind)
             .ok()
             .and_then(|v| v.as_str().map(str::to_string))
@@ -161,6 +166,20 @@ fn fingerprint(print: &crate::fingerprint::Fingerprint, json: bool, styles: &Sty
             "  {kind:<11} {}  {}",
             shown(&input.name),
             input.hash.style(styles.dim)
+        );
+    }
+    let unset: Vec<&str> = print
+        .inputs
+        .iter()
+        .filter(unset)
+        .map(|i| i.name.as_str())
+        .collect();
+    if !unset.is_empty() {
+        say!(
+            "  {:<11} {} unset (held unset: setting one changes the fingerprint): {}",
+            "env",
+            unset.len(),
+            unset.join(", ")
         );
     }
     for why in &print.unknown {

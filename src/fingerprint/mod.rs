@@ -849,8 +849,11 @@ pub(crate) fn run_inputs(config: &crate::config::Config, env: &serde_json::Value
     hex(&h.finalize()[..16])
 }
 
+/// The hash a variable that is not set has.
+pub(crate) const UNSET: &str = "unset";
+
 fn value_of(name: &str) -> String {
-    std::env::var_os(name).map_or_else(|| "unset".to_string(), |v| hash(v.as_encoded_bytes()))
+    std::env::var_os(name).map_or_else(|| UNSET.to_string(), |v| hash(v.as_encoded_bytes()))
 }
 
 pub(crate) fn hex(bytes: &[u8]) -> String {

@@ -158,11 +158,25 @@ fn an_input_gate_cannot_hash_makes_the_fingerprint_unknown() {
             .contains("a symlink that leaves the tree"),
         "{host:#}"
     );
-    // The human form says it is never reused, and why.
+    // The human form says it is never reused, and why; the unset variables it holds are one
+    // line.
     let out = t
         .gate(&["explain", "tests/test_dyn.py", "--fingerprint"])
+        .env_remove("PYTHONOPTIMIZE")
         .output()
         .unwrap();
+    let unset = text(&out)
+        .lines()
+        .filter(|l| l.contains("unset"))
+        .map(str::to_string)
+        .collect::<Vec<_>>();
+    assert_eq!(unset.len(), 1, "{}", text(&out));
+    assert!(
+        unset[0].contains("unset (held unset: setting one changes the fingerprint)")
+            && unset[0].contains("PYTHONOPTIMIZE"),
+        "{}",
+        text(&out)
+    );
     assert!(
         text(&out).contains("fingerprint unknown — never reused"),
         "{}",
