@@ -117,18 +117,18 @@ impl Facts {
 /// What a file reads from outside the tree: the variables it names and the paths it opens
 /// that are absolute or in the home folder. Every file's is kept with the graph (a patched
 /// graph holds only the changed files' facts); both are inputs of the tests that run it.
+/// Kept in the graph cache in postcard, which reads fields by position: none may be skipped
+/// when empty.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Reads {
     pub env: Vec<String>,
     /// `(line, text)`: environment reads by a name gate cannot know.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub env_any: Vec<(u32, String)>,
     /// `(line, path)`.
     pub outside: Vec<(u32, String)>,
     /// The repository paths its literal reads may name (`open("data/x.json")` from the root
     /// or its folder): one the tree does not hold may still be on disk where the runner runs
     /// (a git-ignored `.env`), and then its content is an input.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub named: Vec<String>,
 }
 

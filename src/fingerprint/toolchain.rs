@@ -183,7 +183,9 @@ fn python_identity(
     let exe = resolve(python, root);
     // Through a script, what runs is the script's choice: asked, never kept.
     let direct = exe.as_deref().is_some_and(|e| !is_script(e));
-    let file = state.join("cache").join("python.json");
+    // Not `python.json`: that is the facts cache's (`cache::facts`), and each overwrote the
+    // other's on every run.
+    let file = state.join("cache").join("interpreters.json");
     let env: Vec<Option<String>> = MOVES
         .iter()
         .map(|v| {

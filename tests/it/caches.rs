@@ -70,6 +70,31 @@ fn random_byte_flips_in_every_cache_are_caught_and_never_change_a_selection() {
     assert!(warned >= 140, "only {warned} of 150 flips were reported");
 }
 
+/// What a run keeps, the next run reads back: no cache is ever called corrupt after runs that
+/// fingerprint (the interpreter's identity kept beside the facts) and patch the graph.
+#[test]
+fn a_warm_run_reads_back_every_cache_the_last_one_wrote() {
+    let t = TestRepo::from_fixture("shop");
+    t.append("src/shop/money.py", "\n");
+    t.commit("change");
+    let db = format!("sqlite:{}", t.root.join(".git/gate/h.sqlite").display());
+    for run in 0..3 {
+        if run == 2 {
+            // A new commit: the kept graph is patched, the facts cache read.
+            t.append("src/shop/money.py", "\n# again\n");
+            t.commit("again");
+        }
+        let out = t
+            .gate(&["--affected", "HEAD~1...HEAD", "--json"])
+            .env("GATE_DB", &db)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "run {run}: {stderr}");
+        assert!(!stderr.contains("corrupt"), "run {run}: {stderr}");
+    }
+}
+
 #[test]
 fn a_torn_decision_line_is_read_past_and_never_glued_to_the_next_record() {
     let t = TestRepo::from_fixture("shop");
