@@ -1,11 +1,12 @@
 //! Loads everything the later stages read about one tree: `.gate.toml`, pytest's discovery
 //! settings, import roots, the analysed Python files and the resolved graph.
 
+use crate::analyze;
 use crate::analyze::analysis::{self, Analysis};
 use crate::analyze::facts::{Flags, Reads};
 use crate::analyze::framework::{self, Framework, Kind};
 use crate::analyze::gomod::{self, GoLayout};
-use crate::analyze::pytest_ini::TestDiscovery;
+use crate::analyze::pytest_ini::{Doctests, TestDiscovery};
 use crate::analyze::roots;
 use crate::cache::graph::{self as graph_cache, Blobs};
 use crate::config::{self, Config};
@@ -13,7 +14,9 @@ use crate::error::Result;
 use crate::graph::{self, Graph, Tree, UserRef};
 use crate::repo::snapshot::Snapshot;
 use rayon::prelude::*;
+use sha2::Digest;
 use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
 pub(crate) struct Project {
     pub config: Config,
@@ -107,14 +110,17 @@ impl Project {
             roots
         });
         let state = crate::repo::state_dir(repo);
-        let nodes = node_set(snapshot, deleted);
+        let framework =
+            framework::detect(config.python_framework, &discovery, &snapshot.files, &read);
+        let doctests = doctest_options(&discovery, &config);
+        let on_disk = on_disk_tests(repo, snapshot, &framework, &discovery, &doctests);
+        let nodes = node_set(snapshot, deleted, &on_disk);
         let go = GoLayout::detect(&nodes, &read);
         if let Some(e) = reader.unreadable.borrow_mut().take() {
             return Err(e);
         }
-        let framework =
-            framework::detect(config.python_framework, &discovery, &snapshot.files, &read);
-        let tests = tests_of(&discovery, &config, &framework, snapshot, &go, read);
+        let mut tests = tests_of(&discovery, &doctests, &framework, snapshot, &go, read);
+        tests.extend(on_disk.keys().cloned());
         check_roots(&config, &snapshot.files)?;
         let stale_depends = stale_depends(&config, &tests, deleted)?;
         let is_test = |p: &str| tests.contains(p);
@@ -130,7 +136,7 @@ impl Project {
         // `[[reference]]` edges depend on contents the patch would not revisit: no reuse then.
         // A full load (`gate plan`) keeps its graph for the selections that follow.
         let key = (config.references.is_empty() && keep != Keep::Aside)
-            .then(|| graph_key(repo, snapshot, &nodes, &config, &roots))
+            .then(|| graph_key(repo, snapshot, &nodes, &on_disk, &config, &roots))
             .transpose()?;
         crate::timings::mark("configuration and tree index");
         let reused = match key.filter(|_| keep == Keep::Reuse) {
@@ -147,7 +153,9 @@ impl Project {
                 (r.analysis, r.graph, r.flagged, r.reads, Some(r.blobs))
             }
             None => {
-                let analysis = analysis::analyze(repo, snapshot, &state, warn)?;
+                let mut analysis = analysis::analyze(repo, snapshot, &state, warn)?;
+                let facts_of = |(f, b): (&String, &Vec<u8>)| (f.clone(), analyze::facts_of(f, b));
+                analysis.facts.extend(on_disk.iter().map(facts_of));
                 crate::timings::mark("facts ready");
                 let user = user_references(&config, snapshot, &read);
                 if let Some(e) = reader.unreadable.borrow_mut().take() {
@@ -275,16 +283,19 @@ fn sys_path_roots(snapshot: &Snapshot, read: impl Fn(&str) -> Option<Vec<u8>>) -
     roots
 }
 
-/// The graph's files: the tree's own, and the deleted sources imports may still name (the
-/// tree's set itself when none are: no copy of a large set).
+/// The graph's files: the tree's own, the deleted sources imports may still name, and the
+/// test files pytest collects from disk that the tree lacks (the tree's set itself when there
+/// are none: no copy of a large set).
 fn node_set<'s>(
     snapshot: &'s Snapshot,
     deleted: &[String],
+    on_disk: &BTreeMap<String, Vec<u8>>,
 ) -> std::borrow::Cow<'s, BTreeSet<String>> {
     let gone: Vec<&String> = deleted
         .iter()
         .filter(|d| crate::path::is_python(d) || gomod::is_go(d) || gomod::is_package_source(d))
         .filter(|d| !snapshot.files.contains(*d))
+        .chain(on_disk.keys())
         .collect();
     if gone.is_empty() {
         return std::borrow::Cow::Borrowed(&snapshot.files);
@@ -300,27 +311,14 @@ fn node_set<'s>(
 /// the tree's code and stubs. (Without the plugin pytest rejects such a path, and the run.)
 fn tests_of(
     discovery: &TestDiscovery,
-    config: &Config,
+    doctests: &Doctests,
     framework: &Framework,
     snapshot: &Snapshot,
     go: &GoLayout,
     read: impl Fn(&str) -> Option<Vec<u8>>,
 ) -> BTreeSet<String> {
-    // Doctests are tests: `PYTEST_ADDOPTS` (the `[env]` table's, else gate's own environment,
-    // which the runner inherits) and the runner's own options count as `addopts` do, in the
-    // order pytest reads them.
-    let mut doctests = discovery.doctests.clone();
-    let env_addopts = config
-        .env
-        .get("PYTEST_ADDOPTS")
-        .cloned()
-        .or_else(|| std::env::var("PYTEST_ADDOPTS").ok());
-    if let Some(words) = env_addopts.map(|a| crate::analyze::shell::words(&a)) {
-        doctests.read(words.iter().map(String::as_str));
-    }
-    doctests.read(config.runner.iter().flatten().map(String::as_str));
     let python = match framework.kind {
-        Kind::Pytest => discovery.tests(&snapshot.files, &doctests),
+        Kind::Pytest => discovery.tests(&snapshot.files, doctests),
         Kind::Unittest | Kind::Django => framework.tests(&snapshot.files),
     };
     let mut tests: BTreeSet<String> = python.into_iter().cloned().collect();
@@ -350,6 +348,44 @@ fn tests_of(
             .map(graph::go_tests),
     );
     tests
+}
+
+/// The doctest options the runner runs under. Doctests are tests: `PYTEST_ADDOPTS` (the
+/// `[env]` table's, else gate's own environment, which the runner inherits) and the runner's
+/// own options count as `addopts` do, in the order pytest reads them.
+fn doctest_options(discovery: &TestDiscovery, config: &Config) -> Doctests {
+    let mut doctests = discovery.doctests.clone();
+    let env_addopts = config
+        .env
+        .get("PYTEST_ADDOPTS")
+        .cloned()
+        .or_else(|| std::env::var("PYTEST_ADDOPTS").ok());
+    if let Some(words) = env_addopts.map(|a| crate::analyze::shell::words(&a)) {
+        doctests.read(words.iter().map(String::as_str));
+    }
+    doctests.read(config.runner.iter().flatten().map(String::as_str));
+    doctests
+}
+
+/// The test files pytest collects from the checkout's disk that neither the gated tree nor
+/// the checkout's index holds (`analyze::untracked`); none without a checkout or pytest.
+fn on_disk_tests(
+    repo: &git2::Repository,
+    snapshot: &Snapshot,
+    framework: &Framework,
+    discovery: &TestDiscovery,
+    doctests: &Doctests,
+) -> BTreeMap<String, Vec<u8>> {
+    let Some(root) = repo.workdir().filter(|_| framework.kind == Kind::Pytest) else {
+        return BTreeMap::new();
+    };
+    let index = repo.index().ok();
+    let tracked = |path: &str| {
+        index
+            .as_ref()
+            .is_some_and(|i| i.get_path(Path::new(path), 0).is_some())
+    };
+    crate::analyze::untracked::collected(root, &snapshot.files, tracked, discovery, doctests)
 }
 
 /// Every `[python] roots` entry must be a folder of the tree: one naming nothing makes every
@@ -463,6 +499,7 @@ fn graph_key(
     repo: &git2::Repository,
     snapshot: &Snapshot,
     nodes: &BTreeSet<String>,
+    on_disk: &BTreeMap<String, Vec<u8>>,
     config: &Config,
     roots: &[String],
 ) -> Result<u64> {
@@ -486,6 +523,11 @@ fn graph_key(
     }
     // Where links point decides edges no file's facts give.
     key.add(&snapshot.links);
+    // A stored graph is patched for the tree's changed blobs only: a file read from disk
+    // keys it by its content, so an edit to one builds the graph afresh.
+    for (file, bytes) in on_disk {
+        key.add((file, crate::fingerprint::hex(&sha2::Sha256::digest(bytes))));
+    }
     Ok(key.value())
 }
 

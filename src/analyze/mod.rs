@@ -12,6 +12,7 @@ pub(crate) mod pytest_ini;
 pub(crate) mod python;
 pub(crate) mod roots;
 pub(crate) mod shell;
+pub(crate) mod untracked;
 
 /// The facts of one file's contents, by its kind: Python sources and stubs, Go sources, shell
 /// scripts (the bytes mean different things to each).

@@ -379,6 +379,11 @@ impl TestDiscovery {
         }
     }
 
+    /// Whether pytest walks into a folder of this name.
+    pub(crate) fn collects_folder(&self, name: &str) -> bool {
+        !self.norecurse.is_match(name)
+    }
+
     fn collects_dir(&self, dirs: &str) -> bool {
         !dirs
             .split('/')

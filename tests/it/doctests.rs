@@ -119,3 +119,66 @@ fn a_glob_with_a_folder_and_pytest_addopts_from_the_env_table() {
     assert!(listed.contains("docs/notes.md::notes.md"), "{listed}");
     assert!(!listed.contains("README.md"), "{listed}");
 }
+
+/// A module a build generates (setuptools-scm's `_version.py`) is git-ignored, yet pytest's
+/// `--doctest-modules` walk finds it on disk and runs its examples in every full run: it is a
+/// test unit of the gate too, its imports its edges, its content read from disk. Checked
+/// against the real full run, then again after the file on disk changes what it imports.
+#[test]
+fn a_git_ignored_module_pytest_collects_from_disk_is_a_test_unit() {
+    let t = TestRepo::from_fixture("doctests");
+    t.write(".gitignore", "src/pkg/_version.py\n");
+    t.write(
+        "src/pkg/_version.py",
+        "\"\"\"\n>>> from pkg.other import untested\n>>> untested()\n1\n\"\"\"\nversion = '1.0'\n",
+    );
+    t.commit("ignore the generated module");
+    assert!(
+        t.repo
+            .index()
+            .unwrap()
+            .get_path(std::path::Path::new("src/pkg/_version.py"), 0)
+            .is_none(),
+        "the generated module must stay out of git"
+    );
+    t.write("src/pkg/other.py", "def untested():\n    return 2\n");
+    t.commit("break what the generated module's example imports");
+    // The truth: the full run fails the generated module's doctest.
+    let full = std::process::Command::new("python3")
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .current_dir(&t.root)
+        .output()
+        .unwrap();
+    let said = text(&full);
+    assert!(
+        said.contains("FAILED src/pkg/_version.py::pkg._version"),
+        "{said}"
+    );
+    let r = t.report(&["--affected", "HEAD~1...HEAD"]);
+    assert!(
+        selected(&r).contains(&"src/pkg/_version.py".to_string()),
+        "{r}"
+    );
+    let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
+    let said = text(&out);
+    assert_eq!(out.status.code(), Some(1), "{said}");
+    assert!(said.contains("src/pkg/_version.py::pkg._version"), "{said}");
+    // The file on disk now imports another module: a change to that one selects it, the
+    // stored graph notwithstanding (it is keyed by the file's content).
+    t.write(
+        "src/pkg/_version.py",
+        "\"\"\"\n>>> from pkg.helpers import double\n>>> double(1)\n2\n\"\"\"\n",
+    );
+    t.write("src/pkg/helpers.py", "def double(x):\n    return 3 * x\n");
+    t.commit("break what the edited generated module imports");
+    let r = t.report(&["--affected", "HEAD~1...HEAD"]);
+    assert!(
+        selected(&r).contains(&"src/pkg/_version.py".to_string()),
+        "{r}"
+    );
+    let r = t.report(&["--affected", "HEAD~2...HEAD~1"]);
+    assert!(
+        !selected(&r).contains(&"src/pkg/_version.py".to_string()),
+        "other.py no longer reaches it: {r}"
+    );
+}
