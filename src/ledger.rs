@@ -43,6 +43,9 @@ pub(crate) struct Ledger {
     prints: BTreeMap<String, Option<String>>,
     /// The digests of the static inputs alone, before the traced edges join them.
     statics: BTreeMap<String, Option<String>>,
+    /// For units whose only unknown inputs are imports named at run time: the static digest
+    /// with those imports' doubt set aside, known once what its runs loaded joins it.
+    lifted: BTreeMap<String, String>,
     pub reused: BTreeMap<String, Provenance>,
     pub notes: Vec<String>,
     at: Option<Location>,
@@ -96,6 +99,11 @@ impl Ledger {
                 continue;
             }
             let digest = scope.digest(unit, memo);
+            if digest.is_none()
+                && let Some(lifted) = scope.lifted(unit, memo)
+            {
+                ledger.lifted.insert(unit.clone(), lifted);
+            }
             ledger.prints.insert(unit.clone(), digest);
         }
         ledger.notes.extend(scope.keep(memo));
@@ -155,7 +163,7 @@ impl Ledger {
         let known: Vec<&str> = self
             .statics
             .iter()
-            .filter(|(_, d)| d.is_some())
+            .filter(|(u, d)| d.is_some() || self.lifted.contains_key(*u))
             .map(|(u, _)| u.as_str())
             .collect();
         let closures: BTreeMap<&str, BTreeSet<String>> = known
@@ -165,17 +173,37 @@ impl Ledger {
         let modules: BTreeSet<&str> = closures.values().flatten().map(String::as_str).collect();
         let mut store = Store::open(at)?;
         let traced = store.traced_from(&known)?;
+        let lifted: Vec<&str> = self.lifted.keys().map(String::as_str).collect();
+        let loaded = store.loaded_from(&lifted)?;
+        let mut modules = modules;
+        modules.extend(loaded.values().flatten().map(String::as_str));
         let read = store.read_by_from(&modules.into_iter().collect::<Vec<_>>())?;
+        let mut python_files = None;
         for (unit, closure) in &closures {
             // What its runs opened, and what each module of its closure read when imported.
             let mut outside: BTreeSet<&String> = traced.get(*unit).into_iter().flatten().collect();
             outside.extend(closure.iter().filter_map(|m| read.get(m)).flatten());
+            // A run-time import resolved to one of the modules loaded by the end of the run
+            // (a superset): each of them, and what each read when imported, is an input. So is
+            // the tree's set of Python files: one added may be what a name resolves to next.
+            let lift = match (self.lifted.get(*unit), loaded.get(*unit)) {
+                (Some(base), Some(modules)) => {
+                    outside.extend(modules);
+                    outside.extend(modules.iter().filter_map(|m| read.get(m)).flatten());
+                    let files = python_files.get_or_insert_with(|| python_set(scope));
+                    Some(format!("{base}\0loaded\0{files}"))
+                }
+                (Some(_), None) => continue,
+                (None, _) => None,
+            };
             outside.retain(|p| !closure.contains(*p));
-            if outside.is_empty() {
+            if outside.is_empty() && lift.is_none() {
                 continue;
             }
             if let Some(digest) = prints.get_mut(*unit) {
-                *digest = digest.as_ref().and_then(|d| with_files(d, &outside, scope));
+                *digest = lift
+                    .or_else(|| digest.clone())
+                    .and_then(|d| with_files(&d, &outside, scope));
             }
         }
         Ok(prints)
@@ -335,6 +363,21 @@ fn unseen_variables(collected: &Collected, scope: &Scope<'_>, unit: &str) -> Opt
 
 /// `digest` with the blobs of `files` (outside its closure) hashed in; unknown when one cannot
 /// be read.
+/// The tree's Python files' paths, as one digest.
+fn python_set(scope: &Scope<'_>) -> String {
+    let mut h = Sha256::new();
+    for file in scope
+        .snapshot
+        .files
+        .iter()
+        .filter(|f| crate::path::is_python(f))
+    {
+        h.update(file.as_bytes());
+        h.update(b"\0");
+    }
+    hex(&h.finalize())
+}
+
 fn with_files(digest: &str, files: &BTreeSet<&String>, scope: &Scope<'_>) -> Option<String> {
     let mut h = Sha256::new();
     h.update(b"gate traced 1\0");
@@ -342,8 +385,15 @@ fn with_files(digest: &str, files: &BTreeSet<&String>, scope: &Scope<'_>) -> Opt
     for path in files {
         h.update(path.as_bytes());
         h.update(b"\0");
+        // A file the tree lacks (gone since it was traced, or a generated module) as the
+        // runner finds it on disk.
         if !scope.snapshot.files.contains(*path) {
-            h.update(b"absent");
+            let mut why = Vec::new();
+            let state = crate::fingerprint::not_in_tree(scope.root, path, &mut why);
+            if !why.is_empty() {
+                return None;
+            }
+            h.update(state.as_bytes());
             continue;
         }
         match scope.snapshot.read(scope.repo, path) {

@@ -176,7 +176,12 @@ fn keep(
             store.traced(tree, traces)?;
             // strace sees files, not which module's import read them.
             let read_by = BTreeMap::new();
-            store.keep_traced(commit, &traced_edges(result, traces), &read_by)?;
+            store.keep_traced(
+                commit,
+                &traced_edges(result, traces),
+                &read_by,
+                &BTreeMap::new(),
+            )?;
         }
         Ok(())
     });

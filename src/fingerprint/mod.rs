@@ -220,17 +220,47 @@ impl Scope<'_> {
     /// package's own files with their closures, the whole-suite files, the runner and the
     /// configuration, the run's variables and the toolchain.
     pub(crate) fn digest(&self, test: &str, memo: &mut Memo) -> Option<String> {
+        let (digest, closure_known, rest_known) = self.digest_parts(test, memo);
+        (closure_known && rest_known).then_some(digest)
+    }
+
+    /// The digest `test` has when its closure's imports named at run time are bounded by
+    /// what its observed runs loaded (the ledger hashes those in): none when it has no such
+    /// import, or when any other input cannot be hashed — a flagged file, an unreadable one,
+    /// a read outside the repository or by a computed variable name, the toolchain.
+    pub(crate) fn lifted(&self, test: &str, memo: &mut Memo) -> Option<String> {
+        let unbounded = unbounded_files(&self.project.graph);
+        let files = self.closure_files(test);
+        if !files.iter().any(|f| unbounded.contains(f)) {
+            return None;
+        }
+        let none = BTreeSet::new();
+        for file in &files {
+            let mut why = Vec::new();
+            self.files().leaf(file, &none, Some(self.repo), &mut why)?;
+            if !why.is_empty() {
+                return None;
+            }
+        }
+        let (digest, _, rest_known) = self.digest_parts(test, memo);
+        rest_known.then_some(digest)
+    }
+
+    /// The digest of `test`'s inputs, whether its closures hold no doubt, and whether every
+    /// other input is known.
+    fn digest_parts(&self, test: &str, memo: &mut Memo) -> (String, bool, bool) {
         let mut h = Sha256::new();
         h.update(b"gate fingerprint 1\0");
-        let mut known = true;
+        let mut closure_known = true;
         let mut closures: Vec<[u8; 32]> = std::iter::once(test.to_string())
             .chain(self.extras(test))
             .map(|file| {
                 let (hash, doubt) = self.closure_hash(&file, memo);
-                known &= !doubt;
+                closure_known &= !doubt;
                 hash
             })
             .collect();
+        let mut known = true;
         closures.sort_unstable();
         for c in &closures {
             h.update(c);
@@ -253,7 +283,7 @@ impl Scope<'_> {
         for input in &rest {
             h.update(format!("{:?}\0{}\0{}\0", input.kind, input.name, input.hash).as_bytes());
         }
-        known.then(|| hex(&h.finalize()))
+        (hex(&h.finalize()), closure_known, known)
     }
 
     /// The run's identities, for a frozen decision: the runner and configuration, the
@@ -914,7 +944,7 @@ fn above_root(root: &Path, why: &mut Vec<String>) -> Vec<Input> {
 /// A file an edge names that the tree does not hold: absent — unless it is on disk where the
 /// runner runs (a git-ignored `.env`, a generated file), whatever git says: then its content is
 /// the input. A folder there cannot be bounded.
-fn not_in_tree(root: &Path, file: &str, unknown: &mut Vec<String>) -> String {
+pub(crate) fn not_in_tree(root: &Path, file: &str, unknown: &mut Vec<String>) -> String {
     let path = root.join(file);
     match std::fs::symlink_metadata(&path) {
         Err(_) => "absent".into(),

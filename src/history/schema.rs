@@ -32,6 +32,8 @@ use super::StoreError;
 ///    read every test that imports the module needs, whichever test imported it first.
 /// 9. Each leg's inputs digest: a pass on the same commit is flaky evidence only under the
 ///    same inputs.
+/// 10. Per test file, the repository modules loaded in the process when its last whole,
+///     passing traced run ended: what bounds its imports named at run time.
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -198,6 +200,14 @@ CREATE INDEX read_by_path ON read_by (path);
 "#,
     r#"
 ALTER TABLE runs ADD COLUMN inputs TEXT;
+"#,
+    r#"
+CREATE TABLE loaded (
+    unit TEXT PRIMARY KEY,
+    commit_sha TEXT NOT NULL,
+    files TEXT NOT NULL,
+    recorded_unix BIGINT NOT NULL
+);
 "#,
 ];
 
@@ -370,6 +380,12 @@ pub(super) const READ_BY_FROM: &str = "SELECT module, path FROM read_by WHERE mo
 /// The modules that read paths while they were being imported (`{keys}`: the paths).
 pub(super) const READ_BY_TO: &str =
     "SELECT path, module, commit_sha FROM read_by WHERE path IN ({keys})";
+/// The modules loaded when a unit's whole traced run ended, at commit `$2` (`$3`: one path a
+/// line): a newer whole run replaces them.
+pub(super) const LOADED: &str = "INSERT INTO loaded (unit, commit_sha, files, recorded_unix) VALUES ($1, $2, $3, {unix_now}) \
+     ON CONFLICT (unit) DO UPDATE SET commit_sha = excluded.commit_sha, files = excluded.files, recorded_unix = excluded.recorded_unix";
+/// The modules loaded when units' whole traced runs ended (`{keys}`: the units).
+pub(super) const LOADED_FROM: &str = "SELECT unit, files FROM loaded WHERE unit IN ({keys})";
 /// A tree's traces.
 pub(super) const TRACES_OF: &str = "SELECT unit, files FROM traces WHERE tree = $1 ORDER BY unit";
 

@@ -11,7 +11,7 @@
 //! be read adds nothing and says why. The store is opened once per use and read with `IN (…)`
 //! lists, a statement per chunk of paths or units, never one per path.
 
-use super::{Location, Store, StoreError, schema};
+use super::{Location, Param, Store, StoreError, schema};
 use crate::graph::{Direction, Edge, EdgeKind, Walk};
 use crate::project::Project;
 use crate::run::events::{Collected, Trace};
@@ -180,12 +180,20 @@ pub(crate) fn keep(
         .map(|(module, paths)| (module.clone(), of_tree(module, paths)))
         .filter(|(_, paths)| !paths.is_empty())
         .collect();
+    // Only a whole run's: one cut short may have stopped before its imports ran. Modules
+    // the tree lacks stay (a generated one, hashed from disk where a fingerprint takes it).
+    let loaded: BTreeMap<String, BTreeSet<String>> = collected
+        .loaded
+        .iter()
+        .filter(|(unit, _)| opened.get(*unit).is_some_and(|t| t.whole))
+        .map(|(unit, modules)| (unit.clone(), modules.clone()))
+        .collect();
     if opened.is_empty() && read_by.is_empty() {
         return None;
     }
     let at = super::location(None, project.config.history.url.as_deref(), state);
     at.and_then(|at| Store::open(&at))
-        .and_then(|mut s| s.keep_traced(commit, &opened, &read_by))
+        .and_then(|mut s| s.keep_traced(commit, &opened, &read_by, &loaded))
         .err()
         .map(|e| format!("the traced edges were not kept: {}", e.one_line()))
 }
@@ -209,6 +217,7 @@ impl Store {
         commit: &str,
         opened: &BTreeMap<String, Trace>,
         read_by: &BTreeMap<String, BTreeSet<String>>,
+        loaded: &BTreeMap<String, BTreeSet<String>>,
     ) -> Result<(), StoreError> {
         let whole: Vec<&str> = opened
             .iter()
@@ -220,12 +229,34 @@ impl Store {
         let write = |tx: &mut dyn super::rollup::Tx| {
             super::execute_in(tx, schema::UNTRACE, &whole)?;
             super::insert_pairs(tx, schema::TRACED, commit, &traced)?;
-            super::insert_pairs(tx, schema::READ_BY, commit, &read)
+            super::insert_pairs(tx, schema::READ_BY, commit, &read)?;
+            for (unit, modules) in loaded {
+                let files = modules.iter().map(String::as_str).collect::<Vec<_>>();
+                let files = files.join("\n");
+                let params = [Param::Text(unit), Param::Text(commit), Param::Text(&files)];
+                tx.execute(schema::LOADED, &params)?;
+            }
+            Ok(())
         };
         match self {
             Store::Sqlite(s) => s.write(write),
             Store::Postgres(s) => s.write(write),
         }
+    }
+
+    /// The repository modules loaded when each of `units`' last whole traced run ended
+    /// (units never so traced are absent).
+    pub(crate) fn loaded_from(
+        &mut self,
+        units: &[&str],
+    ) -> Result<BTreeMap<String, BTreeSet<String>>, StoreError> {
+        let mut out = BTreeMap::new();
+        for r in self.query_in(schema::LOADED_FROM, units)? {
+            let files = r[1].string();
+            let modules = files.lines().filter(|l| !l.is_empty()).map(str::to_string);
+            out.insert(r[0].string(), modules.collect());
+        }
+        Ok(out)
     }
 
     /// What each of `units`' traced runs opened (units never traced are absent).

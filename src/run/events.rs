@@ -94,6 +94,12 @@ pub(crate) enum Event<'a> {
         unit: &'a str,
         names: &'a [String],
     },
+    /// The repository modules loaded in the runner's process when a test file's last test
+    /// ended: whatever its imports named at run time resolved to is among them.
+    Loaded {
+        unit: &'a str,
+        files: &'a [String],
+    },
 }
 
 /// Where events go.
@@ -113,6 +119,8 @@ pub(crate) struct Collected {
     pub read_by: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
     /// Test file → the environment variables its own code was seen to read.
     pub env_read: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+    /// Test file → the repository modules loaded when its last test ended.
+    pub loaded: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
 }
 
 /// What a test file's run opened in the repository.
@@ -146,6 +154,10 @@ impl Sink for Collected {
             Event::EnvRead { unit, names } => {
                 let read = self.env_read.entry(unit.to_string()).or_default();
                 read.extend(names.iter().cloned());
+            }
+            Event::Loaded { unit, files } => {
+                let loaded = self.loaded.entry(unit.to_string()).or_default();
+                loaded.extend(files.iter().cloned());
             }
         }
     }

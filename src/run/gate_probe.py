@@ -281,6 +281,29 @@ def pytest_make_collect_report(collector):
         _trace["current"] = None
 
 
+# Per test file, every repository module loaded in the process when its last test ended: what
+# its imports named at run time resolved to is among them, whichever test file loaded it first
+# (sys.modules keeps it) — a superset, so hashing them all can only make gate trust less.
+_loaded = {}
+# Module name → its repository file (None: not the repository's code), asked once per module.
+_MODULE_FILE = {}
+
+
+def _repo_modules():
+    found = set()
+    for name, module in list(sys.modules.items()):
+        rel = _MODULE_FILE.get(name, False)
+        if rel is False:
+            rel = None
+            file = getattr(module, "__file__", None)
+            if isinstance(file, str) and _code_kind(file) == "repo":
+                rel = _repo_file(_under_root(os.path.realpath(file)))
+            _MODULE_FILE[name] = rel
+        if rel is not None:
+            found.add(rel)
+    return found
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     _trace["current"] = _rel(item.path)
@@ -288,6 +311,9 @@ def pytest_runtest_protocol(item, nextitem):
         yield
     finally:
         _trace["current"] = None
+        last = nextitem is None or nextitem.path != item.path
+        if last and os.environ.get("GATE_PROBE_TRACE"):
+            _loaded[_rel(item.path)] = _repo_modules()
 
 
 def pytest_collectreport(report):
@@ -329,4 +355,5 @@ def pytest_sessionfinish(session, exitstatus):
             read_by = {k: sorted(v) for k, v in _read_by.items() if v}
             env = {k: sorted(v) for k, v in _env.items()}
             record = {"exitstatus": int(exitstatus), "files": _files, "opened": opened}
-            json.dump(dict(record, read_by=read_by, env=env), f)
+            loaded = {k: sorted(v) for k, v in _loaded.items()}
+            json.dump(dict(record, read_by=read_by, env=env, loaded=loaded), f)

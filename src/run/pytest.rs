@@ -201,6 +201,9 @@ struct Probe {
     /// Per test file, the environment variables its own code read (`*`: the whole mapping).
     #[serde(default)]
     env: BTreeMap<String, Vec<String>>,
+    /// Per test file, the repository modules loaded in the process when its last test ended.
+    #[serde(default)]
+    loaded: BTreeMap<String, Vec<String>>,
 }
 
 #[derive(serde::Deserialize)]
@@ -300,6 +303,9 @@ pub(crate) fn run(
         }
         for (unit, names) in &p.env {
             sink.event(Event::EnvRead { unit, names });
+        }
+        for (unit, files) in &p.loaded {
+            sink.event(Event::Loaded { unit, files });
         }
     }
     Ok(judge(code, probe.as_ref(), command).emit(sink))
@@ -543,6 +549,7 @@ mod tests {
                 .collect(),
             opened: BTreeMap::new(),
             read_by: BTreeMap::new(),
+            loaded: BTreeMap::new(),
             env: BTreeMap::new(),
         }
     }

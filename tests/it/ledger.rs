@@ -434,6 +434,65 @@ fn a_variable_the_run_was_seen_reading_keeps_its_pass_out(kind: Kind) {
     );
 }
 
+on_both!(observed_loads_bound_an_import_named_at_run_time: loads_sqlite, loads_postgres);
+/// An import named at run time (`import_module(name)`, the name read from a file) makes a
+/// fingerprint unknown until a whole, passing run was observed: the repository modules loaded
+/// by the end of it (whichever test file loaded them first) bound what the name resolved to,
+/// and join the fingerprint — so the pass is reused, and an edit to a loaded module (or to
+/// the file naming it) runs it again.
+fn observed_loads_bound_an_import_named_at_run_time(kind: Kind) {
+    let t = TestRepo::from_fixture("shop");
+    let store = Store::new(kind, &t);
+    let db = store.url.as_str();
+    t.write(
+        "src/shop/loader.py",
+        "import importlib\nimport os\n\nHERE = os.path.dirname(__file__)\n\n\ndef load():\n    with open(os.path.join(HERE, 'addons.txt')) as f:\n        names = f.read().split()\n    return [importlib.import_module(n) for n in names]\n",
+    );
+    t.write("src/shop/addons.txt", "shop.addons.first\n");
+    t.write("src/shop/addons/__init__.py", "");
+    t.write("src/shop/addons/first.py", "VALUE = 1\n");
+    t.write("src/shop/addons/second.py", "VALUE = 2\n");
+    // The first test file loads the add-on; the second finds it in sys.modules, unopened.
+    for name in ["tests/test_addons_early.py", "tests/test_loader.py"] {
+        t.write(
+            name,
+            "from shop.loader import load\nfrom shop.money import to_cents\n\n\ndef test_load():\n    assert [m.VALUE for m in load()] == [1]\n",
+        );
+    }
+    t.commit("add-ons loaded by a name read from a file");
+    money_on_a_branch(&t);
+    let loader_tests = ["tests/test_addons_early.py", "tests/test_loader.py"];
+    let first = gate(&t, db, &[]);
+    assert_eq!(first["exit_code"], 0, "{first:#}");
+    for test in loader_tests {
+        assert!(ran(&first).contains(&test.to_string()), "{first:#}");
+    }
+    let again = gate(&t, db, &[]);
+    for test in loader_tests {
+        assert!(reused(&again).contains(&test.to_string()), "{again:#}");
+    }
+    // An edit to the loaded module: both run again, and fail.
+    t.write("src/shop/addons/first.py", "VALUE = 5\n");
+    t.commit("the add-on changes");
+    let edited = gate(&t, db, &[]);
+    assert_eq!(edited["exit_code"], 1, "{edited:#}");
+    for test in loader_tests {
+        assert!(ran(&edited).contains(&test.to_string()), "{edited:#}");
+    }
+    // Back to the passing module, then the file naming what loads changes.
+    t.write("src/shop/addons/first.py", "VALUE = 1\n");
+    t.commit("the add-on as it was");
+    let back = gate(&t, db, &[]);
+    assert_eq!(back["exit_code"], 0, "{back:#}");
+    t.write("src/shop/addons.txt", "shop.addons.second\n");
+    t.commit("another add-on is named");
+    let renamed = gate(&t, db, &[]);
+    assert_eq!(renamed["exit_code"], 1, "{renamed:#}");
+    for test in loader_tests {
+        assert!(ran(&renamed).contains(&test.to_string()), "{renamed:#}");
+    }
+}
+
 on_both!(a_failure_known_flakiness_and_distrust_are_never_reused: never_sqlite, never_postgres);
 fn a_failure_known_flakiness_and_distrust_are_never_reused(kind: Kind) {
     let t = TestRepo::from_fixture("shop");
