@@ -6,6 +6,7 @@
 //! `os.getenv("X")`, `os.Getenv("X")`), and the interpreter's or toolchain's identity. An input gate cannot hash makes the
 //! fingerprint unknown, with why: an unknown fingerprint is never reused (part 11's ledger).
 
+mod shims;
 mod toolchain;
 
 use crate::graph::{Components, Direction, Needs, Node};
@@ -686,7 +687,7 @@ impl Scope<'_> {
             }
             (
                 "go".to_string(),
-                memo.go(self.root, &self.project.config.env)?,
+                memo.go(self.root, &state, &self.project.config.env)?,
             )
         } else {
             let python = toolchain::python_of(&argv).ok_or_else(|| {

@@ -1,10 +1,12 @@
 //! The interpreter's and toolchain's identities: Python's version and every installed
 //! distribution, or `go env`'s values that change a build. Asking costs a process (a tenth of
-//! a second for Python with its metadata), so a Python identity is kept under
+//! a second for Python with its metadata), so each is kept (the Go one by `go_identity`'s
+//! rules), and a Python identity is kept under
 //! `.git/gate/cache/` with what it was read from — the interpreter file, its virtualenv
 //! configuration, every `sys.path` folder and `.pth` file, the variables that move them — and
-//! trusted only while every one of those is as it was. An interpreter reached through a script
-//! (a pyenv or asdf shim, which picks one by rules gate does not model) is asked every time.
+//! trusted only while every one of those is as it was. A pyenv shim is followed to the
+//! interpreter it picks (`shims`); one reached through any other script (an asdf shim, a
+//! wrapper) is asked every time.
 
 use super::{Memo, hash};
 use serde::{Deserialize, Serialize};
@@ -143,35 +145,99 @@ impl Memo {
             .clone()
     }
 
-    /// `go env` values that change a build and a test run, hashed.
+    /// `go env` values that change a build and a test run, hashed; kept in `state` while
+    /// what they follow from holds (`go_identity`).
     pub(super) fn go(
         &mut self,
         root: &Path,
+        state: &Path,
         env: &std::collections::BTreeMap<String, String>,
     ) -> Result<String, String> {
         self.go
-            .get_or_insert_with(|| {
-                let out = ask(
-                    &[
-                        "go",
-                        "env",
-                        "GOVERSION",
-                        "GOOS",
-                        "GOARCH",
-                        "CGO_ENABLED",
-                        "GOFLAGS",
-                        "GOEXPERIMENT",
-                        "GOAMD64",
-                        "GOARM64",
-                        "GOTOOLCHAIN",
-                    ],
-                    root,
-                    env,
-                )?;
-                Ok(hash(&out))
-            })
+            .get_or_insert_with(|| go_identity(root, state, env))
             .clone()
     }
+}
+
+/// The `go env` values that change a build, asked once and kept while everything they follow
+/// from holds: the `go` binary `PATH` finds (its resolved file), every `GO*`/`CGO_*` variable
+/// and those that move the `go env` file (gate's environment under the runner's `[env]`),
+/// that file, and the root `go.mod`/`go.work` (a `toolchain` line switches the toolchain).
+fn go_identity(
+    root: &Path,
+    state: &Path,
+    runner_env: &std::collections::BTreeMap<String, String>,
+) -> Result<String, String> {
+    let file = state.join("cache").join("toolchains.json");
+    let mut vars: std::collections::BTreeMap<String, String> = std::env::vars()
+        .filter(|(k, _)| k.starts_with("GO") || k.starts_with("CGO_"))
+        .collect();
+    for name in ["HOME", "XDG_CONFIG_HOME", "PATH"] {
+        vars.extend(std::env::var(name).ok().map(|v| (name.to_string(), v)));
+    }
+    vars.extend(runner_env.iter().map(|(k, v)| (k.clone(), v.clone())));
+    let config = vars.get("GOENV").map(PathBuf::from).or_else(|| {
+        let base = vars.get("XDG_CONFIG_HOME").map(PathBuf::from);
+        let base = base.or_else(|| vars.get("HOME").map(|h| Path::new(h).join(".config")));
+        base.map(|b| b.join("go").join("env"))
+    });
+    let binary = resolve("go", root).and_then(|p| std::fs::canonicalize(p).ok());
+    let mut watched: Vec<PathBuf> = binary.into_iter().chain(config).collect();
+    watched.extend(["go.mod", "go.work"].map(|f| root.join(f)));
+    // Kept as a digest: a variable's value (a proxy's credentials) never reaches the disk.
+    let vars = hash(&serde_json::to_vec(&vars).expect("a map of strings serializes"));
+    let key = KeptGo {
+        vars,
+        watched: watched.into_iter().map(|p| (stat(&p), p)).collect(),
+        identity: String::new(),
+    };
+    let kept: Vec<KeptGo> = std::fs::read(&file)
+        .ok()
+        .and_then(|b| serde_json::from_slice(&b).ok())
+        .unwrap_or_default();
+    if let Some(k) = kept
+        .iter()
+        .find(|k| k.vars == key.vars && k.watched == key.watched)
+    {
+        return Ok(k.identity.clone());
+    }
+    let out = ask(
+        &[
+            "go",
+            "env",
+            "GOVERSION",
+            "GOOS",
+            "GOARCH",
+            "CGO_ENABLED",
+            "GOFLAGS",
+            "GOEXPERIMENT",
+            "GOAMD64",
+            "GOARM64",
+            "GOTOOLCHAIN",
+        ],
+        root,
+        runner_env,
+    )?;
+    let identity = hash(&out);
+    let mut all: Vec<KeptGo> = kept.into_iter().filter(|k| k.vars != key.vars).collect();
+    all.push(KeptGo {
+        identity: identity.clone(),
+        ..key
+    });
+    let skip = all.len().saturating_sub(8);
+    if let Ok(bytes) = serde_json::to_vec(&all[skip..]) {
+        let _ = crate::cache::blocks::replace(&file, |w| std::io::Write::write_all(w, &bytes));
+    }
+    Ok(identity)
+}
+
+/// One kept Go identity and what it follows from.
+#[derive(Serialize, Deserialize, PartialEq, Eq, Debug, Clone)]
+struct KeptGo {
+    /// The variables' digest.
+    vars: String,
+    watched: Vec<(Option<Stat>, PathBuf)>,
+    identity: String,
 }
 
 fn python_identity(
@@ -180,8 +246,13 @@ fn python_identity(
     state: &Path,
     runner_env: &std::collections::BTreeMap<String, String>,
 ) -> Result<String, String> {
-    let exe = resolve(python, root);
-    // Through a script, what runs is the script's choice: asked, never kept.
+    // A version manager's shim stands for the interpreter it picks, followed as the manager
+    // follows it; through any other script, what runs is the script's choice: asked, never
+    // kept.
+    let exe = resolve(python, root).map(|e| match is_script(&e) {
+        true => super::shims::pyenv(&e, root, runner_env).unwrap_or(e),
+        false => e,
+    });
     let direct = exe.as_deref().is_some_and(|e| !is_script(e));
     // Not `python.json`: that is the facts cache's (`cache::facts`), and each overwrote the
     // other's on every run.
@@ -238,8 +309,11 @@ fn python_identity(
         watched.push(dir.join("pyvenv.cfg"));
         watched.extend(dir.parent().map(|d| d.join("pyvenv.cfg")));
     }
+    // The repository's own folders on `sys.path` (the root, where the runner starts) are not
+    // the interpreter's: what they hold is the tree the closures hash, and every file a run
+    // creates there (`.pytest_cache`) would otherwise ask the interpreter again.
     let listed: Vec<PathBuf> = serde_json::from_str(from.trim()).unwrap_or_default();
-    watched.extend(listed);
+    watched.extend(listed.into_iter().filter(|p| !p.starts_with(root)));
     let record = Kept {
         argv0: python.to_string(),
         exe,

@@ -38,3 +38,4 @@ mod symlinks;
 mod traced;
 mod triage;
 mod verdicts;
+mod warm_path;
