@@ -177,3 +177,25 @@ fn a_warm_go_select_starts_no_process() {
         "{flagged:#?}"
     );
 }
+
+/// Every cache a run writes, the next call reads back: after a gated run (which asks the
+/// interpreter's identity and writes the facts, graph and closure caches), a select warns of
+/// no cache and loads the stored graph, and a full plan parses nothing.
+#[test]
+fn a_run_followed_by_a_select_reuses_every_cached_fact() {
+    let t = TestRepo::from_fixture("shop");
+    t.append("src/shop/money.py", "\n# reviewed\n");
+    t.commit("money");
+    let run = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run));
+    let select = t
+        .gate(&["--affected", "HEAD~1...HEAD", "--list"])
+        .env("GATE_TIMINGS", "1")
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&select.stderr);
+    assert!(!said.contains("cache"), "{said}");
+    assert!(said.contains("stored graph loaded"), "{said}");
+    let plan = t.gate(&["plan"]).output().unwrap();
+    assert!(text(&plan).contains("(0 parsed, "), "{}", text(&plan));
+}
