@@ -108,7 +108,7 @@ impl Ledger {
         }
         ledger.notes.extend(scope.keep(memo));
         ledger.statics = ledger.prints.clone();
-        let (prints, note) = ledger.with_traced(&at, &scope);
+        let (prints, note) = ledger.with_traced(&at, &scope, None);
         ledger.prints = prints;
         ledger.notes.extend(note);
         crate::timings::mark("fingerprints");
@@ -136,8 +136,9 @@ impl Ledger {
         &self,
         at: &Location,
         scope: &Scope<'_>,
+        observed: Option<&Collected>,
     ) -> (BTreeMap<String, Option<String>>, Option<String>) {
-        match self.traced_digests(at, scope) {
+        match self.traced_digests(at, scope, observed) {
             Ok(prints) => (prints, None),
             Err(e) => (
                 self.statics.keys().map(|u| (u.clone(), None)).collect(),
@@ -149,10 +150,14 @@ impl Ledger {
         }
     }
 
+    /// `observed`: the run being entered, whose own loads (of a whole run only) bound the
+    /// run-time imports of its units — never a set kept by an earlier run, which may miss
+    /// what this run's names resolved to. Without it, the kept sets (for a look-up).
     fn traced_digests(
         &self,
         at: &Location,
         scope: &Scope<'_>,
+        observed: Option<&Collected>,
     ) -> Result<BTreeMap<String, Option<String>>, history::StoreError> {
         let mut prints = self.statics.clone();
         if let Location::Sqlite(path) = at
@@ -174,7 +179,15 @@ impl Ledger {
         let mut store = Store::open(at)?;
         let traced = store.traced_from(&known)?;
         let lifted: Vec<&str> = self.lifted.keys().map(String::as_str).collect();
-        let loaded = store.loaded_from(&lifted)?;
+        let loaded = match observed {
+            Some(run) => run
+                .loaded
+                .iter()
+                .filter(|(unit, _)| run.opened.get(*unit).is_some_and(|t| t.whole))
+                .map(|(unit, modules)| (unit.clone(), modules.clone()))
+                .collect(),
+            None => store.loaded_from(&lifted)?,
+        };
         let mut modules = modules;
         modules.extend(loaded.values().flatten().map(String::as_str));
         let read = store.read_by_from(&modules.into_iter().collect::<Vec<_>>())?;
@@ -291,7 +304,7 @@ impl Ledger {
             return Vec::new();
         }
         let mut notes = Vec::new();
-        let (prints, unread) = self.with_traced(at, scope);
+        let (prints, unread) = self.with_traced(at, scope, Some(collected));
         let mut by_unit: BTreeMap<&str, Vec<TestOutcome>> = BTreeMap::new();
         for t in &collected.tests {
             if let Some(file) = &t.file {

@@ -376,12 +376,15 @@ fn on_disk_tests(
     discovery: &TestDiscovery,
     doctests: &Doctests,
 ) -> BTreeMap<String, Vec<u8>> {
-    let Some(root) = repo.workdir().filter(|_| framework.kind == Kind::Pytest) else {
+    let walks = framework.kind == Kind::Pytest && doctests.modules;
+    let Some(root) = repo.workdir().filter(|_| walks) else {
         return BTreeMap::new();
     };
-    let index = repo.index().ok();
+    // The index (megabytes at 50k files) is read only when a candidate needs it.
+    let index = std::cell::OnceCell::new();
     let tracked = |path: &str| {
         index
+            .get_or_init(|| repo.index().ok())
             .as_ref()
             .is_some_and(|i| i.get_path(Path::new(path), 0).is_some())
     };

@@ -780,7 +780,7 @@ impl<'a> Files<'a> {
             let graph = &self.project.graph;
             for (_, line, text) in graph.unbounded.iter().filter(|(f, _, _)| f == file) {
                 why.push(format!(
-                    "{file}:{line}: imports a module named at run time (`{text}`): what it loads is not bounded — add a [[loads]] rule"
+                    "{file}:{line}: imports a module named at run time (`{text}`): what it loads is not bounded statically — the ledger bounds it by the modules a whole, passing observed run loaded, or add a [[loads]] rule"
                 ));
             }
         }

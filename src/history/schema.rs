@@ -384,6 +384,8 @@ pub(super) const READ_BY_TO: &str =
 /// line): a newer whole run replaces them.
 pub(super) const LOADED: &str = "INSERT INTO loaded (unit, commit_sha, files, recorded_unix) VALUES ($1, $2, $3, {unix_now}) \
      ON CONFLICT (unit) DO UPDATE SET commit_sha = excluded.commit_sha, files = excluded.files, recorded_unix = excluded.recorded_unix";
+/// Units whose whole traced run said nothing of its loads (`{keys}`): none are kept.
+pub(super) const UNLOAD: &str = "DELETE FROM loaded WHERE unit IN ({keys})";
 /// The modules loaded when units' whole traced runs ended (`{keys}`: the units).
 pub(super) const LOADED_FROM: &str = "SELECT unit, files FROM loaded WHERE unit IN ({keys})";
 /// A tree's traces.

@@ -224,10 +224,18 @@ impl Store {
             .filter(|(_, t)| t.whole)
             .map(|(unit, _)| unit.as_str())
             .collect();
+        // A whole run whose loads were not seen leaves none: an older run's set may miss
+        // what this one's names resolved to.
+        let unseen: Vec<&str> = whole
+            .iter()
+            .copied()
+            .filter(|u| !loaded.contains_key(*u))
+            .collect();
         let traced = pairs(opened.iter().map(|(u, t)| (u, &t.files)));
         let read = pairs(read_by.iter());
         let write = |tx: &mut dyn super::rollup::Tx| {
             super::execute_in(tx, schema::UNTRACE, &whole)?;
+            super::execute_in(tx, schema::UNLOAD, &unseen)?;
             super::insert_pairs(tx, schema::TRACED, commit, &traced)?;
             super::insert_pairs(tx, schema::READ_BY, commit, &read)?;
             for (unit, modules) in loaded {

@@ -281,17 +281,21 @@ def pytest_make_collect_report(collector):
         _trace["current"] = None
 
 
-# Per test file, every repository module loaded in the process when its last test ended: what
-# its imports named at run time resolved to is among them, whichever test file loaded it first
-# (sys.modules keeps it) — a superset, so hashing them all can only make gate trust less.
+# Per test file, every repository module seen loaded in the process by the time its last test
+# ended: what its imports named at run time resolved to is among them, whichever test file
+# loaded it first (sys.modules keeps it) — a superset, so hashing them all can only make gate
+# trust less. Seen, not present: one a test dropped from sys.modules since still counts. A
+# file whose modules could not be read gets no entry, and gate trusts nothing of it.
 _loaded = {}
+_seen = set()
 # Module name → its repository file (None: not the repository's code), asked once per module.
 _MODULE_FILE = {}
 
 
 def _repo_modules():
-    found = set()
-    for name, module in list(sys.modules.items()):
+    # A copy made in C, with no Python code in between: a weakref callback run by the
+    # collector (a template loader dropping its modules) cannot change it mid-copy.
+    for name, module in sys.modules.copy().items():
         rel = _MODULE_FILE.get(name, False)
         if rel is False:
             rel = None
@@ -300,8 +304,8 @@ def _repo_modules():
                 rel = _repo_file(_under_root(os.path.realpath(file)))
             _MODULE_FILE[name] = rel
         if rel is not None:
-            found.add(rel)
-    return found
+            _seen.add(rel)
+    return set(_seen)
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -313,7 +317,10 @@ def pytest_runtest_protocol(item, nextitem):
         _trace["current"] = None
         last = nextitem is None or nextitem.path != item.path
         if last and os.environ.get("GATE_PROBE_TRACE"):
-            _loaded[_rel(item.path)] = _repo_modules()
+            try:
+                _loaded[_rel(item.path)] = _repo_modules()
+            except Exception:
+                pass
 
 
 def pytest_collectreport(report):

@@ -610,6 +610,8 @@ fn every_class_failed_a_test<K: std::fmt::Debug>(truths: &BTreeMap<K, BTreeMap<S
         "tests/test_region.py",
         "tests/test_local.py",
         "tests/test_tool.py",
+        "tests/test_addon.py",
+        "tests/test_addon_again.py",
         "./go/calc",
     ] {
         assert!(
@@ -652,12 +654,15 @@ enum Class {
     Ignored,
     /// A skip condition: a tool appearing on `PATH` un-skips a test that fails.
     Skip,
+    /// A module loaded by a name read at run time (`import_module(name)`): only the run's
+    /// observed loads bound it, and the second test file finds it in `sys.modules`.
+    Loaded,
 }
 
 // Code outside the repository on the import path is no class here: it makes every Python
 // fingerprint unknown (the interpreter's identity), so nothing of it could be reused;
 // `code_outside_the_repository_on_the_import_path_is_never_reused` shows it.
-const CLASSES: [Class; 14] = [
+const CLASSES: [Class; 15] = [
     Class::Source,
     Class::Conftest,
     Class::Data,
@@ -672,6 +677,7 @@ const CLASSES: [Class; 14] = [
     Class::Observed,
     Class::Ignored,
     Class::Skip,
+    Class::Loaded,
 ];
 
 /// The classes whose input is the process's environment (set by the run, not by `mutate`).
@@ -755,6 +761,12 @@ fn mutate(t: &TestRepo, venvs: &[PathBuf; 2], class: Class, on: bool, trial: u64
             let link = t.root.join(".venv");
             std::fs::remove_file(&link).unwrap();
             std::os::unix::fs::symlink(&venvs[usize::from(on)], &link).unwrap();
+        }
+        Class::Loaded => {
+            t.write(
+                "src/shop/addon.py",
+                if on { "VALUE = 2\n" } else { "VALUE = 1\n" },
+            );
         }
         Class::GoDependency => {
             let rate = if on { 2 } else { 1 };
@@ -863,6 +875,18 @@ fn trial_repo() -> (TestRepo, [PathBuf; 2]) {
         "tests/test_tool.py",
         "import shutil\n\nimport pytest\n\n\n@pytest.mark.skipif(shutil.which('gate-trial-tool') is None, reason='no tool')\ndef test_tool():\n    raise AssertionError('the tool is here')\n",
     );
+    t.write(
+        "src/shop/loader.py",
+        "import importlib\n\n\ndef load(name):\n    return importlib.import_module(name)\n",
+    );
+    t.write("src/shop/addon.py", "VALUE = 1\n");
+    t.write("tests/addon.txt", "shop.addon\n");
+    for name in ["tests/test_addon.py", "tests/test_addon_again.py"] {
+        t.write(
+            name,
+            "from pathlib import Path\n\nfrom shop.loader import load\n\n\ndef test_addon():\n    name = (Path(__file__).parent / 'addon.txt').read_text().strip()\n    if load(name).VALUE != 1:\n        raise AssertionError(name)\n",
+        );
+    }
     let tools = t.root.parent().unwrap().join("trial-tools");
     std::fs::create_dir_all(&tools).unwrap();
     let tool = tools.join("gate-trial-tool");
@@ -896,7 +920,7 @@ fn trial_repo() -> (TestRepo, [PathBuf; 2]) {
     (t, venvs)
 }
 
-/// Random series of mutations of nine input classes; after each, the gate run with reuse is
+/// Random series of mutations of fifteen input classes; after each, the gate run with reuse is
 /// checked against the whole suite run for real with the same inputs: every test the ledger
 /// reused must really pass. The truth of a state (which class is on) is run once and then
 /// kept, and run again every `RECHECK` trials to show it is the same: the suite is
