@@ -1030,3 +1030,36 @@ fn no_reused_test_would_have_failed() {
     );
     every_class_failed_a_test(&truths);
 }
+
+/// What the probe reads of `sys.modules` to bound run-time imports never fails the run: a
+/// module object whose `__file__` raises (as lazy proxies' do) leaves that file's loads
+/// unseen — its pass is not entered, it is run again — and every test still runs and passes.
+#[test]
+fn a_module_the_probe_cannot_read_never_fails_the_run() {
+    let t = TestRepo::from_fixture("shop");
+    let store = Store::new(Kind::Sqlite, &t);
+    let db = store.url.as_str();
+    t.write(
+        "tests/test_proxy.py",
+        "import importlib\nimport sys\nfrom pathlib import Path\n\nfrom shop.money import to_cents\n\n\nclass Proxy:\n    @property\n    def __file__(self):\n        raise RuntimeError('a lazy proxy')\n\n\nsys.modules['gate_trial_proxy'] = Proxy()\n\n\ndef test_proxy():\n    name = (Path(__file__).parent / 'proxy.txt').read_text().strip()\n    assert importlib.import_module(name).to_cents(1) == 100\n",
+    );
+    t.write("tests/proxy.txt", "shop.money\n");
+    t.commit("a module object that cannot say its file");
+    money_on_a_branch(&t);
+    let first = gate(&t, db, &[]);
+    assert_eq!(first["exit_code"], 0, "{first:#}");
+    assert!(
+        ran(&first).contains(&"tests/test_proxy.py".to_string()),
+        "{first:#}"
+    );
+    let again = gate(&t, db, &[]);
+    assert_eq!(again["exit_code"], 0, "{again:#}");
+    assert!(
+        ran(&again).contains(&"tests/test_proxy.py".to_string()),
+        "{again:#}"
+    );
+    assert!(
+        reused(&again).contains(&"tests/test_money.py".to_string()),
+        "{again:#}"
+    );
+}
