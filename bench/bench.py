@@ -67,9 +67,32 @@ def gate_measures(gate, repo, files, runs, cold_runs):
     return out
 
 
+# How gate reaches the corpora's interpreter (`--python`); the peers keep their own binaries.
+PYTHON = {"via": "path"}
+
+
+def reach_python(via):
+    global ENV
+    PYTHON["via"] = via
+    # Peers by absolute path: a shim put first on PATH must time gate's path, not theirs.
+    PYTHON["ruff"] = shutil.which("ruff") or "ruff"
+    if via == "shim":
+        root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+        shims = os.path.join(root, "shims")
+        if not os.path.exists(os.path.join(shims, "python3")):
+            raise SystemExit(f"--python shim: no pyenv shim at {shims}/python3")
+        ENV = {**ENV, "PATH": shims + os.pathsep + ENV.get("PATH", "")}
+
+
 def python_corpus(gate, repo, files, runs, cold_runs):
+    if PYTHON["via"] == "venv" and not os.path.exists(os.path.join(repo, ".venv")):
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
+                        os.path.join(repo, ".venv")], check=True)
+        with open(os.path.join(repo, ".git", "info", "exclude"), "a") as f:
+            f.write("/.venv\n")
     out = gate_measures(gate, repo, files, runs, cold_runs)
-    out["ruff_analyze_graph"] = stats([run(["ruff", "analyze", "graph"], repo) for _ in range(runs)])
+    ruff = PYTHON.get("ruff", "ruff")
+    out["ruff_analyze_graph"] = stats([run([ruff, "analyze", "graph"], repo) for _ in range(runs)])
     return out
 
 
@@ -176,7 +199,13 @@ def main():
     ap.add_argument("--kinds", default="python,go", help="synthetic kinds")
     ap.add_argument("--json", default=os.path.join(HERE, "results.json"))
     ap.add_argument("--work")
+    ap.add_argument("--python", choices=["path", "shim", "venv"], default="path",
+                    help="how gate reaches the corpora's interpreter: the first python3 on PATH "
+                         "as this process has it (a version manager's exec puts the real one "
+                         "first), pyenv's shim put first on PATH (as a developer's shell has it), "
+                         "or a .venv in each Python corpus")
     a = ap.parse_args()
+    reach_python(a.python)
     gate = os.path.abspath(a.gate)
     work = a.work or tempfile.mkdtemp(prefix="gate-bench-")
     os.makedirs(work, exist_ok=True)
@@ -226,7 +255,7 @@ def main():
                         "gate": subprocess.run([gate, "--version"], capture_output=True, text=True).stdout.strip(),
                         "ruff": subprocess.run(["ruff", "--version"], capture_output=True, text=True).stdout.strip(),
                         "go": subprocess.run(["go", "version"], capture_output=True, text=True).stdout.strip(),
-                        "cpus": os.cpu_count()}
+                        "cpus": os.cpu_count(), "python": PYTHON["via"]}
     with open(a.json, "w") as f:
         json.dump(results, f, indent=2)
     print(f"wrote {a.json}", file=sys.stderr)
