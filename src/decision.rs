@@ -78,7 +78,7 @@ pub(crate) fn append(state: &Path, record: &Record) -> Result<()> {
     };
     let torn = torn_lines(&existing);
     if !torn.is_empty() {
-        crate::report::warn(format!(
+        crate::terminal::warn(format!(
             "{}: line {} is not a whole record (a run killed while writing?); it is kept as it is and read past",
             path.display(),
             torn.iter()

@@ -7,32 +7,45 @@
 //! analysis for review; `commands` strings the stages together per subcommand. Only what the
 //! binary calls is public: the rest is the crate's own (`ARCHITECTURE.md` maps it).
 
+/// `println!` for a command's output: a closed pipe (`gate explain x | head -1`) ends the
+/// output quietly instead of the command with a panic.
+macro_rules! say {
+    ($($arg:tt)*) => {
+        $crate::terminal::say_line(format_args!($($arg)*))?
+    };
+}
+
+/// One human line on stderr, escaped as `say!` is.
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        $crate::terminal::tell(format_args!($($arg)*))
+    };
+}
+
 mod analyze;
 mod audit;
 mod cache;
 pub mod cli;
 pub mod commands;
 mod config;
-mod costs;
 mod decision;
 pub mod error;
-mod evaluate;
 pub mod exit_codes;
 mod fingerprint;
-mod frozen;
 mod graph;
 mod history;
 mod hook;
 mod ledger;
-mod observations;
 mod path;
+mod pipeline;
 mod plan;
 mod process;
 mod project;
+mod proof;
 mod repo;
 mod report;
 mod run;
-mod shadow;
+mod terminal;
 pub mod timings;
 mod verdict;
 mod version;
@@ -41,5 +54,5 @@ pub use report::json::ErrorReport;
 
 /// An error's text as `main` prints it: escaped as every human line is (`report::line`).
 pub fn report_line(text: &str) -> String {
-    report::line(text).into_owned()
+    terminal::line(text).into_owned()
 }

@@ -83,7 +83,7 @@ fn read(file: &Path) -> Option<(Oid, BTreeMap<String, Oid>, BTreeSet<String>)> {
     }
     let decoded = decode(&bytes);
     if decoded.is_none() {
-        crate::report::warn(format!(
+        crate::terminal::warn(format!(
             "{}: corrupt tree listing cache; listing the tree afresh",
             file.display()
         ));

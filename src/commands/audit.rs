@@ -95,7 +95,7 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
     } else {
         print(&mut out, &result)
     };
-    super::ignore_broken_pipe(written)?;
+    crate::terminal::ignore_broken_pipe(written)?;
     Ok(if result.missed == 0 {
         exit_codes::OK
     } else {

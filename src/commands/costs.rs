@@ -1,4 +1,4 @@
-//! `gate costs --scenario FILE`: seed 001's cost model (`crate::costs`) over a scenario.
+//! `gate costs --scenario FILE`: seed 001's cost model (`crate::proof::costs`) over a scenario.
 
 use crate::error::{Error, Result};
 use crate::exit_codes;
@@ -28,10 +28,10 @@ pub(super) fn run(from: &From<'_>, json: bool, markdown: Option<&Path>) -> Resul
             out,
         } => {
             let repo = crate::repo::open(dir)?;
-            let super::evaluate::Recorded {
+            let crate::proof::recorded::Recorded {
                 compares, config, ..
-            } = super::evaluate::recorded(&repo, since, db)?;
-            let missing = |known: fn(&crate::evaluate::Compare) -> bool, what: &str| {
+            } = crate::proof::recorded::recorded(&repo, since, db)?;
+            let missing = |known: fn(&crate::proof::evaluate::Compare) -> bool, what: &str| {
                 let n = compares.iter().filter(|c| !known(c)).count();
                 if n > 0 {
                     super::warn(format!(
@@ -44,16 +44,20 @@ pub(super) fn run(from: &From<'_>, json: bool, markdown: Option<&Path>) -> Resul
                 |c| c.record_ms.is_some(),
                 "recording time (no leg recorded at the commit)",
             );
-            let scenario = crate::costs::from_compares(&compares, config.audit_rate);
+            let scenario = crate::proof::costs::from_compares(&compares, config.audit_rate);
             if let Some(out) = out {
                 let text = serde_json::to_string_pretty(&scenario).expect("a scenario serializes");
-                crate::frozen::write_whole(out, format!("{text}\n").as_bytes(), "the scenario")?;
+                crate::proof::frozen::write_whole(
+                    out,
+                    format!("{text}\n").as_bytes(),
+                    "the scenario",
+                )?;
             }
             scenario
         }
     };
-    let report = crate::costs::costs(&parsed);
-    let table = crate::costs::markdown(&report);
+    let report = crate::proof::costs::costs(&parsed);
+    let table = crate::proof::costs::markdown(&report);
     if let Some(path) = markdown {
         std::fs::write(path, &table)
             .map_err(|e| Error::io(path, "cannot write the Markdown report", e))?;
@@ -69,15 +73,15 @@ pub(super) fn run(from: &From<'_>, json: bool, markdown: Option<&Path>) -> Resul
     Ok(exit_codes::OK)
 }
 
-fn read(scenario: &Path) -> Result<crate::costs::Scenario> {
+fn read(scenario: &Path) -> Result<crate::proof::costs::Scenario> {
     let text = std::fs::read_to_string(scenario)
         .map_err(|e| Error::io(scenario, "cannot read the scenario", e))?;
     let bad = |message: String| Error::Input {
         path: scenario.to_path_buf(),
         message,
     };
-    let parsed: crate::costs::Scenario =
+    let parsed: crate::proof::costs::Scenario =
         serde_json::from_str(&text).map_err(|e| bad(format!("not a scenario: {e}")))?;
-    crate::costs::check(&parsed).map_err(bad)?;
+    crate::proof::costs::check(&parsed).map_err(bad)?;
     Ok(parsed)
 }

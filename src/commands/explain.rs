@@ -5,8 +5,8 @@ use crate::error::{Error, Result};
 use crate::graph::{Direction, Edge};
 use crate::project::Project;
 use crate::repo::{self, range, snapshot::Snapshot};
-use crate::report::shown;
 use crate::report::styles::Styles;
+use crate::terminal::shown;
 use owo_colors::OwoColorize;
 use std::path::Path;
 

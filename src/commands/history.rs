@@ -2,48 +2,21 @@
 //! and its rollup on each leg (flaky evidence, failing on main since when); `gate decision ID`:
 //! a frozen decision.
 
-use crate::config::Config;
 use crate::error::{Error, Result};
 use crate::exit_codes;
-use crate::history::{self, Store};
 use crate::repo;
 use std::path::Path;
 
 /// Version of the `gate history --json` document (`plans/history.schema.json`).
 const HISTORY_VERSION: u32 = 2;
 
-/// The store a history command reads, and the configuration it is read under: HEAD's
-/// `.gate.toml` (`[history] url`, `window`, `known_flaky`), else the defaults.
-pub(super) fn open_store(repo: &git2::Repository, db: Option<&str>) -> Result<(Store, Config)> {
-    let config = match repo.head().ok().and_then(|h| h.target()) {
-        Some(head) => crate::config::at_commit(repo, head)?,
-        None => Config::defaults(),
-    };
-    let at = history::location(db, config.history.url.as_deref(), &repo::state_dir(repo))?;
-    Ok((Store::open(&at)?, config))
-}
-
-/// `run`, else the latest recorded run; none recorded is an error naming the store, never an
-/// empty answer.
-pub(super) fn run_or_latest(store: &mut Store, run: Option<&str>) -> Result<String> {
-    match run {
-        Some(r) => Ok(r.to_string()),
-        None => store.latest_run()?.ok_or_else(|| {
-            Error::Usage(format!(
-                "nothing is recorded in {} yet: `gate record` a run first",
-                store.name()
-            ))
-        }),
-    }
-}
-
 /// `gate decision ID`: a frozen decision as the store holds it.
 pub(super) fn decision(dir: &Path, id: &str, db: Option<&str>) -> Result<u8> {
     let repo = repo::open(dir)?;
-    let (mut store, _) = open_store(&repo, db)?;
+    let (mut store, _) = crate::history::open_store(&repo, db)?;
     match store.decision(id)? {
         // A decision whose body no longer hashes to its id is not shown as the decision.
-        Some(json) => match crate::frozen::verify(id, &json) {
+        Some(json) => match crate::proof::frozen::verify(id, &json) {
             Ok(()) => {
                 println!("{json}");
                 Ok(exit_codes::OK)
@@ -63,7 +36,7 @@ pub(super) fn decision(dir: &Path, id: &str, db: Option<&str>) -> Result<u8> {
 
 pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&str>) -> Result<u8> {
     let repo = repo::open(dir)?;
-    let (mut store, _) = open_store(&repo, db)?;
+    let (mut store, _) = crate::history::open_store(&repo, db)?;
     let runs = store.runs_of(test, limit)?;
     if runs.is_empty() {
         // A test id that matches nothing is an error, never an empty answer.
@@ -112,15 +85,15 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
         say!(
             "#{:<6} run {} attempt {}  leg {}  {}{}  {}",
             r.seq,
-            crate::report::shown(&r.run),
+            crate::terminal::shown(&r.run),
             r.attempt,
-            crate::report::shown(&r.leg),
-            crate::report::shown(&r.commit[..12.min(r.commit.len())]),
+            crate::terminal::shown(&r.leg),
+            crate::terminal::shown(&r.commit[..12.min(r.commit.len())]),
             r.branch
                 .as_deref()
                 .map(|b| format!(
                     " ({}{})",
-                    crate::report::shown(b),
+                    crate::terminal::shown(b),
                     if r.mainline { ", main" } else { "" }
                 ))
                 .unwrap_or_default(),
@@ -138,7 +111,7 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
         };
         say!(
             "leg {}: {} run(s): {} passed, {} failed, {} error, {} skipped; flaky {} time(s); {main}; median {} ms, p90 {} ms",
-            crate::report::shown(leg),
+            crate::terminal::shown(leg),
             r.runs,
             r.passed,
             r.failed,
@@ -151,7 +124,7 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
     }
     say!(
         "gate history: {}: {} recorded run(s), newest first ({})",
-        crate::report::shown(test),
+        crate::terminal::shown(test),
         runs.len(),
         store.name()
     );

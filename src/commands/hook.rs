@@ -2,10 +2,10 @@
 //! range; refs that end at the same commit are gated as one union (one run); the push is blocked
 //! by the first gate that does not pass.
 
-use super::gate::{self, Caller, Options, Target};
 use crate::error::{Error, Result};
 use crate::exit_codes;
 use crate::hook::push::{self, Action};
+use crate::pipeline::{self, Caller, Options, Target};
 use crate::repo::{self, range::Resolution};
 use crate::report::styles::Styles;
 use std::io::Read;
@@ -42,25 +42,15 @@ pub(super) fn pre_push(dir: &Path, remote: &str, styles: &Styles) -> Result<u8> 
         return Ok(exit_codes::OK);
     }
     let citation = super::env_decision();
+    let retry =
+        "GATE_DECISION=\"<citation>\" git push …   (the same push, with the decision recorded)";
     let opts = Options {
-        caller: Caller::PrePush,
         citation: citation.as_deref(),
-        list: false,
-        verbose: false,
-        json: false,
-        styles,
-        keep_json: false,
-        record: None,
-        reuse: true,
-        decision_out: None,
-        shadow: super::gate::Shadow::Off,
-        retry:
-            "GATE_DECISION=\"<citation>\" git push …   (the same push, with the decision recorded)"
-                .into(),
+        ..Options::new(Caller::PrePush, styles, retry.into())
     };
     for (head, refs, resolutions) in groups {
         tell!("gate: pushing {} to {remote} at {head}", refs.join(", "));
-        let gated = gate::gate(&repo, Target::Ranges(resolutions), &opts)?;
+        let gated = pipeline::gate(&repo, Target::Ranges(resolutions), &opts)?;
         if gated.code != exit_codes::OK {
             tell!("gate: push blocked (exit {})", gated.code);
             return Ok(gated.code);

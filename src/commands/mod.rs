@@ -1,22 +1,6 @@
 //! Thin orchestration: each subcommand strings the pipeline stages together.
 
-/// `println!` for a command's output: a closed pipe (`gate explain x | head -1`) ends the
-/// output quietly instead of the command with a panic.
-macro_rules! say {
-    ($($arg:tt)*) => {
-        $crate::commands::say_line(format_args!($($arg)*))?
-    };
-}
-
-/// One human line on stderr, escaped as `say!` is.
-macro_rules! tell {
-    ($($arg:tt)*) => {
-        $crate::report::tell(format_args!($($arg)*))
-    };
-}
-
 mod audit;
-mod config_change;
 mod costs;
 mod evaluate;
 mod explain;
@@ -35,6 +19,8 @@ mod verify;
 use crate::cli::{Cli, HookKind, LedgerAction, Sub};
 use crate::error::Result;
 use crate::report::styles::Styles;
+
+pub use crate::pipeline::leftovers;
 
 pub fn dispatch(cli: Cli) -> Result<u8> {
     let dir = cli
@@ -136,13 +122,6 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
     }
 }
 
-/// What the last gate built and no longer needs (its project and tree). A CLI's last act is to
-/// exit, and the OS frees a large graph and tree listing faster than dropping them piece by
-/// piece: `main` takes the last one and leaves it undropped. A hook gating several commits
-/// drops each earlier one as the next arrives, so memory stays that of one gate.
-static LEFTOVERS: std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>> =
-    std::sync::Mutex::new(None);
-
 /// The proof loop's commands: shadow runs, their evaluation and costs, observation exports.
 fn proof(dir: &std::path::Path, sub: Sub, styles: &Styles) -> Result<u8> {
     match sub {
@@ -189,19 +168,6 @@ fn proof(dir: &std::path::Path, sub: Sub, styles: &Styles) -> Result<u8> {
     }
 }
 
-pub(crate) fn leave(value: Box<dyn std::any::Any + Send>) {
-    let previous = LEFTOVERS
-        .lock()
-        .map(|mut slot| slot.replace(value))
-        .unwrap_or(None);
-    drop(previous);
-}
-
-/// The last gate's leftovers, for `main` to leave undropped at exit.
-pub fn leftovers() -> Option<Box<dyn std::any::Any + Send>> {
-    LEFTOVERS.lock().ok().and_then(|mut slot| slot.take())
-}
-
 /// A decision cited through the environment, for callers that take no flags (a push).
 fn env_decision() -> Option<String> {
     std::env::var("GATE_DECISION")
@@ -211,38 +177,5 @@ fn env_decision() -> Option<String> {
 
 /// Warnings go to stderr, one line each, and never stop the run.
 fn warn(line: String) {
-    crate::report::warn(line);
-}
-
-/// Writes one line to stdout; once the reader has gone, the rest is dropped without a word.
-pub(crate) fn say_line(args: std::fmt::Arguments<'_>) -> Result<()> {
-    use std::io::Write;
-    use std::sync::atomic::{AtomicBool, Ordering};
-    static CLOSED: AtomicBool = AtomicBool::new(false);
-    if CLOSED.load(Ordering::Relaxed) {
-        return Ok(());
-    }
-    // The backstop for text from tests and files that reached a line unescaped: no control
-    // character but gate's own newlines reaches the terminal or log.
-    let text = args.to_string();
-    let written = writeln!(std::io::stdout().lock(), "{}", crate::report::line(&text));
-    if written
-        .as_ref()
-        .is_err_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-    {
-        CLOSED.store(true, Ordering::Relaxed);
-    }
-    ignore_broken_pipe(written)
-}
-
-/// Output to a closed pipe (`gate … | head`) is not an error.
-fn ignore_broken_pipe(result: std::io::Result<()>) -> Result<()> {
-    match result {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(crate::error::Error::io(
-            "<stdout>",
-            "cannot write the report",
-            e,
-        )),
-        _ => Ok(()),
-    }
+    crate::terminal::warn(line);
 }

@@ -1,17 +1,17 @@
 //! `gate export --observations FILE [--run ID]`: one recorded run as an observation export
-//! (`crate::observations`), its identities and inventory taken from the decision frozen for
+//! (`crate::proof::observations`), its identities and inventory taken from the decision frozen for
 //! its commit and base (else one frozen now), its dependencies from the graph of that commit
 //! and `gate audit`'s traces of its tree;
 //! `gate import --observations FILE`: an export read back, checked, and kept in a store.
 
-use super::gate::{self, Shadow, Target};
 use crate::error::{Error, Result};
 use crate::exit_codes;
 use crate::fingerprint::Scope;
-use crate::frozen::Parts;
 use crate::history::observations::Imported;
 use crate::history::triage::LegInfo;
-use crate::observations::{EXPORT_VERSION, Export, LegSource, Observed, Payload, Source};
+use crate::pipeline::{self, Target};
+use crate::proof::frozen::Parts;
+use crate::proof::observations::{EXPORT_VERSION, Export, LegSource, Observed, Payload, Source};
 use crate::repo::{self, range};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -38,13 +38,13 @@ pub(super) struct ExportArgs<'a> {
 
 pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
     let repo = repo::open(dir)?;
-    let (mut store, _) = super::history::open_store(&repo, args.db)?;
-    let run = super::history::run_or_latest(&mut store, args.run)?;
+    let (mut store, _) = crate::history::open_store(&repo, args.db)?;
+    let run = crate::history::run_or_latest(&mut store, args.run)?;
     let legs = store.legs_of_run(&run)?;
     let (commit, base) = one_commit(&run, &legs)?;
     // The run's own change: its commit against the base it recorded (none: the commit alone).
     let spec = format!("{}...{commit}", base.as_deref().unwrap_or(&commit));
-    let analyzed = gate::analyze(&repo, Target::Ranges(vec![range::resolve(&repo, &spec)?]))?;
+    let analyzed = pipeline::analyze(&repo, Target::Ranges(vec![range::resolve(&repo, &spec)?]))?;
     let root = repo::workdir(&repo)?;
     let parts = Parts {
         repo: &repo,
@@ -54,11 +54,11 @@ pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
         decided: &analyzed.decided,
         ledger: &crate::ledger::Ledger::default(),
     };
-    let (decision, json) = gate::freeze(
+    let (decision, json) = crate::proof::frozen::decide(
         &parts,
         &mut crate::fingerprint::Memo::default(),
         args.db,
-        Shadow::Asked,
+        true,
         None,
     )?;
     let ids: Identities = serde_json::from_str(&json)
@@ -119,7 +119,7 @@ pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
     if let Some(warning) = &written.warning {
         super::warn(warning.clone());
     }
-    crate::frozen::write_whole(args.out, &written.bytes, "the export")?;
+    crate::proof::frozen::write_whole(args.out, &written.bytes, "the export")?;
     tell!(
         "gate export: run {run} ({} leg(s)) at {}: {count} test file observation(s), {}, {} bytes → {}",
         legs.len(),
@@ -128,7 +128,7 @@ pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
         written.bytes.len(),
         args.out.display()
     );
-    super::leave(Box::new(analyzed));
+    crate::pipeline::leave(Box::new(analyzed));
     Ok(exit_codes::OK)
 }
 
@@ -172,7 +172,7 @@ fn observed(
     let mut files = Vec::new();
     let mut dependencies: BTreeMap<String, (Option<Vec<String>>, bool)> = BTreeMap::new();
     for leg in legs {
-        let mut units = crate::shadow::by_unit(&store.results_of_leg(leg.seq)?);
+        let mut units = crate::proof::shadow::by_unit(&store.results_of_leg(leg.seq)?);
         for unit in inventory {
             units.entry(unit.clone()).or_default();
         }
@@ -237,12 +237,12 @@ fn one_commit(run: &str, legs: &[LegInfo]) -> Result<(String, Option<String>)> {
 /// digest) and kept in the store once.
 pub(super) fn import(dir: &Path, file: &Path, db: Option<&str>) -> Result<u8> {
     let bytes = std::fs::read(file).map_err(|e| Error::io(file, "cannot read", e))?;
-    let export = crate::observations::read(&bytes).map_err(|message| Error::Input {
+    let export = crate::proof::observations::read(&bytes).map_err(|message| Error::Input {
         path: file.to_path_buf(),
         message,
     })?;
     let repo = repo::open(dir)?;
-    let (mut store, _) = super::history::open_store(&repo, db)?;
+    let (mut store, _) = crate::history::open_store(&repo, db)?;
     let body = serde_json::to_string_pretty(&export).expect("an export serializes");
     let new = store.keep_observations(&Imported {
         digest: &export.digest,

@@ -8,7 +8,7 @@ use std::path::Path;
 
 pub(super) fn run(dir: &Path, window_days: Option<u64>, db: Option<&str>) -> Result<u8> {
     let repo = repo::open(dir)?;
-    let (mut store, config) = super::history::open_store(&repo, db)?;
+    let (mut store, config) = crate::history::open_store(&repo, db)?;
     let days = window_days
         .filter(|d| *d > 0)
         .unwrap_or(config.history.window_days);
@@ -22,7 +22,7 @@ pub(super) fn run(dir: &Path, window_days: Option<u64>, db: Option<&str>) -> Res
 
 pub(super) fn prune(dir: &Path, db: Option<&str>) -> Result<u8> {
     let repo = repo::open(dir)?;
-    let (mut store, config) = super::history::open_store(&repo, db)?;
+    let (mut store, config) = crate::history::open_store(&repo, db)?;
     let days = config.history.window_days;
     let (before, after) = store.prune(days)?;
     say!(

@@ -12,8 +12,8 @@ const TRIAGE_VERSION: u32 = 1;
 
 pub(super) fn run(dir: &Path, run: Option<&str>, json: bool, db: Option<&str>) -> Result<u8> {
     let repo = repo::open(dir)?;
-    let (mut store, config) = super::history::open_store(&repo, db)?;
-    let run = super::history::run_or_latest(&mut store, run)?;
+    let (mut store, config) = crate::history::open_store(&repo, db)?;
+    let run = crate::history::run_or_latest(&mut store, run)?;
     let legs = store.legs_of_run(&run)?;
     if legs.is_empty() {
         return Err(Error::Usage(format!(
@@ -63,7 +63,7 @@ pub(super) fn run(dir: &Path, run: Option<&str>, json: bool, db: Option<&str>) -
     for leg in legs.iter().filter(|l| l.results == 0) {
         say!(
             "no result       leg `{}` attempt {} recorded no test result: nothing in it was judged",
-            crate::report::shown(&leg.leg),
+            crate::terminal::shown(&leg.leg),
             leg.attempt
         );
     }
@@ -75,7 +75,7 @@ pub(super) fn run(dir: &Path, run: Option<&str>, json: bool, db: Option<&str>) -
             Confidence::Low => "low",
         };
         let leg = if several {
-            format!("  [{}]", crate::report::shown(&t.leg))
+            format!("  [{}]", crate::terminal::shown(&t.leg))
         } else {
             String::new()
         };
@@ -83,9 +83,9 @@ pub(super) fn run(dir: &Path, run: Option<&str>, json: bool, db: Option<&str>) -
             "{:<15} {:<7} {}{leg}",
             t.verdict.name(),
             confidence,
-            crate::report::shown(&t.test)
+            crate::terminal::shown(&t.test)
         );
-        say!("    {}", crate::report::shown(&t.evidence));
+        say!("    {}", crate::terminal::shown(&t.evidence));
     }
     let empty = legs.iter().filter(|l| l.results == 0).count();
     let empty = if empty > 0 {

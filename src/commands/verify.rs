@@ -1,8 +1,8 @@
 //! `gate verify RANGE`: the gate for ship/deploy scripts and CI — the `verify` steps, no colour,
 //! and a JSON receipt of what was gated and run.
 
-use super::gate::{self, Caller, Options, Target};
 use crate::error::{Error, Result};
+use crate::pipeline::{self, Caller, Options, Target};
 use crate::repo::{self, range};
 use crate::report::styles::{ColorChoice, Styles};
 use std::path::Path;
@@ -17,23 +17,16 @@ pub(super) fn run(
     let repo = repo::open(dir)?;
     let citation = citation.or_else(super::env_decision);
     let styles = Styles::new(ColorChoice::Never);
+    let retry = format!(
+        "gate verify {spec} --affected-decision \"<citation>\"   (or GATE_DECISION=\"<citation>\")"
+    );
     let opts = Options {
-        caller: Caller::Verify,
         citation: citation.as_deref(),
-        list: false,
-        verbose: false,
         json,
-        styles: &styles,
         keep_json: receipt.is_some(),
-        record: None,
-        reuse: true,
-        decision_out: None,
-        shadow: super::gate::Shadow::Off,
-        retry: format!(
-            "gate verify {spec} --affected-decision \"<citation>\"   (or GATE_DECISION=\"<citation>\")"
-        ),
+        ..Options::new(Caller::Verify, &styles, retry)
     };
-    let gated = gate::gate(
+    let gated = pipeline::gate(
         &repo,
         Target::Ranges(vec![range::resolve(&repo, spec)?]),
         &opts,

@@ -6,7 +6,10 @@
 
 pub(crate) mod evidence;
 pub(crate) mod observations;
+mod open;
 mod postgres;
+pub(crate) mod provenance;
+pub(crate) mod recorder;
 mod rollup;
 mod schema;
 pub(crate) mod signals;
@@ -16,6 +19,7 @@ pub(crate) mod triage;
 
 use crate::run::events::{TestOutcome, TestResult};
 use evidence::{Past, Rollup};
+pub(crate) use open::{open_for, open_store, run_or_latest};
 use std::path::{Path, PathBuf};
 pub(crate) use triage::{Change, LegInfo};
 
@@ -196,7 +200,7 @@ pub(crate) struct ShadowRun<'a> {
     pub decision: &'a str,
     pub commit: &'a str,
     pub base: Option<&'a str>,
-    pub judged: &'a [crate::shadow::Judged],
+    pub judged: &'a [crate::proof::shadow::Judged],
     /// Every unit that ran → its recorded milliseconds (the last attempt of each test).
     pub durations: &'a std::collections::BTreeMap<String, u64>,
     /// gate's own time before the runner started: analysis, selection, the decision frozen.

@@ -2,11 +2,11 @@
 //! test, the selection, the command, and one closing summary line; while the run goes, one line
 //! per step (for the hook and `verify`) and each runner's notes, on stderr.
 
-use super::shown;
 use super::styles::Styles;
 use super::view::View;
 use crate::run::events::{Event, Sink};
 use crate::run::events::{StepOutcome, StepResult};
+use crate::terminal::shown;
 use crate::verdict::{Row, RunVerdict, Verdict, status_word};
 use owo_colors::OwoColorize;
 use std::io::{self, Write};
@@ -352,10 +352,10 @@ impl Sink for Live<'_> {
                 name,
                 argv: Some(argv),
             } if self.steps => {
-                super::tell(format_args!("gate: step `{name}`: {}", shell_words(argv)))
+                crate::terminal::tell(format_args!("gate: step `{name}`: {}", shell_words(argv)))
             }
             Event::StepFinished(result) if self.steps => step_line(result, self.styles),
-            Event::Note(note) => super::tell(format_args!("gate: {note}")),
+            Event::Note(note) => crate::terminal::tell(format_args!("gate: {note}")),
             _ => {}
         }
     }
@@ -377,7 +377,7 @@ fn step_line(result: &StepResult, s: &Styles) {
         ),
         (None, _) => format!(" in {:.1} s", result.duration_ms as f64 / 1000.0),
     };
-    super::tell(format_args!(
+    crate::terminal::tell(format_args!(
         "gate: step `{}` {}{detail}",
         result.name,
         word.style(style)

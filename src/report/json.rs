@@ -61,7 +61,7 @@ pub(crate) struct Report<'a> {
     /// A shadow run's judgement of each failing test file or Go package against the frozen
     /// decision (caught, missed with cause and rule, flaky, pre_existing); null when the run
     /// was no shadow run or was not judged (it broke).
-    pub shadow: Option<Vec<crate::shadow::Judged>>,
+    pub shadow: Option<Vec<crate::proof::shadow::Judged>>,
     /// gate's exit code for this report.
     pub exit_code: u8,
     pub duration_ms: u64,

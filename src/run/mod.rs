@@ -5,6 +5,7 @@ pub(crate) mod events;
 pub(crate) mod gotest;
 pub(crate) mod junit;
 pub(crate) mod pytest;
+pub(crate) mod reports;
 pub(crate) mod select;
 pub(crate) mod steps;
 

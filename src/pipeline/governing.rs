@@ -52,7 +52,7 @@ pub(super) fn governing(
             }
             Ok(None) => {}
             // A broken configuration must be fixable: the fix is gated by itself.
-            Err(e) => crate::report::warn(format!(
+            Err(e) => crate::terminal::warn(format!(
                 "{}'s {} is invalid ({e}); the gated tree's own configuration governs",
                 short(base),
                 config::FILE

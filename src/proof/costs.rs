@@ -112,8 +112,11 @@ pub(crate) struct Report {
 /// of the recorded ones where a compare has none; no recording at all: none);
 /// prices and vCPUs unknown; no model tokens on either side (gate calls no model: a measured
 /// zero). `audit_rate` is the configured one.
-pub(crate) fn from_compares(compares: &[crate::evaluate::Compare], audit_rate: f64) -> Scenario {
-    let median = |known: fn(&crate::evaluate::Compare) -> Option<u64>| {
+pub(crate) fn from_compares(
+    compares: &[crate::proof::evaluate::Compare],
+    audit_rate: f64,
+) -> Scenario {
+    let median = |known: fn(&crate::proof::evaluate::Compare) -> Option<u64>| {
         let mut known: Vec<u64> = compares.iter().filter_map(known).collect();
         known.sort_unstable();
         known.get(known.len() / 2).copied().unwrap_or(0)
@@ -434,7 +437,7 @@ mod tests {
     fn a_scenario_from_recorded_compares() {
         let set = |units: &[&str]| units.iter().map(|u| (*u).to_string()).collect();
         let compare = |selected: &[&str], reused: &[&str], everything, select, record| {
-            crate::evaluate::Compare {
+            crate::proof::evaluate::Compare {
                 commit: "0123456789abcdef".into(),
                 ran_everything: everything,
                 inventory: set(&["a", "b", "c"]),

@@ -232,7 +232,7 @@ pub(crate) fn human(e: &Evaluation) -> String {
         out.push_str(&format!(
             "  missed {}×: {}\n",
             m.count,
-            crate::report::shown(&m.cause)
+            crate::terminal::shown(&m.cause)
         ));
     }
     if !e.static_gaps.is_empty() {
@@ -241,7 +241,7 @@ pub(crate) fn human(e: &Evaluation) -> String {
             e.static_gaps.len()
         ));
         for gap in &e.static_gaps {
-            out.push_str(&format!("    {}\n", crate::report::shown(gap)));
+            out.push_str(&format!("    {}\n", crate::terminal::shown(gap)));
         }
     }
     if e.untrusted > 0 {

@@ -4,6 +4,21 @@
 //! reused it), or `flaky` — by evidence recorded before this run only, so a miss is never
 //! excused as flaky after the fact.
 
+mod compare;
+
+pub(crate) use compare::compare;
+
+/// Whether a run is a shadow run, and why.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shadow {
+    Off,
+    /// `gate shadow`: a miss is its exit code.
+    Asked,
+    /// Chosen by `audit_rate` for this CI run: the whole suite runs, the compare is recorded,
+    /// and the run's outcome is its tests' (a shadow run never changes it).
+    Audit,
+}
+
 use crate::run::events::{TestOutcome, TestResult};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};

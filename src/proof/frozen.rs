@@ -82,6 +82,56 @@ pub(crate) struct Parts<'a> {
     pub ledger: &'a Ledger,
 }
 
+/// The decision for `parts`, before anything runs: with `earlier`, the one frozen before for
+/// the same commit and base when the store holds one (a shadow run judges against the decision
+/// that was made); else frozen now and kept in the store (`db`, else the configured one) and
+/// in `out` when asked. Its id and JSON.
+pub(crate) fn decide(
+    parts: &Parts<'_>,
+    memo: &mut Memo,
+    db: Option<&str>,
+    earlier: bool,
+    out: Option<&Path>,
+) -> Result<(String, String)> {
+    if earlier && let Some(found) = frozen_before(parts, db)? {
+        return Ok(found);
+    }
+    let frozen = freeze(parts, memo);
+    let store = crate::history::location(
+        db,
+        parts.project.config.history.url.as_deref(),
+        &crate::repo::state_dir(parts.repo),
+    );
+    let (json, note) = frozen.keep(store, out)?;
+    if let Some(note) = note {
+        crate::terminal::warn(note);
+    }
+    crate::timings::mark("decision frozen");
+    Ok((frozen.id, json))
+}
+
+/// The decision frozen before this run for the same commit and base, if the store holds one
+/// whose body still hashes to its id. A shared store is another party's input: a body edited
+/// after it was frozen (a miss rewritten as selected) is said so and not used, and the caller
+/// freezes the decision anew.
+fn frozen_before(parts: &Parts<'_>, db: Option<&str>) -> Result<Option<(String, String)>> {
+    let Some(head) = parts.input.head else {
+        return Ok(None);
+    };
+    let mut store = crate::history::open_for(parts.repo, parts.project, db)?;
+    let base = parts.input.bases.first().map(ToString::to_string);
+    let Some((id, json)) = store.decision_for(&head.to_string(), base.as_deref())? else {
+        return Ok(None);
+    };
+    if let Err(why) = verify(&id, &json) {
+        crate::terminal::warn(format!(
+            "the decision {id} in the store is not used: {why}; a new one is frozen"
+        ));
+        return Ok(None);
+    }
+    Ok(Some((id, json)))
+}
+
 /// Freezes a decision: every identity hashed now, before anything runs.
 pub(crate) fn freeze<'a>(p: &Parts<'a>, memo: &mut Memo) -> Frozen<'a> {
     let mut gaps = Vec::new();

@@ -225,7 +225,7 @@ fn to_bytes<T: Serialize>(doc: &T) -> Vec<u8> {
 fn digest_of(doc: &Export) -> String {
     let mut value = serde_json::to_value(doc).expect("an export serializes");
     value.as_object_mut().expect("an object").remove("digest");
-    crate::frozen::digest_of_value(&value)
+    crate::proof::frozen::digest_of_value(&value)
 }
 
 /// Reads an export in either form, checking it as another party's input: the versions, every

@@ -1,0 +1,79 @@
+//! What a run leaves behind: its exit code, a shadow run's judgements, the traced edges of what
+//! its test files opened, the ledger's entries, and the recorded leg.
+
+use super::select::{Chosen, Inputs};
+use super::{Options, Shadow};
+use crate::error::Result;
+use crate::exit_codes;
+use crate::history::recorder::{self, Recorder};
+use crate::history::traced;
+use crate::proof::shadow::Judged;
+use crate::run::events::Collected;
+use crate::run::steps::Ran;
+use crate::verdict::RunVerdict;
+
+/// The run's exit code and, for a shadow run, its judgements; with the run's traces and
+/// ledger entries kept and the leg recorded. A run that ran no test (every change inert,
+/// nothing changed, a refusal, `--list`) has nothing to remember.
+pub(super) fn conclude(
+    at: &Inputs<'_>,
+    chosen: &Chosen<'_>,
+    opts: &Options<'_>,
+    (ran, collected, select_ms): (Option<&Ran>, &Collected, u64),
+    recorder: Option<Recorder<'_>>,
+) -> Result<(u8, Option<Vec<Judged>>)> {
+    let mut code = match ran {
+        Some(r) => r.code,
+        None if at.decided.verdict == RunVerdict::Refused && chosen.record.is_none() => {
+            exit_codes::REFUSED
+        }
+        None => exit_codes::OK,
+    };
+    let Some(ran) = ran.filter(|_| chosen.plan.runs()) else {
+        return Ok((code, None));
+    };
+    let complete = ran.run.as_ref().is_some_and(|run| run.outcome != "broken");
+    let mut judged = None;
+    if opts.shadow != Shadow::Off {
+        let db = opts.record.as_ref().and_then(|t| t.db.as_deref());
+        let run = (&chosen.frozen, collected, complete, select_ms);
+        let mode = (ran.code, opts.shadow);
+        (code, judged) =
+            crate::proof::shadow::compare(at.repo, at.project, at.input, run, db, mode)?;
+    }
+    keep(at, chosen, collected, complete);
+    if let Some(recorder) = recorder {
+        let gated = recorder::Gated {
+            repo: at.repo,
+            head: at.input.head,
+            base: at.input.range.as_ref().and_then(|r| r.base.clone()),
+            project: at.project,
+            decided: at.decided,
+        };
+        code = recorder.finish(&gated, code);
+    }
+    Ok((code, judged))
+}
+
+/// What the run's test files opened is kept as their traced edges, then the ledger enters its
+/// units (their digests taking in those traces).
+fn keep(at: &Inputs<'_>, chosen: &Chosen<'_>, collected: &Collected, complete: bool) {
+    let scope = crate::fingerprint::Scope {
+        repo: at.repo,
+        snapshot: &at.input.snapshot,
+        project: at.project,
+        root: &chosen.root,
+    };
+    let state = crate::repo::state_dir(at.repo);
+    let head = at.input.head;
+    let commit = head.map_or_else(|| "working tree".into(), |h| h.to_string());
+    let files = &at.input.snapshot.files;
+    let kept = traced::keep(&state, at.project, files, &commit, collected);
+    kept.into_iter()
+        .chain(
+            chosen
+                .ledger
+                .enter(collected, complete, &chosen.this_run, &scope),
+        )
+        .for_each(crate::terminal::warn);
+}
