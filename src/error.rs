@@ -14,10 +14,10 @@ pub enum Error {
     Usage(String),
     /// A configuration file is malformed or names nothing.
     #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
+    Config(#[from] crate::config::error::ConfigError),
     /// A revision or range the user gave cannot be read.
     #[error(transparent)]
-    Range(#[from] crate::repo::range::RangeError),
+    Range(#[from] crate::repo::error::RangeError),
     /// The repository or an object in it could not be read.
     #[error("{message}")]
     Git {
@@ -35,7 +35,7 @@ pub enum Error {
     },
     /// A runner or a tool gate drives could not be started.
     #[error(transparent)]
-    Runner(#[from] crate::run::RunnerError),
+    Runner(#[from] crate::run::error::RunnerError),
     /// The history store is unreachable, locked, or of a newer schema.
     #[error(transparent)]
     Store(#[from] crate::history::StoreError),
@@ -87,7 +87,7 @@ impl Error {
 
     /// A malformed or empty-matching configuration file.
     pub fn config(path: impl Into<PathBuf>, message: impl Into<String>) -> Self {
-        Error::Config(crate::config::ConfigError {
+        Error::Config(crate::config::error::ConfigError {
             path: path.into(),
             message: message.into(),
         })

@@ -532,7 +532,7 @@ fn graph_key(
     // A stored graph is patched for the tree's changed blobs only: a file read from disk
     // keys it by its content, so an edit to one builds the graph afresh.
     for (file, bytes) in on_disk {
-        key.add((file, crate::fingerprint::hex(&sha2::Sha256::digest(bytes))));
+        key.add((file, sha2::Sha256::digest(bytes).as_slice()));
     }
     Ok(key.value())
 }

@@ -11,19 +11,16 @@ pub(crate) use rules::{
     Trust, When,
 };
 
+pub(crate) mod error;
+
 use crate::error::{Error, Result};
 use globset::{GlobBuilder, GlobMatcher};
 use std::collections::BTreeMap;
 
 pub(crate) const FILE: &str = ".gate.toml";
 
-/// A configuration file that is malformed or names nothing: the file, and the key and line.
-#[derive(Debug, thiserror::Error)]
-#[error("{}: {message}", path.display())]
-pub struct ConfigError {
-    pub path: std::path::PathBuf,
-    pub message: String,
-}
+/// The history rollup window when `[history] window` gives none.
+pub(crate) const DEFAULT_WINDOW_DAYS: u64 = 90;
 
 /// Non-code files that cannot break a test unless something references them.
 pub(crate) const DEFAULT_INERT: &[&str] = &[

@@ -107,7 +107,7 @@ impl Parser<'_> {
 
     fn history(&self, raw: super::raw::RawHistory) -> Result<super::History> {
         let window_days = match raw.window {
-            None => crate::history::DEFAULT_WINDOW_DAYS,
+            None => super::DEFAULT_WINDOW_DAYS,
             Some(w) => {
                 let line = self.line(w.span());
                 let text = w.into_inner();

@@ -226,9 +226,6 @@ pub(crate) enum Store {
     Postgres(postgres::Store),
 }
 
-/// The rollup window when none is given.
-pub(crate) const DEFAULT_WINDOW_DAYS: u64 = 90;
-
 impl Store {
     /// Opens (creating it when missing) and migrates the store.
     pub(crate) fn open(at: &Location) -> Result<Store, StoreError> {

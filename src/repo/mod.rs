@@ -3,6 +3,7 @@
 
 pub(crate) mod checkout;
 pub(crate) mod diff;
+pub(crate) mod error;
 pub(crate) mod input;
 pub(crate) mod pathspec;
 pub(crate) mod range;

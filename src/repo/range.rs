@@ -1,27 +1,10 @@
 //! Ranges as git reads them: `A...B` compares B with the merge-base of A and B, `A..B` compares
 //! the two trees directly, and a bare `R` means `R...HEAD`.
 
+pub(crate) use super::error::RangeError;
+
 use crate::error::Result;
 use git2::{Oid, Repository};
-
-/// A range the user gave that cannot be read: a usage error (exit 3), never a refusal.
-#[derive(Debug, thiserror::Error)]
-pub enum RangeError {
-    #[error("the range is empty: give `A...B`, `A..B` or a revision")]
-    Empty,
-    #[error("unknown revision `{rev}`")]
-    Unknown {
-        rev: String,
-        #[source]
-        source: git2::Error,
-    },
-    #[error("`{rev}` does not name a commit")]
-    NotACommit {
-        rev: String,
-        #[source]
-        source: git2::Error,
-    },
-}
 
 /// A range whose two ends are commits.
 #[derive(Debug, Clone)]

@@ -9,6 +9,9 @@ pub(crate) mod reports;
 pub(crate) mod select;
 pub(crate) mod steps;
 
+pub(crate) mod error;
+pub(crate) use error::RunnerError;
+
 use crate::repo::checkout::Workspace;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -20,31 +23,6 @@ pub(crate) enum Outcome {
     Failed(i32),
     /// pytest's own usage/internal errors, a run cut short, or a runner killed by a signal.
     Broken(Option<i32>),
-}
-
-/// A runner or a tool gate drives that could not be started (exit 4).
-#[derive(Debug, thiserror::Error)]
-pub enum RunnerError {
-    #[error("the command of {0} is empty")]
-    Empty(&'static str),
-    #[error("cannot start `{program}`")]
-    Start {
-        program: String,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{tool} is not installed: {why}")]
-    Missing {
-        tool: &'static str,
-        why: &'static str,
-    },
-    #[error(
-        "`{interpreter}` has no module `{module}`: install it into that interpreter (`{interpreter} -m pip install {module}`), or point `runner` in .gate.toml at an environment that has it"
-    )]
-    NoModule {
-        interpreter: String,
-        module: &'static str,
-    },
 }
 
 /// git's variables that point a child at the repository the hook runs in; a temporary checkout
