@@ -38,7 +38,7 @@ pub enum Error {
     Runner(#[from] crate::run::error::RunnerError),
     /// The history store is unreachable, locked, or of a newer schema.
     #[error(transparent)]
-    Store(#[from] crate::history::StoreError),
+    Store(#[from] crate::history::error::StoreError),
     /// An input file gate was given to read (a JUnit report, a `go test -json` stream) is
     /// malformed: nothing was recorded.
     #[error("{}: {message}", path.display())]

@@ -130,6 +130,44 @@ pub(crate) fn audit(
         }
         .into());
     }
+    let tests = selected_tests(project, opts)?;
+    if opts.fresh {
+        let _ = std::fs::remove_dir_all(&opts.state);
+    }
+    std::fs::create_dir_all(&opts.state)
+        .map_err(|e| Error::io(&opts.state, "cannot create the audit directory", e))?;
+    let base = crate::run::pytest::base_argv(&project.config, &project.framework, root);
+    let mut results: BTreeMap<String, (Observed, bool)> = BTreeMap::new();
+    let mut todo = Vec::new();
+    for test in &tests {
+        match load_trace(&opts.state, test) {
+            Some(o) => {
+                results.insert(test.clone(), (o, true));
+            }
+            None => todo.push(test.clone()),
+        }
+    }
+    let reused = results.len();
+    for (test, result) in trace_all(project, root, opts, &base, &todo) {
+        results.insert(test, (result?, false));
+    }
+    let audit = compare(
+        project,
+        opts.files,
+        tree,
+        &results,
+        reused,
+        started.elapsed().as_millis() as u64,
+    );
+    let observations = results
+        .into_iter()
+        .map(|(t, (o, _))| (t, o.files))
+        .collect();
+    Ok((audit, observations))
+}
+
+/// The test files to audit: every test of the project, or those `--tests` matches.
+fn selected_tests(project: &Project, opts: &Options<'_>) -> Result<Vec<String>> {
     let filter = match opts.tests {
         Some(g) => Some(
             crate::config::glob(g)
@@ -150,24 +188,19 @@ pub(crate) fn audit(
             None => "no test files to audit".into(),
         }));
     }
-    if opts.fresh {
-        let _ = std::fs::remove_dir_all(&opts.state);
-    }
-    std::fs::create_dir_all(&opts.state)
-        .map_err(|e| Error::io(&opts.state, "cannot create the audit directory", e))?;
+    Ok(tests)
+}
+
+/// Traces each test of `todo` alone, `opts.jobs` at a time, keeping each trace taken; the
+/// results in the order they finished.
+fn trace_all(
+    project: &Project,
+    root: &Path,
+    opts: &Options<'_>,
+    base: &[String],
+    todo: &[String],
+) -> Vec<(String, Result<Observed>)> {
     let known = opts.files;
-    let base = crate::run::pytest::base_argv(&project.config, &project.framework, root);
-    let mut results: BTreeMap<String, (Observed, bool)> = BTreeMap::new();
-    let mut todo = Vec::new();
-    for test in &tests {
-        match load_trace(&opts.state, test) {
-            Some(o) => {
-                results.insert(test.clone(), (o, true));
-            }
-            None => todo.push(test.clone()),
-        }
-    }
-    let reused = results.len();
     let done = AtomicUsize::new(0);
     let next = AtomicUsize::new(0);
     let fresh: Mutex<Vec<(String, Result<Observed>)>> = Mutex::new(Vec::new());
@@ -179,7 +212,7 @@ pub(crate) fn audit(
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(test) = todo.get(i) else { break };
-                    let (argv, cwd) = command(project, &base, root, test);
+                    let (argv, cwd) = command(project, base, root, test);
                     let result =
                         trace::run(&argv, &project.config.env, &cwd, root, known, &opts.state);
                     if let Ok(o) = &result {
@@ -200,22 +233,7 @@ pub(crate) fn audit(
     if opts.progress && std::io::stderr().is_terminal() && total > 0 {
         eprintln!();
     }
-    for (test, result) in fresh.into_inner().expect("threads joined") {
-        results.insert(test, (result?, false));
-    }
-    let audit = compare(
-        project,
-        opts.files,
-        tree,
-        &results,
-        reused,
-        started.elapsed().as_millis() as u64,
-    );
-    let observations = results
-        .into_iter()
-        .map(|(t, (o, _))| (t, o.files))
-        .collect();
-    Ok((audit, observations))
+    fresh.into_inner().expect("threads joined")
 }
 
 /// How one test runs alone: a pytest file with the project's runner from the root, a Go

@@ -8,7 +8,7 @@
 //! interpreter it picks (`shims`); one reached through any other script (an asdf shim, a
 //! wrapper) is asked every time.
 
-use super::{Memo, hash};
+use super::{Input, Kind, Memo, Scope, hash, runner};
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
 
@@ -159,6 +159,48 @@ impl Memo {
     }
 }
 
+impl Scope<'_> {
+    /// The interpreter's or toolchain's identity, or why it cannot be known.
+    pub(super) fn toolchain(&self, test: &str, memo: &mut Memo) -> Result<Input, String> {
+        let go = crate::graph::is_go_unit(test);
+        let argv = runner(self.project, self.root, go);
+        let state = crate::repo::state_dir(self.repo);
+        let (name, hash) = if go {
+            let dir = test.trim_start_matches("./");
+            let applies = |file: &String| {
+                let module = crate::path::parent(file);
+                crate::path::file_name(file) == "go.work"
+                    || module.is_empty()
+                    || dir == module
+                    || dir.starts_with(&format!("{module}/"))
+            };
+            if let Some((file, to)) = self.project.go.outside.iter().find(|(f, _)| applies(f)) {
+                return Err(format!(
+                    "{file}: replace => {to}: a module outside the repository, whose code gate does not hash"
+                ));
+            }
+            (
+                "go".to_string(),
+                memo.go(self.root, &state, &self.project.config.env)?,
+            )
+        } else {
+            let python = python_of(&argv).ok_or_else(|| {
+                format!(
+                    "the runner `{}` is not a Python interpreter gate can ask for its packages",
+                    argv.join(" ")
+                )
+            })?;
+            let h = memo.python(&python, self.root, &state, &self.project.config.env)?;
+            (python, h)
+        };
+        Ok(Input {
+            kind: Kind::Toolchain,
+            name,
+            hash,
+        })
+    }
+}
+
 /// The `go env` values that change a build, asked once and kept while everything they follow
 /// from holds: the `go` binary `PATH` finds (its resolved file), every `GO*`/`CGO_*` variable
 /// and those that move the `go env` file (gate's environment under the runner's `[env]`),
@@ -286,6 +328,31 @@ fn python_identity(
     let asked = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_nanos() as i128);
+    let (identity, unhashed, listed) = ask_python(python, root, runner_env)?;
+    let Some(exe) = exe.filter(|_| direct) else {
+        return known(identity, &unhashed);
+    };
+    let watched = watched(&exe, listed, root);
+    let record = Kept {
+        argv0: python.to_string(),
+        exe,
+        cwd: root.to_path_buf(),
+        env,
+        watched,
+        identity: identity.clone(),
+        unhashed: unhashed.clone(),
+    };
+    keep_python(&file, kept, record, asked);
+    known(identity, &unhashed)
+}
+
+/// What `python` says of itself: its identity, the places it imports unhashed code from, and
+/// the paths its identity was read from.
+fn ask_python(
+    python: &str,
+    root: &Path,
+    runner_env: &std::collections::BTreeMap<String, String>,
+) -> Result<(String, Vec<String>, Vec<PathBuf>), String> {
     let out = ask(&[python, "-c", ASK], root, runner_env)?;
     let text = String::from_utf8_lossy(&out);
     let (lines, from) = text
@@ -301,10 +368,14 @@ fn python_identity(
         })
         .map(str::to_string)
         .collect();
-    let Some(exe) = exe.filter(|_| direct) else {
-        return known(identity, &unhashed);
-    };
-    let mut watched: Vec<PathBuf> = vec![exe.clone()];
+    let listed: Vec<PathBuf> = serde_json::from_str(from.trim()).unwrap_or_default();
+    Ok((identity, unhashed, listed))
+}
+
+/// The paths a Python identity was read from, each with its state now: the interpreter `exe`,
+/// its virtualenv's configuration, and the folders and files it `listed` outside the repository.
+fn watched(exe: &Path, listed: Vec<PathBuf>, root: &Path) -> Vec<(PathBuf, Option<Stat>)> {
+    let mut watched: Vec<PathBuf> = vec![exe.to_path_buf()];
     if let Some(dir) = exe.parent() {
         watched.push(dir.join("pyvenv.cfg"));
         watched.extend(dir.parent().map(|d| d.join("pyvenv.cfg")));
@@ -312,23 +383,19 @@ fn python_identity(
     // The repository's own folders on `sys.path` (the root, where the runner starts) are not
     // the interpreter's: what they hold is the tree the closures hash, and every file a run
     // creates there (`.pytest_cache`) would otherwise ask the interpreter again.
-    let listed: Vec<PathBuf> = serde_json::from_str(from.trim()).unwrap_or_default();
     watched.extend(listed.into_iter().filter(|p| !p.starts_with(root)));
-    let record = Kept {
-        argv0: python.to_string(),
-        exe,
-        cwd: root.to_path_buf(),
-        env,
-        watched: watched
-            .into_iter()
-            .map(|p| {
-                let s = stat(&p);
-                (p, s)
-            })
-            .collect(),
-        identity: identity.clone(),
-        unhashed: unhashed.clone(),
-    };
+    watched
+        .into_iter()
+        .map(|p| {
+            let s = stat(&p);
+            (p, s)
+        })
+        .collect()
+}
+
+/// Keeps `record` in `file` with the `kept` identities of other interpreters, when nothing it
+/// was read from moved since just before it was `asked`.
+fn keep_python(file: &Path, kept: Vec<Kept>, record: Kept, asked: i128) {
     // What was read must not have moved while Python read it (file times lag the clock by a
     // tick): anything changed in the second before asking, and it is asked again next time.
     let settled = asked - 1_000_000_000;
@@ -339,17 +406,16 @@ fn python_identity(
     if unmoved {
         let mut all: Vec<Kept> = kept
             .into_iter()
-            .filter(|k| k.argv0 != python || k.exe != record.exe)
+            .filter(|k| k.argv0 != record.argv0 || k.exe != record.exe)
             .collect();
         all.push(record);
         // A few interpreters per repository at most; the oldest go first.
         let skip = all.len().saturating_sub(8);
         let all: Vec<Kept> = all.into_iter().skip(skip).collect();
         if let Ok(bytes) = serde_json::to_vec(&all) {
-            let _ = crate::cache::blocks::replace(&file, |w| std::io::Write::write_all(w, &bytes));
+            let _ = crate::cache::blocks::replace(file, |w| std::io::Write::write_all(w, &bytes));
         }
     }
-    known(identity, &unhashed)
 }
 
 /// The identity, unless the interpreter imports code gate does not hash.

@@ -61,16 +61,7 @@ impl Graph {
                 unbounded.extend(file_unbounded);
             }
         }
-        for u in user {
-            let bases = if u.relative_to_file {
-                vec![parent(&u.from).to_string()]
-            } else {
-                vec![String::new()]
-            };
-            for to in path_targets(tree, &u.from, &bases, &u.path, false) {
-                edges.add(&u.from, to, EdgeKind::UserReference, u.line, u.rule.clone());
-            }
-        }
+        user_edges(tree, user, &mut edges);
         go_packages(tree, &mut edges);
         symlinks(tree, &mut edges);
         let python: Vec<&String> = tree.files.iter().filter(|f| is_python(f)).collect();
@@ -82,33 +73,7 @@ impl Graph {
                 }
             }
         }
-        let conftests: Vec<&String> = python
-            .iter()
-            .copied()
-            .filter(|f| file_name(f) == "conftest.py")
-            .collect();
-        // Every collected test, a pytest-mypy-plugins case file or a doctest text file too: a
-        // conftest that does not import breaks the whole session.
-        let collected = tree.files.iter().filter(|f| {
-            (is_python(f)
-                || crate::analyze::is_case_file_name(f)
-                || crate::analyze::is_doctest_text(f))
-                && (tree.is_test)(f)
-        });
-        for test in collected {
-            for conftest in &conftests {
-                let dir = parent(conftest);
-                if dir.is_empty() || test.starts_with(&format!("{dir}/")) {
-                    edges.add(
-                        test,
-                        conftest.to_string(),
-                        EdgeKind::Conftest,
-                        0,
-                        String::new(),
-                    );
-                }
-            }
-        }
+        conftest_edges(tree, &python, &mut edges);
         plugins(tree, &python, &mut edges);
         let (table, details, links) = edges.finish();
         Graph::from_parts(table.unwrap_or(nodes), details, links, unbounded)
@@ -170,6 +135,51 @@ impl Parts {
             }
         }
         Some(Graph::from_parts(nodes, details, links, unbounded))
+    }
+}
+
+/// The edges of what `[[reference]]` extractors found: each path relative to the root or to
+/// its file's folder.
+fn user_edges(tree: &Tree<'_>, user: &[UserRef], edges: &mut EdgeSet<'_>) {
+    for u in user {
+        let bases = if u.relative_to_file {
+            vec![parent(&u.from).to_string()]
+        } else {
+            vec![String::new()]
+        };
+        for to in path_targets(tree, &u.from, &bases, &u.path, false) {
+            edges.add(&u.from, to, EdgeKind::UserReference, u.line, u.rule.clone());
+        }
+    }
+}
+
+/// Each collected test's edges to the conftests pytest loads for it: the root's and those of
+/// the folders above it.
+fn conftest_edges(tree: &Tree<'_>, python: &[&String], edges: &mut EdgeSet<'_>) {
+    let conftests: Vec<&String> = python
+        .iter()
+        .copied()
+        .filter(|f| file_name(f) == "conftest.py")
+        .collect();
+    // Every collected test, a pytest-mypy-plugins case file or a doctest text file too: a
+    // conftest that does not import breaks the whole session.
+    let collected = tree.files.iter().filter(|f| {
+        (is_python(f) || crate::analyze::is_case_file_name(f) || crate::analyze::is_doctest_text(f))
+            && (tree.is_test)(f)
+    });
+    for test in collected {
+        for conftest in &conftests {
+            let dir = parent(conftest);
+            if dir.is_empty() || test.starts_with(&format!("{dir}/")) {
+                edges.add(
+                    test,
+                    conftest.to_string(),
+                    EdgeKind::Conftest,
+                    0,
+                    String::new(),
+                );
+            }
+        }
     }
 }
 

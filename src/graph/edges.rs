@@ -36,27 +36,7 @@ pub(super) fn file_edges(
     }
     // Folders this file puts on `sys.path` itself: its own imports resolve there too (a
     // conftest's are every test's roots already).
-    let local = local_roots(tree, path, f);
-    for import in f
-        .imports
-        .iter()
-        .filter(|i| i.level == 0 && !local.is_empty())
-    {
-        let mut parts: Vec<&str> = import.module.split('.').filter(|p| !p.is_empty()).collect();
-        let whole = parts.len();
-        for name in import.names.iter().filter(|n| n.as_str() != "*") {
-            parts.truncate(whole);
-            parts.push(name);
-            for (to, module) in resolve_in(tree, &local, &parts, parts.len()) {
-                edges.add(path, to, EdgeKind::Import, import.line, module);
-            }
-        }
-        for k in 1..=whole {
-            for (to, module) in resolve_in(tree, &local, &parts, k) {
-                edges.add(path, to, EdgeKind::Import, import.line, module);
-            }
-        }
-    }
+    local_import_edges(tree, path, f, edges);
     // A doctest's run executes its examples: their imports are its dependencies (and nobody
     // else's: a module imported for its code does not run its docstrings).
     if (tree.is_test)(path) {
@@ -100,6 +80,32 @@ pub(super) fn file_edges(
                     line,
                     format!("creates a Flask app (its {folder}/ folder)"),
                 );
+            }
+        }
+    }
+}
+
+/// The edges of `path`'s absolute imports resolved under the folders it puts on `sys.path`
+/// itself.
+fn local_import_edges(tree: &Tree<'_>, path: &str, f: &Facts, edges: &mut impl AddEdge) {
+    let local = local_roots(tree, path, f);
+    for import in f
+        .imports
+        .iter()
+        .filter(|i| i.level == 0 && !local.is_empty())
+    {
+        let mut parts: Vec<&str> = import.module.split('.').filter(|p| !p.is_empty()).collect();
+        let whole = parts.len();
+        for name in import.names.iter().filter(|n| n.as_str() != "*") {
+            parts.truncate(whole);
+            parts.push(name);
+            for (to, module) in resolve_in(tree, &local, &parts, parts.len()) {
+                edges.add(path, to, EdgeKind::Import, import.line, module);
+            }
+        }
+        for k in 1..=whole {
+            for (to, module) in resolve_in(tree, &local, &parts, k) {
+                edges.add(path, to, EdgeKind::Import, import.line, module);
             }
         }
     }

@@ -228,50 +228,16 @@ pub(super) fn path_targets(
     Vec::new()
 }
 
+/// The characters that make a path a glob.
+const GLOB_META: [char; 4] = ['*', '?', '[', '{'];
+
 /// The files a repository-relative path names.
 fn targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
     if path.is_empty() || path == "." || path.starts_with("..") {
         return Vec::new();
     }
-    if path.contains(['*', '?', '[', '{']) {
-        let Ok(g) = crate::config::glob(path) else {
-            return Vec::new();
-        };
-        let m = g.compile_matcher();
-        // Only files under the glob's literal folder can match: scan that range, not the tree.
-        let literal: Vec<&str> = path
-            .split('/')
-            .take_while(|part| !part.contains(['*', '?', '[', '{']))
-            .collect();
-        let prefix = if literal.is_empty() {
-            String::new()
-        } else {
-            format!("{}/", literal.join("/"))
-        };
-        // Without `**` a glob matches at one depth only: a file there, or the folder there
-        // that holds the file (`data/*` names folders too; `data/*.json` not `data/sub/x.json`).
-        let depth = (!path.contains("**")).then(|| path.split('/').count());
-        let mut out: Vec<String> = tree
-            .files
-            .range(prefix.clone()..)
-            .take_while(|f| f.starts_with(&prefix))
-            .filter(|f| {
-                m.is_match(f.as_str())
-                    || match depth {
-                        Some(k) => f
-                            .match_indices('/')
-                            .nth(k - 1)
-                            .is_some_and(|(at, _)| m.is_match(&f[..at])),
-                        None => ancestors(f)
-                            .take_while(|d| d.len() >= prefix.len())
-                            .any(|d| !d.is_empty() && m.is_match(d)),
-                    }
-            })
-            .cloned()
-            .collect();
-        out.sort();
-        out.dedup();
-        return out;
+    if path.contains(GLOB_META) {
+        return glob_targets(tree, path);
     }
     if tree.files.contains(path) {
         let mut out = vec![path.to_string()];
@@ -299,6 +265,48 @@ fn targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
             .into_iter()
             .collect(),
     }
+}
+
+/// The files a glob names: those it matches, and those under the folders it matches.
+fn glob_targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
+    let Ok(g) = crate::config::glob(path) else {
+        return Vec::new();
+    };
+    let m = g.compile_matcher();
+    // Only files under the glob's literal folder can match: scan that range, not the tree.
+    let literal: Vec<&str> = path
+        .split('/')
+        .take_while(|part| !part.contains(GLOB_META))
+        .collect();
+    let prefix = if literal.is_empty() {
+        String::new()
+    } else {
+        format!("{}/", literal.join("/"))
+    };
+    // Without `**` a glob matches at one depth only: a file there, or the folder there
+    // that holds the file (`data/*` names folders too; `data/*.json` not `data/sub/x.json`).
+    let depth = (!path.contains("**")).then(|| path.split('/').count());
+    let mut out: Vec<String> = tree
+        .files
+        .range(prefix.clone()..)
+        .take_while(|f| f.starts_with(&prefix))
+        .filter(|f| {
+            m.is_match(f.as_str())
+                || match depth {
+                    Some(k) => f
+                        .match_indices('/')
+                        .nth(k - 1)
+                        .is_some_and(|(at, _)| m.is_match(&f[..at])),
+                    None => ancestors(f)
+                        .take_while(|d| d.len() >= prefix.len())
+                        .any(|d| !d.is_empty() && m.is_match(d)),
+                }
+        })
+        .cloned()
+        .collect();
+    out.sort();
+    out.dedup();
+    out
 }
 
 /// Every file under folder `dir`.

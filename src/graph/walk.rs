@@ -55,6 +55,20 @@ impl Walk {
         }
         chain
     }
+
+    /// Sorts the `touched` nodes into reached and cut, by their hops in `dist`.
+    fn settle(&mut self, touched: Vec<u32>, dist: &[(u32, u32)], max_depth: Option<u32>) {
+        for id in touched {
+            if max_depth.is_some_and(|m| dist[id as usize].0 > m) {
+                self.via[id as usize] = NONE;
+                self.cut.push(id);
+            } else {
+                self.reached.push(id);
+            }
+        }
+        self.reached.sort_unstable();
+        self.cut.sort_unstable();
+    }
 }
 
 impl Graph {
@@ -123,31 +137,27 @@ impl Graph {
                     next.push_back((to, d));
                 }
             };
-            match direction {
-                Direction::Dependents => {
-                    for i in self.dependents(node) {
-                        visit(i, self.links[i as usize].from);
-                    }
-                }
-                Direction::Dependencies => {
-                    let (start, out) = self.out();
-                    let run = start[node as usize]..start[node as usize + 1];
-                    for &i in &out[run.start as usize..run.end as usize] {
-                        visit(i, self.links[i as usize].to);
-                    }
-                }
-            }
+            self.each_link(node, direction, &mut visit);
         }
-        for id in touched {
-            if max_depth.is_some_and(|m| dist[id as usize].0 > m) {
-                walk.via[id as usize] = NONE;
-                walk.cut.push(id);
-            } else {
-                walk.reached.push(id);
-            }
-        }
-        walk.reached.sort_unstable();
-        walk.cut.sort_unstable();
+        walk.settle(touched, &dist, max_depth);
         walk
+    }
+
+    /// Calls `visit` with each link from `node` in `direction` and the node at its other end.
+    fn each_link(&self, node: u32, direction: Direction, visit: &mut impl FnMut(u32, u32)) {
+        match direction {
+            Direction::Dependents => {
+                for i in self.dependents(node) {
+                    visit(i, self.links[i as usize].from);
+                }
+            }
+            Direction::Dependencies => {
+                let (start, out) = self.out();
+                let run = start[node as usize]..start[node as usize + 1];
+                for &i in &out[run.start as usize..run.end as usize] {
+                    visit(i, self.links[i as usize].to);
+                }
+            }
+        }
     }
 }

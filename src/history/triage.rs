@@ -105,6 +105,9 @@ pub(crate) fn triage_leg(
         .collect()
 }
 
+/// A verdict, how sure it is, and its one line of evidence.
+type Judgement = (Verdict, Confidence, String);
+
 fn judge(
     leg: &LegInfo,
     last: &Past,
@@ -113,14 +116,19 @@ fn judge(
     change: &Change,
     rules: &Rules<'_>,
 ) -> Triaged {
-    let verdict = |verdict, confidence, evidence: String| Triaged {
+    let (verdict, confidence, evidence) = passed_on_commit(leg, own, prior)
+        .unwrap_or_else(|| from_history(leg, last, prior, change, rules));
+    Triaged {
         test: last.test.clone(),
         leg: leg.leg.clone(),
         verdict,
         confidence,
         evidence,
-    };
-    let short = |c: &str| c[..12.min(c.len())].to_string();
+    }
+}
+
+/// The first rule: a pass on the leg's commit, on an earlier leg or an earlier try of this one.
+fn passed_on_commit(leg: &LegInfo, own: &[&Past], prior: &[&Past]) -> Option<Judgement> {
     // A pass on the same commit is flaky evidence only under the same inputs: with another
     // `[env]` value or interpreter variable it is another experiment, not a retry.
     if let Some(p) = prior.iter().find(|r| {
@@ -129,7 +137,7 @@ fn judge(
             && leg.inputs.is_some()
             && r.inputs == leg.inputs
     }) {
-        return verdict(
+        return Some((
             Verdict::Flaky,
             Confidence::High,
             format!(
@@ -138,21 +146,33 @@ fn judge(
                 p.run,
                 p.seq
             ),
-        );
+        ));
     }
-    if own.iter().any(|r| r.outcome == "passed") {
-        return verdict(
+    own.iter().any(|r| r.outcome == "passed").then(|| {
+        (
             Verdict::Flaky,
             Confidence::High,
             format!(
                 "passed on an earlier try of this run, on the same commit {}",
                 short(&leg.commit)
             ),
-        );
-    }
+        )
+    })
+}
+
+/// The rules after a same-commit pass, from the test's history on the leg and the change:
+/// failing on main, a regression the change selected, known or recorded flakiness, else
+/// unknown.
+fn from_history(
+    leg: &LegInfo,
+    last: &Past,
+    prior: &[&Past],
+    change: &Change,
+    rules: &Rules<'_>,
+) -> Judgement {
     let summary = (!prior.is_empty()).then(|| evidence::rollup_of(prior, 0));
     if let Some(f) = summary.as_ref().and_then(|s| s.failing_on_main.as_ref()) {
-        return verdict(
+        return (
             Verdict::PreExisting,
             Confidence::High,
             format!(
@@ -171,7 +191,7 @@ fn judge(
     let file = last.file.as_deref();
     let causes = links(change, &last.test, file);
     if !causes.is_empty() && flakes.all == 0 {
-        return verdict(
+        return (
             Verdict::NewRegression,
             Confidence::High,
             format!(
@@ -182,31 +202,49 @@ fn judge(
         );
     }
     let in_window = format!("in {} days", rules.window_days);
-    if causes.is_empty() {
-        if let Some(glob) = file.and_then(|f| (rules.known_flaky)(f)) {
-            return verdict(
-                Verdict::Flaky,
-                Confidence::Medium,
-                format!("unlinked to the change, and known flaky (`known_flaky`: {glob})"),
-            );
-        }
-        if flakes.all > 0 {
-            return verdict(
-                Verdict::Flaky,
-                Confidence::Medium,
-                format!(
-                    "flaky {} {in_window} ({})",
-                    times(flakes.all),
-                    flakes.kinds()
-                ),
-            );
-        }
+    let unlinked = causes
+        .is_empty()
+        .then(|| unlinked_flaky(file, &flakes, &in_window, rules));
+    unlinked.flatten().unwrap_or_else(|| {
+        (
+            Verdict::Unknown,
+            Confidence::Low,
+            unknown_why(change, &causes, &flakes, &in_window),
+        )
+    })
+}
+
+/// A failure nothing in the change links to: flaky when its file is known flaky, or when the
+/// window holds flaky evidence of it.
+fn unlinked_flaky(
+    file: Option<&str>,
+    flakes: &Flakes,
+    in_window: &str,
+    rules: &Rules<'_>,
+) -> Option<Judgement> {
+    if let Some(glob) = file.and_then(|f| (rules.known_flaky)(f)) {
+        return Some((
+            Verdict::Flaky,
+            Confidence::Medium,
+            format!("unlinked to the change, and known flaky (`known_flaky`: {glob})"),
+        ));
     }
-    verdict(
-        Verdict::Unknown,
-        Confidence::Low,
-        unknown_why(change, &causes, &flakes, &in_window),
-    )
+    (flakes.all > 0).then(|| {
+        (
+            Verdict::Flaky,
+            Confidence::Medium,
+            format!(
+                "flaky {} {in_window} ({})",
+                times(flakes.all),
+                flakes.kinds()
+            ),
+        )
+    })
+}
+
+/// A commit as messages show it.
+fn short(commit: &str) -> String {
+    commit[..12.min(commit.len())].to_string()
 }
 
 /// Why nothing explains a failure.

@@ -1,0 +1,50 @@
+//! Recorded results numbered into attempts, and store locations read from their names.
+
+use super::record::numbered;
+use super::*;
+use crate::run::events::{TestOutcome, TestResult};
+use std::path::{Path, PathBuf};
+
+fn r(id: &str, attempt: u32, outcome: TestOutcome) -> TestResult {
+    TestResult {
+        id: id.into(),
+        file: None,
+        outcome,
+        duration_ms: 1,
+        attempt,
+    }
+}
+
+/// A test reported twice in one leg keeps both attempts, in order.
+#[test]
+fn repeated_tests_are_further_attempts() {
+    let got = numbered(&[
+        r("b", 1, TestOutcome::Passed),
+        r("a", 1, TestOutcome::Failed),
+        r("a", 2, TestOutcome::Passed),
+        r("a", 1, TestOutcome::Failed),
+    ]);
+    let keys: Vec<(&str, u32)> = got.iter().map(|r| (r.id.as_str(), r.attempt)).collect();
+    assert_eq!(keys, [("a", 1), ("a", 2), ("a", 3), ("b", 1)]);
+}
+
+#[test]
+fn store_locations() {
+    let state = Path::new("/repo/.git/gate");
+    assert_eq!(
+        location(Some("sqlite:/tmp/h.db"), None, state).unwrap(),
+        Location::Sqlite(PathBuf::from("/tmp/h.db"))
+    );
+    assert_eq!(
+        location(Some("rel.db"), None, state).unwrap(),
+        Location::Sqlite(PathBuf::from("rel.db"))
+    );
+    assert_eq!(
+        location(None, Some("postgres://u@h/db"), state).unwrap(),
+        Location::Postgres("postgres://u@h/db".into())
+    );
+    assert!(matches!(
+        location(Some("mysql://h/db"), Some("sqlite:x"), state),
+        Err(StoreError::Url(_))
+    ));
+}
