@@ -21,7 +21,7 @@ pub(crate) fn facts(bytes: &[u8]) -> Facts {
     let text = String::from_utf8_lossy(bytes);
     let mut strings: Vec<StringRef> = scan(&text)
         .into_iter()
-        // Shell syntax (`[`, `{`, awk code) and globs over an unknown folder (`*.go`) name
+        // Shell syntax (`[`, `{`, `}`, awk code) and globs over an unknown folder (`*.go`) name
         // nothing in particular.
         .filter(|w| {
             w.value.len() <= 256

@@ -27,6 +27,8 @@ thread_local! {
 
 mod bindings;
 mod calls;
+mod environ;
+mod import_calls;
 mod strings;
 
 use calls::path_keyword;
@@ -118,46 +120,11 @@ impl<'s> Pass<'s> {
             self.environment(node, line);
             match node.kind() {
                 "import_statement" => {
-                    for name in node.children_by_field_name("name", &mut node.walk()) {
-                        let dotted = if name.kind() == "aliased_import" {
-                            name.child_by_field_name("name")
-                        } else {
-                            Some(name)
-                        };
-                        if let Some(dotted) = dotted {
-                            let module = self.text(dotted);
-                            let alias = (name.kind() == "aliased_import")
-                                .then(|| name.child_by_field_name("alias"))
-                                .flatten()
-                                .map(|a| self.text(a));
-                            let bound = alias.clone().unwrap_or_else(|| {
-                                module.split('.').next().unwrap_or_default().to_string()
-                            });
-                            self.names.remove(&bound);
-                            self.bind_module_files(&module, alias);
-                            self.facts.imports.push(Import {
-                                line,
-                                level: 0,
-                                module,
-                                names: Vec::new(),
-                            });
-                        }
-                    }
+                    self.import(node, line);
                     continue;
                 }
                 "import_from_statement" => {
-                    let import = from_import(node, self.source, line);
-                    for (_, alias) in strings::from_import_aliases(node, self.source) {
-                        self.names.remove(&alias);
-                    }
-                    if import.level == 0 {
-                        for (name, alias) in strings::from_import_aliases(node, self.source) {
-                            let module = format!("{}.{name}", import.module);
-                            self.names
-                                .insert(format!("{alias}.__file__"), PathValue::ModuleFile(module));
-                        }
-                    }
-                    self.facts.imports.push(import);
+                    self.import_from(node, line);
                     continue;
                 }
                 "future_import_statement" => continue,
@@ -195,21 +162,76 @@ impl<'s> Pass<'s> {
             ) {
                 self.path_expression(node, line);
             }
-            let mut cursor = node.walk();
-            let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
-            let context_of = |c: &Node<'_>| {
-                // Arguments of calls keep their own context (set in `call`); the callee's
-                // own strings are plain.
-                if c.kind() == "argument_list" {
-                    self.argument_context(node).unwrap_or(child_context)
-                } else {
-                    child_context
-                }
-            };
-            let pushed: Vec<(Node<'_>, StringContext)> =
-                children.iter().rev().map(|c| (*c, context_of(c))).collect();
-            stack.extend(pushed);
+            self.push_children(&mut stack, node, child_context);
         }
+    }
+
+    /// `node`'s children onto the walk's stack, the first on top, each with its context.
+    fn push_children<'t>(
+        &self,
+        stack: &mut Vec<(Node<'t>, StringContext)>,
+        node: Node<'t>,
+        child_context: StringContext,
+    ) {
+        let mut cursor = node.walk();
+        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
+        let context_of = |c: &Node<'_>| {
+            // Arguments of calls keep their own context (set in `call`); the callee's
+            // own strings are plain.
+            if c.kind() == "argument_list" {
+                self.argument_context(node).unwrap_or(child_context)
+            } else {
+                child_context
+            }
+        };
+        let pushed: Vec<(Node<'_>, StringContext)> =
+            children.iter().rev().map(|c| (*c, context_of(c))).collect();
+        stack.extend(pushed);
+    }
+
+    /// `import a.b`, `import a.b as c`: the modules imported, and the names they bind.
+    fn import(&mut self, node: Node<'_>, line: u32) {
+        for name in node.children_by_field_name("name", &mut node.walk()) {
+            let dotted = if name.kind() == "aliased_import" {
+                name.child_by_field_name("name")
+            } else {
+                Some(name)
+            };
+            if let Some(dotted) = dotted {
+                let module = self.text(dotted);
+                let alias = (name.kind() == "aliased_import")
+                    .then(|| name.child_by_field_name("alias"))
+                    .flatten()
+                    .map(|a| self.text(a));
+                let bound = alias
+                    .clone()
+                    .unwrap_or_else(|| module.split('.').next().unwrap_or_default().to_string());
+                self.names.remove(&bound);
+                self.bind_module_files(&module, alias);
+                self.facts.imports.push(Import {
+                    line,
+                    level: 0,
+                    module,
+                    names: Vec::new(),
+                });
+            }
+        }
+    }
+
+    /// `from a import b as c`: the import, and the names it binds (`c.__file__` is `a.b`'s).
+    fn import_from(&mut self, node: Node<'_>, line: u32) {
+        let import = from_import(node, self.source, line);
+        for (_, alias) in strings::from_import_aliases(node, self.source) {
+            self.names.remove(&alias);
+        }
+        if import.level == 0 {
+            for (name, alias) in strings::from_import_aliases(node, self.source) {
+                let module = format!("{}.{name}", import.module);
+                self.names
+                    .insert(format!("{alias}.__file__"), PathValue::ModuleFile(module));
+            }
+        }
+        self.facts.imports.push(import);
     }
     /// A string holding doctest examples: their imports, on the lines they stand on.
     pub(super) fn doctest(&mut self, text: &str, line: u32) {

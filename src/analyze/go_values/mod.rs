@@ -4,31 +4,26 @@
 //! helper of another file). Bindings (`:=`, `=`, `var`, `const`, `range` over literal slices)
 //! are read flow-insensitively: a name is every value it is ever given in its function or at
 //! package level. What cannot be known becomes a wildcard, and a wildcard becomes a glob over
-//! the folder of the literal part — never a dropped path.
+//! the folder of the literal part — never a dropped path. A Go string literal's value and the
+//! test of which strings are kept (`literal`, `push`) live here too: the walk in `golang` uses
+//! them as well, so the arrows run from it to here only.
 
-use super::facts::{Facts, PathRef, StringContext};
-use super::paths::PathValue;
+mod algebra;
+
+use super::facts::{Facts, PathRef, StringContext, StringRef};
+use algebra::{
+    CWD, DIR, Fact, NAME, TEMP, Val, any, base, bounded, concat, dir, fact, join, sprintf,
+    trim_suffix,
+};
 use std::collections::BTreeMap;
 use tree_sitter::Node;
 
-/// Markers inside an evaluated value: the file's own folder, the file's own name (one path
-/// segment), the working directory, an unknown string (it may hold `/`), a temporary folder.
-const DIR: char = '\u{1}';
-const NAME: char = '\u{2}';
-const CWD: char = '\u{3}';
-const ANY: char = '\u{4}';
-const TEMP: char = '\u{5}';
-
-/// Past this many alternatives (or this deep a chain of bindings) a value is unknown.
-const MAX_ALTS: usize = 16;
+/// Past this deep a chain of bindings a value is unknown.
 const MAX_DEPTH: u32 = 16;
 
-/// The alternatives an expression may evaluate to.
-type Val = Vec<String>;
-
-fn any() -> Val {
-    vec![ANY.to_string()]
-}
+/// Calls that make a fresh temporary folder (`t.TempDir()`, `os.MkdirTemp(…)`): what is joined
+/// onto it is outside the tree.
+const TEMP_CALLS: &[&str] = &["TempDir", "MkdirTemp"];
 
 /// Where a name got a value: an expression (the `index`th of a call's results when `multi`),
 /// an element of a ranged collection, or nothing known (a parameter, `+=`).
@@ -251,7 +246,7 @@ impl<'t> Values<'t> {
         let source = self.source;
         match node.kind() {
             "interpreted_string_literal" | "raw_string_literal" => {
-                vec![super::golang::literal(node, source)]
+                vec![literal(node, source)]
             }
             "parenthesized_expression" => named_children(node)
                 .first()
@@ -333,7 +328,7 @@ impl<'t> Values<'t> {
             ("runtime.Caller", 1) => vec![format!("{DIR}/{NAME}")],
             ("os.Getwd", 0) => vec![CWD.to_string()],
             ("filepath.Abs", 0) => arg(0),
-            (_, 0) if super::golang::TEMP_CALLS.contains(&last) => vec![TEMP.to_string()],
+            (_, 0) if TEMP_CALLS.contains(&last) => vec![TEMP.to_string()],
             (_, i) if i > 0 => any(),
             ("filepath.Join" | "path.Join", _) => {
                 let parts: Vec<Val> = (0..args.len()).map(arg).collect();
@@ -362,10 +357,6 @@ impl<'t> Values<'t> {
         }
     }
 
-    /// Emits what `node` names, at `line`: a path relative to the file's folder, a glob over
-    /// the folder of the literal part, or (a relative path in a test file) a literal like any
-    /// other. `read`: the value is given to a call that reads it (`os.ReadDir(dir)` reads the
-    /// folder itself); elsewhere a bare anchor (`filepath.Join(file, "..")`) names nothing.
     /// A literal path handed to a reader, in a file no `go test` runs in its own folder: it is
     /// relative to the folder of whichever package's tests call it, so it names its tail in any
     /// folder (beside the literal itself, which gate resolves as any other).
@@ -382,12 +373,16 @@ impl<'t> Values<'t> {
         }
     }
 
+    /// Emits what `node` names, at `line`: a path relative to the file's folder, a glob over
+    /// the folder of the literal part, or (a relative path in a test file) a literal like any
+    /// other. `read`: the value is given to a call that reads it (`os.ReadDir(dir)` reads the
+    /// folder itself); elsewhere a bare anchor (`filepath.Join(file, "..")`) names nothing.
     pub(super) fn emit(&self, facts: &mut Facts, node: Node<'t>, line: u32, read: bool) {
         let shown: String = text(node, self.source).chars().take(160).collect();
         for value in self.eval(node, 0) {
             match fact(&value, self.runs_tests, read) {
                 Some(Fact::Literal(s)) => {
-                    super::golang::push(facts, line, s, StringContext::PathArg);
+                    push(facts, line, s, StringContext::PathArg);
                 }
                 Some(Fact::Path(value)) => facts.paths.push(PathRef {
                     line,
@@ -400,264 +395,34 @@ impl<'t> Values<'t> {
     }
 }
 
-/// Too many alternatives: unknown.
-fn bounded(mut values: Val) -> Val {
-    values.sort();
-    values.dedup();
-    if values.len() > MAX_ALTS {
-        any()
-    } else {
-        values
+/// Keeps a string that may name a file: not an option, not only dots and slashes (`".."` alone
+/// would name the parent folder), not only wildcards (but `**/x` from a join onto an unknown
+/// base).
+pub(super) fn push(facts: &mut Facts, line: u32, value: String, context: StringContext) {
+    let keep = !value.is_empty()
+        && (!value.starts_with('*') || value.starts_with("**/"))
+        && value.len() <= 256
+        && !value.starts_with('-')
+        && value
+            .chars()
+            .all(|c| c.is_alphanumeric() || "._-/+@*?[]".contains(c))
+        && value.chars().any(char::is_alphanumeric);
+    if keep {
+        facts.strings.push(StringRef {
+            line,
+            value,
+            context,
+        });
     }
 }
 
-fn concat(a: &Val, b: &Val) -> Val {
-    bounded(
-        a.iter()
-            .flat_map(|x| b.iter().map(move |y| format!("{x}{y}")))
-            .collect(),
-    )
-}
-
-/// `filepath.Join`: the non-empty parts joined with `/`, cleaned.
-fn join(parts: &[Val]) -> Val {
-    let mut out: Val = vec![String::new()];
-    for part in parts {
-        let mut next = Vec::new();
-        for prefix in &out {
-            for p in part {
-                next.push(match (prefix.is_empty(), p.is_empty()) {
-                    (true, _) => p.clone(),
-                    (_, true) => prefix.clone(),
-                    _ => format!("{prefix}/{p}"),
-                });
-            }
-        }
-        out = bounded(next);
-    }
-    out.iter().map(|v| clean(v)).collect()
-}
-
-/// `.` and `..` resolved lexically, as `filepath.Clean` does — except that `..` never undoes
-/// an unknown segment (it may hold several folders) and stays after an anchor.
-fn clean(value: &str) -> String {
-    let absolute = value.starts_with('/');
-    let mut parts: Vec<&str> = Vec::new();
-    for part in value.split('/') {
-        match part {
-            "" | "." => {}
-            ".." => match parts.last() {
-                Some(p) if p.contains(ANY) => {}
-                Some(&p) if p != ".." && !is_anchor(p) => {
-                    parts.pop();
-                }
-                _ => parts.push(".."),
-            },
-            p => parts.push(p),
-        }
-    }
-    let joined = parts.join("/");
-    if absolute {
-        format!("/{joined}")
-    } else if joined.is_empty() {
-        ".".to_string()
-    } else {
-        joined
-    }
-}
-
-fn is_anchor(segment: &str) -> bool {
-    [DIR, CWD, TEMP]
-        .iter()
-        .any(|a| segment.len() == a.len_utf8() && segment.starts_with(*a))
-}
-
-/// `filepath.Dir`: the value without its last segment; an unknown last segment is kept (its
-/// folder is not known, the glob over it covers it).
-fn dir(value: &str) -> String {
-    let value = clean(value);
-    match value.rsplit_once('/') {
-        _ if is_anchor(&value) || value.ends_with("..") => format!("{value}/.."),
-        Some((_, last)) if last.contains(ANY) => value,
-        Some(("", _)) => "/".to_string(),
-        Some((d, _)) => d.to_string(),
-        None if value.contains(ANY) => value,
-        None => ".".to_string(),
-    }
-}
-
-fn base(value: &str) -> String {
-    let value = clean(value);
-    let last = value.rsplit('/').next().unwrap_or(&value);
-    if last.contains(ANY) || is_anchor(last) {
-        ANY.to_string()
-    } else {
-        last.to_string()
-    }
-}
-
-/// `strings.TrimSuffix`: the suffix dropped where the value ends with it. Where the value ends
-/// in the file's own name or an unknown part, what is left of its last segment may be nothing
-/// (`TrimSuffix(file, "x_test.go")`: the folder) or a part of a name (`TrimSuffix(file,
-/// ".go")`): both; a suffix of several segments climbs out of the folders it names.
-fn trim_suffix(values: &Val, suffixes: &Val) -> Val {
-    let mut out = Vec::new();
-    for v in values {
-        for s in suffixes {
-            match v.strip_suffix(s.as_str()) {
-                Some(trimmed) => out.push(trimmed.to_string()),
-                None if v
-                    .rsplit('/')
-                    .next()
-                    .is_some_and(|l| l.contains([NAME, ANY])) =>
-                {
-                    let mut up = v.clone();
-                    for _ in 0..=s.matches('/').count() {
-                        up = dir(&up);
-                    }
-                    out.push(format!("{up}/{NAME}"));
-                    out.push(up);
-                }
-                None => out.push(v.clone()),
-            }
-        }
-    }
-    bounded(out)
-}
-
-/// `fmt.Sprintf`: `%s` and `%v` take their argument's value; other verbs are unknown.
-fn sprintf(format: &str, args: &[Val]) -> Val {
-    let mut out: Val = vec![String::new()];
-    let mut next_arg = 0;
-    let mut chars = format.chars().peekable();
-    let mut literal = String::new();
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            literal.push(c);
-            continue;
-        }
-        let mut verb = chars.next().unwrap_or('%');
-        while verb.is_ascii_digit() || "+-# .".contains(verb) {
-            verb = chars.next().unwrap_or('v');
-        }
-        if verb == '%' {
-            literal.push('%');
-            continue;
-        }
-        out = concat(&out, &vec![std::mem::take(&mut literal)]);
-        let value = match verb {
-            's' | 'v' => args.get(next_arg).cloned().unwrap_or_else(any),
-            _ => any(),
-        };
-        next_arg += 1;
-        out = concat(&out, &value);
-    }
-    concat(&out, &vec![literal])
-}
-
-enum Fact {
-    /// Relative to the working directory of a test file: a literal, as any other.
-    Literal(String),
-    Path(PathValue),
-}
-
-/// What one evaluated value names, if anything.
-fn fact(value: &str, runs_tests: bool, read: bool) -> Option<Fact> {
-    if value.contains(TEMP) {
-        return None;
-    }
-    let value = clean(value);
-    if value.starts_with('/') || value.starts_with('~') {
-        // Outside the tree: a literal, so the file's reads name it.
-        return (!value.contains([DIR, NAME, CWD, ANY])).then_some(Fact::Literal(value));
-    }
-    let (first, rest) = value.split_once('/').unwrap_or((&value, ""));
-    let has_literal = |s: &str| {
-        s.split('/')
-            .any(|p| p != ".." && p.chars().any(char::is_alphanumeric))
-    };
-    if first.len() == DIR.len_utf8() && first.starts_with(DIR) {
-        if !read && !has_literal(rest) {
-            return None;
-        }
-        // The folder itself (`os.ReadDir(dir)`) is `.`: an empty path names nothing.
-        let path = glob(rest);
-        let path = if path.is_empty() {
-            ".".to_string()
-        } else {
-            path
-        };
-        return Some(Fact::Path(PathValue::FileDir(path)));
-    }
-    // An unknown base (a parameter, another file's helper): the literal tail anywhere, its
-    // leading `..` dropped (they climb from a folder not known).
-    let relative = if first.starts_with(ANY) {
-        rest
-    } else if first.len() == CWD.len_utf8() && first.starts_with(CWD) {
-        if runs_tests {
-            return Some(Fact::Literal(glob(rest)));
-        }
-        rest
-    } else if runs_tests {
-        return has_literal(&value).then(|| Fact::Literal(glob(&value)));
-    } else {
-        // Relative to the working directory of a file no `go test` runs in its own folder:
-        // the folder of any package whose tests call it.
-        &value
-    };
-    let tail: Vec<&str> = relative
-        .split('/')
-        .skip_while(|p| *p == ".." || *p == "." || p.is_empty())
-        .collect();
-    let tail = tail.join("/");
-    if has_literal(&tail) {
-        Some(Fact::Path(PathValue::Relative(format!(
-            "**/{}",
-            glob(&tail)
-        ))))
-    } else if read && !first.starts_with(ANY) {
-        // The working directory itself (`os.DirFS(".")`) where it is not known: any folder.
-        Some(Fact::Path(PathValue::Relative("**".to_string())))
-    } else {
-        None
-    }
-}
-
-/// Markers as glob syntax: the file's own name is one segment (`*`); an unknown part may hold
-/// folders (`**`, or `**/x*` inside a segment).
-fn glob(value: &str) -> String {
-    value
-        .split('/')
-        .filter(|p| !p.is_empty() && *p != ".")
-        .map(|p| {
-            if p.chars().all(|c| c == ANY) {
-                "**".to_string()
-            } else if p.contains(ANY) {
-                format!("**/{}", p.replace([ANY, NAME], "*"))
-            } else {
-                p.replace(NAME, "*")
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cleaning_keeps_anchors_and_unknown_folders() {
-        let d = DIR.to_string();
-        assert_eq!(clean(&format!("{d}/{NAME}/../x")), format!("{d}/x"));
-        assert_eq!(clean(&format!("{d}/../a/./b")), format!("{d}/../a/b"));
-        assert_eq!(clean(&format!("{ANY}/../../data")), format!("{ANY}/data"));
-        assert_eq!(dir(&format!("{d}/{NAME}")), d);
-        assert_eq!(dir(&d), format!("{d}/.."));
-        assert_eq!(glob(&format!("a/case_{ANY}.json")), "a/**/case_*.json");
-        assert_eq!(
-            sprintf("%s/x-%d.json", &[vec![d.clone()], any()]),
-            [format!("{d}/x-{ANY}.json")]
-        );
-    }
+/// The value of a Go string literal (escapes other than `\\` and `\"` kept as written).
+pub(super) fn literal(node: Node<'_>, source: &[u8]) -> String {
+    let t = text(node, source);
+    let inner = t
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .or_else(|| t.strip_prefix('`').and_then(|s| s.strip_suffix('`')))
+        .unwrap_or(t);
+    inner.replace("\\\\", "\\").replace("\\\"", "\"")
 }

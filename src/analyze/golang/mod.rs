@@ -4,7 +4,7 @@
 //! GOOS/GOARCH suffixes are not evaluated: every file counts (conservative).
 
 use super::facts::{Facts, Import, StringContext, StringRef};
-use super::go_values::Values;
+use super::go_values::{Values, literal, push};
 use std::cell::RefCell;
 use tree_sitter::{Node, Parser};
 
@@ -58,9 +58,6 @@ const NEEDS_FULL_PARSE: &[&str] = &[
     "\"testing\"",
 ];
 
-/// Calls that make a fresh temporary folder (`t.TempDir()`, `os.MkdirTemp(…)`): what is joined
-/// onto it is outside the tree.
-pub(super) const TEMP_CALLS: &[&str] = &["TempDir", "MkdirTemp"];
 /// Calls whose value is a path built from parts: evaluated whole (`go_values`).
 const BUILD_CALLS: &[&str] = &["filepath.Join", "path.Join", "fmt.Sprintf"];
 
@@ -109,11 +106,26 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
         facts.parse_errors.push(1);
         return facts;
     };
-    let values = Values::new(tree.root_node(), source);
+    walk(&mut facts, tree.root_node(), source);
+    facts.imports.sort();
+    facts.imports.dedup();
+    facts.strings.sort();
+    facts.strings.dedup();
+    facts.env.sort();
+    facts.env.dedup();
+    facts.parse_errors.sort_unstable();
+    facts.parse_errors.dedup();
+    facts
+}
+
+/// Visits the tree in source order (an explicit stack: deeply nested files must not overflow),
+/// each node's facts into `facts`.
+fn walk(facts: &mut Facts, root: Node<'_>, source: &[u8]) {
+    let values = Values::new(root, source);
     // In test code a fixture path may be handed to any helper: every literal that looks like
     // a relative file path is kept (only one naming a file of the tree becomes an edge).
     let test_code = source.windows(9).any(|w| w == b"\"testing\"");
-    let mut stack: Vec<(Node<'_>, StringContext)> = vec![(tree.root_node(), StringContext::Plain)];
+    let mut stack: Vec<(Node<'_>, StringContext)> = vec![(root, StringContext::Plain)];
     while let Some((node, context)) = stack.pop() {
         let line = node.start_position().row as u32 + 1;
         if node.is_error() || node.is_missing() {
@@ -121,36 +133,8 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
         }
         let mut child_context = context;
         match node.kind() {
-            "package_clause" => {
-                let mut cursor = node.walk();
-                facts.package = node
-                    .named_children(&mut cursor)
-                    .find(|c| c.kind() == "package_identifier")
-                    .map(|c| text(c, source));
-                continue;
-            }
-            "import_spec" => {
-                if let Some(path) = node.child_by_field_name("path") {
-                    facts.imports.push(Import {
-                        line,
-                        level: 0,
-                        module: literal(path, source),
-                        names: Vec::new(),
-                    });
-                }
-                continue;
-            }
-            "comment" => {
-                let t = text(node, source);
-                if let Some(patterns) = t.strip_prefix("//go:embed") {
-                    for pattern in embed_patterns(patterns) {
-                        facts.strings.push(StringRef {
-                            line,
-                            value: pattern,
-                            context: StringContext::Embed,
-                        });
-                    }
-                }
+            "package_clause" | "import_spec" | "comment" => {
+                header_facts(facts, node, line, source);
                 continue;
             }
             // The outermost `a + b`: a path built by concatenation.
@@ -162,9 +146,9 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
                         .parent()
                         .is_none_or(|p| p.kind() != "binary_expression") =>
             {
-                values.emit(&mut facts, node, line, false);
+                values.emit(facts, node, line, false);
             }
-            "call_expression" => match call(&mut facts, &values, node, line, source) {
+            "call_expression" => match call(facts, &values, node, line, source) {
                 Some(c) => child_context = c.unwrap_or(context),
                 None => continue,
             },
@@ -172,11 +156,11 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
                 let value = literal(node, source);
                 if context != StringContext::Plain {
                     if context == StringContext::PathArg {
-                        values.emit_literal(&mut facts, &value, line);
+                        values.emit_literal(facts, &value, line);
                     }
-                    push(&mut facts, line, value, context);
+                    push(facts, line, value, context);
                 } else if test_code && looks_like_file(&value) {
-                    push(&mut facts, line, value, StringContext::PathArg);
+                    push(facts, line, value, StringContext::PathArg);
                 }
                 continue;
             }
@@ -186,15 +170,43 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
         let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
         stack.extend(children.into_iter().rev().map(|c| (c, child_context)));
     }
-    facts.imports.sort();
-    facts.imports.dedup();
-    facts.strings.sort();
-    facts.strings.dedup();
-    facts.env.sort();
-    facts.env.dedup();
-    facts.parse_errors.sort_unstable();
-    facts.parse_errors.dedup();
-    facts
+}
+
+/// The facts of a package clause (the package's name), an import spec (an import) or a
+/// comment (`//go:embed` patterns).
+fn header_facts(facts: &mut Facts, node: Node<'_>, line: u32, source: &[u8]) {
+    match node.kind() {
+        "package_clause" => {
+            let mut cursor = node.walk();
+            facts.package = node
+                .named_children(&mut cursor)
+                .find(|c| c.kind() == "package_identifier")
+                .map(|c| text(c, source));
+        }
+        "import_spec" => {
+            if let Some(path) = node.child_by_field_name("path") {
+                facts.imports.push(Import {
+                    line,
+                    level: 0,
+                    module: literal(path, source),
+                    names: Vec::new(),
+                });
+            }
+        }
+        "comment" => {
+            let t = text(node, source);
+            if let Some(patterns) = t.strip_prefix("//go:embed") {
+                for pattern in embed_patterns(patterns) {
+                    facts.strings.push(StringRef {
+                        line,
+                        value: pattern,
+                        context: StringContext::Embed,
+                    });
+                }
+            }
+        }
+        _ => {}
+    }
 }
 
 /// `os.Getenv("X")`, `os.LookupEnv("X")`: a variable read by a literal name. A computed name
@@ -359,27 +371,6 @@ fn call_args(call: Node<'_>) -> Vec<Node<'_>> {
         .unwrap_or_default()
 }
 
-/// Keeps a string that may name a file: not an option, not only dots and slashes (`".."` alone
-/// would name the parent folder), not only wildcards (but `**/x` from a join onto an unknown
-/// base).
-pub(super) fn push(facts: &mut Facts, line: u32, value: String, context: StringContext) {
-    let keep = !value.is_empty()
-        && (!value.starts_with('*') || value.starts_with("**/"))
-        && value.len() <= 256
-        && !value.starts_with('-')
-        && value
-            .chars()
-            .all(|c| c.is_alphanumeric() || "._-/+@*?[]".contains(c))
-        && value.chars().any(char::is_alphanumeric);
-    if keep {
-        facts.strings.push(StringRef {
-            line,
-            value,
-            context,
-        });
-    }
-}
-
 /// `_cases/table.txt`, `testdata/in.json`: a relative path with a folder or an extension, no
 /// spaces, no scheme.
 fn looks_like_file(value: &str) -> bool {
@@ -426,180 +417,9 @@ fn embed_patterns(rest: &str) -> Vec<String> {
     out
 }
 
-/// The value of a Go string literal (escapes other than `\\` and `\"` kept as written).
-pub(super) fn literal(node: Node<'_>, source: &[u8]) -> String {
-    let t = text(node, source);
-    let inner = t
-        .strip_prefix('"')
-        .and_then(|s| s.strip_suffix('"'))
-        .or_else(|| t.strip_prefix('`').and_then(|s| s.strip_suffix('`')))
-        .unwrap_or(&t);
-    inner.replace("\\\\", "\\").replace("\\\"", "\"")
-}
-
 fn text(node: Node<'_>, source: &[u8]) -> String {
     node.utf8_text(source).unwrap_or_default().to_string()
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn variables_read_by_a_literal_name() {
-        let src = "package x\n\nimport \"os\"\n\nfunc f(k string) {\n\t_ = os.Getenv(\"B\")\n\t_, _ = os.LookupEnv(`A`)\n\t_ = os.Getenv(k)\n\t_ = os.Environ()\n\t_ = os.ExpandEnv(\"$HOME/x\")\n}\n";
-        let facts = analyze(src.as_bytes());
-        assert_eq!(facts.env, ["A", "B"]);
-        // A computed name, the whole environment: reads gate cannot name, by line.
-        let lines: Vec<u32> = facts.env_any.iter().map(|(l, _)| *l).collect();
-        assert_eq!(lines, [8, 9, 10], "{:?}", facts.env_any);
-    }
-
-    #[test]
-    fn paths_anchored_on_the_file_and_joins_onto_unknown_bases() {
-        let src = "package x\n\nimport (\n\t\"path\"\n\t\"path/filepath\"\n\t\"runtime\"\n)\n\nfunc f(dir string) {\n\t_, file, _, _ := runtime.Caller(0)\n\tbase := filepath.Dir(file)\n\t_ = path.Join(path.Dir(file), \"../testdata\")\n\t_ = filepath.Join(base, \"golden\", \"a.txt\")\n\t_ = filepath.Join(file, \"..\", \"up.json\")\n\t_ = filepath.Join(dir, \"x.golden\")\n\t_ = filepath.Join(dir, \"src\")\n\ttmp := t.TempDir()\n\t_ = filepath.Join(tmp, \"out.txt\")\n\t_ = filepath.Join(os.TempDir(), \"gen\", \"a.json\")\n}\n";
-        let f = analyze(src.as_bytes());
-        let paths: Vec<String> = f.paths.iter().map(|p| format!("{:?}", p.value)).collect();
-        for want in [
-            "FileDir(\"../testdata\")",
-            "FileDir(\"golden/a.txt\")",
-            "FileDir(\"up.json\")",
-            // Joined onto an unknown base (a parameter): that path in any folder.
-            "Relative(\"**/x.golden\")",
-            "Relative(\"**/src\")",
-        ] {
-            assert!(paths.iter().any(|p| p == want), "{want}: {paths:?}");
-        }
-        // A join onto a temporary folder is never a tree path.
-        assert!(
-            !paths
-                .iter()
-                .any(|v| v.contains("out.txt") || v.contains("a.json")),
-            "{paths:?}"
-        );
-        // Other spellings of the same anchors: a helper returning the folder, a package-level
-        // `var (…)`, `Sprintf`, `+`, consts, loops over literal slices, `TrimSuffix`, another
-        // package's helper (its `..` climb from a folder not known), `os.Getwd` in a test.
-        let more = "package x\n\nimport (\n\t\"fmt\"\n\t\"os\"\n\t\"path/filepath\"\n\t\"runtime\"\n\t\"strings\"\n\t\"testing\"\n)\n\nvar (\n\t_, self, _, _ = runtime.Caller(0)\n\troot          = filepath.Dir(filepath.Dir(self))\n)\n\nconst name = \"c.json\"\n\nfunc here() string {\n\t_, f, _, _ := runtime.Caller(0)\n\treturn filepath.Dir(f)\n}\n\nfunc TestT(t *testing.T) {\n\t_, _ = os.ReadFile(fmt.Sprintf(\"%s/a.json\", here()))\n\t_, _ = os.ReadFile(root + \"/data/\" + name)\n\tfor _, n := range []string{\"d1.json\", \"d2.json\"} {\n\t\t_, _ = os.ReadFile(filepath.Join(here(), \"testdata\", n))\n\t}\n\t_, file, _, _ := runtime.Caller(0)\n\t_, _ = os.ReadFile(strings.TrimSuffix(file, \".go\") + \".golden\")\n\t_, _ = os.ReadFile(filepath.Join(testutil.Dir(), \"..\", \"shared\", \"e.json\"))\n\twd, _ := os.Getwd()\n\t_, _ = os.ReadFile(filepath.Join(wd, \"testdata\", \"w.json\"))\n}\n";
-        let f = analyze(more.as_bytes());
-        let paths: Vec<String> = f.paths.iter().map(|p| format!("{:?}", p.value)).collect();
-        for want in [
-            "FileDir(\"a.json\")",
-            "FileDir(\"../data/c.json\")",
-            "FileDir(\"testdata/d1.json\")",
-            "FileDir(\"testdata/d2.json\")",
-            "FileDir(\"*.golden\")",
-            "Relative(\"**/shared/e.json\")",
-        ] {
-            assert!(paths.iter().any(|p| p == want), "{want}: {paths:?}");
-        }
-        let values: Vec<&str> = f.strings.iter().map(|s| s.value.as_str()).collect();
-        assert!(values.contains(&"testdata/w.json"), "{values:?}");
-        // Test code keeps fixture paths handed to any helper; other code does not.
-        let test = "package x\n\nimport \"testing\"\n\nfunc TestT(t *testing.T) { load(t, \"_cases/table.txt\", \"a b\", \"name\") }\n";
-        let values: Vec<String> = analyze(test.as_bytes())
-            .strings
-            .into_iter()
-            .map(|s| s.value)
-            .collect();
-        assert_eq!(values, ["_cases/table.txt"]);
-        let plain = test.replace("\"testing\"", "\"fmt\"");
-        assert!(analyze(plain.as_bytes()).strings.is_empty());
-    }
-
-    #[test]
-    fn package_imports_embeds_and_references() {
-        let src = r#"package cart_test
-
-import (
-	"testing"
-	m "example.com/shop/money"
-	_ "embed"
-)
-
-import "os/exec"
-
-//go:embed testdata/*.json "static files/x.txt"
-var data string
-
-func TestX(t *testing.T) {
-	b, _ := os.ReadFile(filepath.Join("..", "..", "configs", "x.yaml"))
-	exec.Command("go", "run", "./cmd/tool").Run()
-	fmt.Println("not a path", b)
-}
-"#;
-        let f = analyze(src.as_bytes());
-        assert_eq!(f.package.as_deref(), Some("cart_test"));
-        let imports: Vec<(u32, &str)> = f
-            .imports
-            .iter()
-            .map(|i| (i.line, i.module.as_str()))
-            .collect();
-        assert_eq!(
-            imports,
-            [
-                (4, "testing"),
-                (5, "example.com/shop/money"),
-                (6, "embed"),
-                (9, "os/exec")
-            ]
-        );
-        let strings: Vec<(&str, StringContext)> = f
-            .strings
-            .iter()
-            .map(|s| (s.value.as_str(), s.context))
-            .collect();
-        for want in [
-            ("testdata/*.json", StringContext::Embed),
-            ("static files/x.txt", StringContext::Embed),
-            ("../../configs/x.yaml", StringContext::PathArg),
-            ("./cmd/tool", StringContext::Argv),
-        ] {
-            assert!(strings.contains(&want), "{want:?} in {strings:?}");
-        }
-        assert!(!strings.iter().any(|(s, _)| *s == "not a path"));
-    }
-
-    #[test]
-    fn a_file_without_path_calls_is_read_up_to_its_first_declaration() {
-        let src = "// Package p.\npackage p\n\nimport (\n\t\"fmt\"\n)\n\nimport \"strings\"\n\nfunc F() { fmt.Println(strings.ToUpper(\"x\")) }\n";
-        assert!(header(src.as_bytes()).len() < src.len());
-        let f = analyze(src.as_bytes());
-        let imports: Vec<&str> = f.imports.iter().map(|i| i.module.as_str()).collect();
-        assert_eq!(imports, ["fmt", "strings"]);
-        assert!(f.parse_errors.is_empty());
-        // An import after a declaration-looking line (here inside a comment) keeps it whole.
-        let odd = "/*\nvar x\n*/\npackage p\n\nimport \"fmt\"\n\nfunc F() { fmt.Println() }\n";
-        assert_eq!(header(odd.as_bytes()).len(), odd.len());
-        assert_eq!(analyze(odd.as_bytes()).imports.len(), 1);
-        // A file that reads files is parsed whole.
-        let reads = "package p\n\nimport \"os\"\n\nfunc F() { os.ReadFile(\"data.json\") }\n";
-        assert_eq!(header(reads.as_bytes()).len(), reads.len());
-    }
-
-    mod fuzz {
-        use super::super::{analyze, parse_errors};
-        use proptest::prelude::*;
-
-        proptest! {
-            #![proptest_config(ProptestConfig::with_cases(96))]
-            #[test]
-            fn random_bytes(bytes in prop::collection::vec(any::<u8>(), 0..4096)) {
-                prop_assert_eq!(analyze(&bytes), analyze(&bytes));
-                let _ = parse_errors(&bytes);
-            }
-
-            #[test]
-            fn deep_nesting(depth in 1usize..20_000, open in "[(\\[{]") {
-                let close = match open.as_str() { "(" => ")", "[" => "]", _ => "}" };
-                let src = format!(
-                    "package p\n\nimport \"os\"\n\nvar x = os.ReadFile({}1{})\n",
-                    open.repeat(depth),
-                    close.repeat(depth)
-                );
-                let _ = analyze(src.as_bytes());
-                let _ = parse_errors(src.as_bytes());
-            }
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,469 @@
+//! The evaluator: a path expression's tree-sitter nodes → its `PathValue`, with the calls,
+//! methods and templates it knows. Apart from the value type, which facts and the graph use
+//! without evaluating anything.
+
+use super::{PathValue, UNKNOWN, known};
+use std::cell::Cell;
+use std::collections::BTreeMap;
+use tree_sitter::Node;
+
+const WRAPPERS: &[&str] = &[
+    "Path",
+    "pathlib.Path",
+    "PurePath",
+    "pathlib.PurePath",
+    "PosixPath",
+    "str",
+    "os.fspath",
+    "os.path.abspath",
+    "os.path.realpath",
+    "os.path.normpath",
+    "path.abspath",
+    "path.realpath",
+];
+const METHODS_KEEPING_PATH: &[&str] = &["resolve", "absolute", "expanduser"];
+const RESOURCE_FILES: &[&str] = &[
+    "importlib.resources.files",
+    "importlib_resources.files",
+    "resources.files",
+    "files",
+];
+/// `(package, resource)` readers: `pkgutil.get_data("pkg", "data/x.json")`.
+const RESOURCE_READERS: &[&str] = &[
+    "pkgutil.get_data",
+    "get_data",
+    "importlib.resources.read_text",
+    "importlib.resources.read_binary",
+    "importlib.resources.open_text",
+    "importlib.resources.open_binary",
+    "importlib.resources.path",
+    "resources.read_text",
+    "resources.read_binary",
+    "resources.open_text",
+    "resources.open_binary",
+    "resources.path",
+    "pkg_resources.resource_filename",
+    "pkg_resources.resource_string",
+    "pkg_resources.resource_stream",
+    "resource_filename",
+    "resource_string",
+];
+
+/// Calls that make or name a temporary folder: outside the repository.
+const TEMPORARY: &[&str] = &[
+    "tempfile.mkdtemp",
+    "tempfile.gettempdir",
+    "mkdtemp",
+    "gettempdir",
+    "tmp_path_factory.mktemp",
+    "tmpdir_factory.mktemp",
+];
+
+/// A folder outside the repository: a join onto it names nothing.
+fn outside() -> PathValue {
+    PathValue::Relative("/tmp".into())
+}
+
+/// A piece of a template: its text, or a hole's value (`None`: not known here).
+enum Chunk {
+    Text(String),
+    Value(Option<PathValue>),
+}
+
+/// A template filled in: a path-valued first hole anchors the rest (`f"{HERE}/x.json"`); else
+/// it is text, with known text holes in place and unknown ones marked.
+fn assemble(chunks: Vec<Chunk>) -> Option<PathValue> {
+    let mut chunks = chunks
+        .into_iter()
+        .filter(|c| !matches!(c, Chunk::Text(t) if t.is_empty()));
+    let mut out = String::new();
+    let mut anchor = None;
+    let push = |out: &mut String, chunk: Chunk| match chunk {
+        Chunk::Text(t) => out.push_str(&t),
+        Chunk::Value(Some(PathValue::Relative(p))) => out.push_str(&p),
+        Chunk::Value(_) => out.push(UNKNOWN),
+    };
+    match chunks.next() {
+        Some(Chunk::Value(Some(v))) if !matches!(v, PathValue::Relative(_)) => anchor = Some(v),
+        Some(first) => push(&mut out, first),
+        None => {}
+    }
+    for c in chunks {
+        push(&mut out, c);
+    }
+    match anchor {
+        Some(a) => a.concat(&out),
+        None => Some(PathValue::Relative(out)),
+    }
+}
+
+/// How deep an expression is followed. Deeper ones (a generated `1+1+…` of thousands of
+/// terms, thousands of nested parentheses) are not evaluated, and say so: recursion on input
+/// depth would overflow the stack.
+pub(crate) const MAX_DEPTH: u32 = 200;
+
+/// The path `node` evaluates to, if it is a path expression, and whether the expression was
+/// too deep to follow (then the value is `None`).
+pub(crate) fn eval(
+    node: Node<'_>,
+    source: &[u8],
+    names: &BTreeMap<String, PathValue>,
+) -> (Option<PathValue>, bool) {
+    let e = Eval {
+        source,
+        names,
+        depth: Cell::new(0),
+        too_deep: Cell::new(false),
+    };
+    let value = e.eval(node);
+    (value, e.too_deep.get())
+}
+
+struct Eval<'s> {
+    source: &'s [u8],
+    names: &'s BTreeMap<String, PathValue>,
+    depth: Cell<u32>,
+    too_deep: Cell<bool>,
+}
+
+impl Eval<'_> {
+    fn eval(&self, node: Node<'_>) -> Option<PathValue> {
+        if self.depth.get() >= MAX_DEPTH {
+            self.too_deep.set(true);
+            return None;
+        }
+        self.depth.set(self.depth.get() + 1);
+        let value = self.eval_here(node);
+        self.depth.set(self.depth.get() - 1);
+        value
+    }
+
+    fn eval_here(&self, node: Node<'_>) -> Option<PathValue> {
+        let text = |n: Node<'_>| self.text(n);
+        match node.kind() {
+            "string" => self.string(node),
+            "concatenated_string" => Some(PathValue::Relative(self.literal(node))),
+            "identifier" if text(node) == "__file__" => Some(PathValue::File),
+            "identifier" => self.names.get(text(node)).cloned().or_else(|| {
+                // pytest's temporary folders: outside the repository.
+                matches!(text(node), "tmp_path" | "tmpdir").then(outside)
+            }),
+            "parenthesized_expression" => self.eval(node.named_child(0)?),
+            "attribute" => self.attribute(node),
+            "subscript" => self.subscript(node),
+            "binary_operator" => self.binary(node),
+            "call" => self.call(node),
+            _ => None,
+        }
+    }
+
+    /// `f"{HERE}/data.json"`: a path-valued first interpolation anchors the rest.
+    fn string(&self, node: Node<'_>) -> Option<PathValue> {
+        let mut cursor = node.walk();
+        let chunks: Vec<Chunk> = node
+            .named_children(&mut cursor)
+            .filter_map(|c| match c.kind() {
+                "string_content" => Some(Chunk::Text(self.text(c).to_string())),
+                "interpolation" => Some(Chunk::Value(c.named_child(0).and_then(|e| self.eval(e)))),
+                _ => None,
+            })
+            .collect();
+        assemble(chunks)
+    }
+
+    fn attribute(&self, node: Node<'_>) -> Option<PathValue> {
+        let text = |n: Node<'_>| self.text(n);
+        let object = node.child_by_field_name("object")?;
+        match (text(node), text(node.child_by_field_name("attribute")?)) {
+            // The working folder: the root, where tests run from.
+            ("os.curdir", _) => Some(PathValue::Relative(".".into())),
+            ("os.pardir", _) => Some(PathValue::Relative("..".into())),
+            ("os.sep" | "os.path.sep", _) => Some(PathValue::Relative("/".into())),
+            (_, "parent") => self.eval(object)?.parent(),
+            // `mod.__file__`: bound where `mod` was imported.
+            (_, "__file__") => self.names.get(text(node)).cloned(),
+            _ => None,
+        }
+    }
+
+    /// `Path(__file__).parents[2]`
+    fn subscript(&self, node: Node<'_>) -> Option<PathValue> {
+        let text = |n: Node<'_>| self.text(n);
+        let value = node.child_by_field_name("value")?;
+        let index: usize = text(node.child_by_field_name("subscript")?).parse().ok()?;
+        // `os.path.split(p)[0]`: the folder.
+        if index == 0
+            && value.kind() == "call"
+            && value
+                .child_by_field_name("function")
+                .is_some_and(|f| matches!(text(f), "os.path.split" | "path.split"))
+        {
+            let args = value.child_by_field_name("arguments")?;
+            return self.eval(args.named_child(0)?)?.parent();
+        }
+        if value.kind() != "attribute" || text(value.child_by_field_name("attribute")?) != "parents"
+        {
+            return None;
+        }
+        let mut out = self.eval(value.child_by_field_name("object")?)?;
+        for _ in 0..=index {
+            out = out.parent()?;
+        }
+        Some(out)
+    }
+
+    fn binary(&self, node: Node<'_>) -> Option<PathValue> {
+        let left = node.child_by_field_name("left")?;
+        let right = node.child_by_field_name("right")?;
+        let op = self.text(node.child_by_field_name("operator")?);
+        if op == "%" {
+            return self.percent(left, right);
+        }
+        let l = self.eval(left);
+        let r = self.part(right);
+        match (op, l) {
+            ("/", Some(l)) => l.join(&r),
+            ("+", Some(l)) => l.concat(&r),
+            // `settings.BASE / "x.json"`: a folder not known here, under a known tail.
+            ("/", None) if known(&r) => Some(PathValue::Relative(format!("{UNKNOWN}/{r}"))),
+            // `base + os.sep + "data"`: text not known here, then more; recorded only
+            // where it says enough to name something.
+            ("+", None) => Some(PathValue::Relative(format!("{UNKNOWN}{r}"))),
+            _ => None,
+        }
+    }
+
+    fn call(&self, node: Node<'_>) -> Option<PathValue> {
+        let function = node.child_by_field_name("function")?;
+        let name = self.text(function);
+        let args: Vec<Node<'_>> = {
+            let list = node.child_by_field_name("arguments")?;
+            let mut cursor = list.walk();
+            list.named_children(&mut cursor)
+                .filter(|a| a.kind() != "keyword_argument" && a.kind() != "comment")
+                .collect()
+        };
+        let first = || args.first().and_then(|a| self.eval(*a));
+        let rest = args.get(1..).unwrap_or_default();
+        if WRAPPERS.contains(&name) {
+            if args.is_empty() && name != "str" {
+                return Some(PathValue::Relative(".".into())); // `Path()`: the working folder
+            }
+            return self.join_rest(self.base(&args)?, rest);
+        }
+        match name {
+            "os.path.dirname" | "path.dirname" | "dirname" => return first()?.parent(),
+            "os.path.join" | "path.join" => return self.join_rest(self.base(&args)?, rest),
+            // The working folder: the root, where tests run from.
+            "os.getcwd" | "Path.cwd" | "pathlib.Path.cwd" => {
+                return Some(PathValue::Relative(".".into()));
+            }
+            n if TEMPORARY.contains(&n) => return Some(outside()),
+            _ => {}
+        }
+        if RESOURCE_FILES.contains(&name) {
+            let package = args.first().filter(|a| a.kind() == "string")?;
+            return Some(PathValue::Package {
+                package: self.literal(*package),
+                path: String::new(),
+            });
+        }
+        if RESOURCE_READERS.contains(&name) && args.len() >= 2 && args[0].kind() == "string" {
+            return PathValue::Package {
+                package: self.literal(args[0]),
+                path: String::new(),
+            }
+            .join(&self.part(args[1]));
+        }
+        if function.kind() == "attribute" {
+            return self.method(node, function, &args);
+        }
+        None
+    }
+
+    /// The first argument of a join, else (`os.path.join(base, "x.json")` with `base` not
+    /// known here) a folder under a known tail.
+    fn base(&self, args: &[Node<'_>]) -> Option<PathValue> {
+        let rest = args.get(1..).unwrap_or_default();
+        args.first().and_then(|a| self.eval(*a)).or_else(|| {
+            rest.iter()
+                .any(|a| known(&self.part(*a)))
+                .then(|| PathValue::Relative(UNKNOWN.to_string()))
+        })
+    }
+
+    fn join_rest(&self, mut value: PathValue, rest: &[Node<'_>]) -> Option<PathValue> {
+        for a in rest {
+            value = value.join(&self.part(*a))?;
+        }
+        Some(value)
+    }
+
+    /// Methods on a path: `p.resolve()`, `p.joinpath("a", "b")`, `p.with_name("x.json")`,
+    /// `p.glob("*.json")`; `"{}/x.json".format(HERE)` on a template.
+    fn method(&self, node: Node<'_>, function: Node<'_>, args: &[Node<'_>]) -> Option<PathValue> {
+        let object = function.child_by_field_name("object")?;
+        let method = self.text(function.child_by_field_name("attribute")?);
+        if method == "format" && object.kind() == "string" {
+            return self.format(object, node.child_by_field_name("arguments")?);
+        }
+        let value = self.eval(object);
+        let value = match (value, method) {
+            (Some(v), _) => v,
+            // `BASE.joinpath("x.json")`, `BASE.glob("*.json")` on a folder not known here.
+            (None, "joinpath" | "glob" | "rglob") if args.iter().any(|a| known(&self.part(*a))) => {
+                PathValue::Relative(UNKNOWN.to_string())
+            }
+            _ => return None,
+        };
+        match method {
+            m if METHODS_KEEPING_PATH.contains(&m) => Some(value),
+            "joinpath" => self.join_rest(value, args),
+            "with_name" => value.parent()?.join(&self.part(*args.first()?)),
+            "glob" => value.join(&self.part(*args.first()?)),
+            "rglob" => value.join(&format!("**/{}", self.part(*args.first()?))),
+            _ => None,
+        }
+    }
+
+    /// A literal's text, with `*` for every interpolation an f-string has (or the path a name
+    /// bound in the module holds, when it is a plain literal).
+    fn literal(&self, node: Node<'_>) -> String {
+        let source = self.source;
+        let mut out = String::new();
+        let mut cursor = node.walk();
+        for child in node.named_children(&mut cursor) {
+            match child.kind() {
+                "string_content" => out.push_str(child.utf8_text(source).unwrap_or_default()),
+                "string" => out.push_str(&self.literal(child)),
+                "interpolation" => match child.named_child(0).and_then(|e| self.eval(e)) {
+                    Some(PathValue::Relative(p)) => out.push_str(&p),
+                    _ => out.push(UNKNOWN),
+                },
+                _ => {}
+            }
+        }
+        out
+    }
+
+    /// A join operand: its literal value, or the unknown marker when it is computed.
+    fn part(&self, node: Node<'_>) -> String {
+        match self.eval(node) {
+            Some(PathValue::Relative(p)) => p,
+            _ => UNKNOWN.to_string(),
+        }
+    }
+
+    /// `"%s/data/%s.json" % (HERE, name)`: the template's holes filled in order.
+    fn percent(&self, template: Node<'_>, args: Node<'_>) -> Option<PathValue> {
+        let template = self.template(template)?;
+        let values: Vec<Node<'_>> = match args.kind() {
+            "tuple" => {
+                let mut cursor = args.walk();
+                args.named_children(&mut cursor).collect()
+            }
+            "dictionary" => Vec::new(),
+            _ => vec![args],
+        };
+        let mut values = values.into_iter();
+        let mut chunks = Vec::new();
+        let mut text = String::new();
+        let mut chars = template.chars().peekable();
+        while let Some(c) = chars.next() {
+            if c != '%' {
+                text.push(c);
+                continue;
+            }
+            if chars.next_if_eq(&'%').is_some() {
+                text.push('%');
+                continue;
+            }
+            // `%(name)s` takes no positional value; then flags, width, precision, conversion.
+            let named = chars.next_if_eq(&'(').is_some();
+            if named {
+                chars.by_ref().find(|d| *d == ')');
+            }
+            chars.by_ref().find(char::is_ascii_alphabetic);
+            chunks.push(Chunk::Text(std::mem::take(&mut text)));
+            let value = if named { None } else { values.next() };
+            chunks.push(Chunk::Value(value.and_then(|v| self.eval(v))));
+        }
+        chunks.push(Chunk::Text(text));
+        assemble(chunks)
+    }
+
+    /// `"{}/data/{name}.json".format(HERE, name=x)`: fields by position, index or keyword.
+    fn format(&self, template: Node<'_>, arguments: Node<'_>) -> Option<PathValue> {
+        let template = self.template(template)?;
+        let mut cursor = arguments.walk();
+        let (mut positional, mut keywords) = (Vec::new(), BTreeMap::new());
+        for a in arguments.named_children(&mut cursor) {
+            match a.kind() {
+                "keyword_argument" => {
+                    let name = a.child_by_field_name("name").map(|n| self.text(n));
+                    if let (Some(name), Some(value)) = (name, a.child_by_field_name("value")) {
+                        keywords.insert(name.to_string(), value);
+                    }
+                }
+                "comment" => {}
+                _ => positional.push(a),
+            }
+        }
+        let mut chunks = Vec::new();
+        let mut text = String::new();
+        let mut next = 0;
+        let mut chars = template.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '{' if chars.peek() == Some(&'{') => {
+                    chars.next();
+                    text.push('{');
+                }
+                '}' if chars.peek() == Some(&'}') => {
+                    chars.next();
+                    text.push('}');
+                }
+                '{' => {
+                    let field: String = chars.by_ref().take_while(|d| *d != '}').collect();
+                    let name = field.split([':', '!']).next().unwrap_or_default();
+                    let value = if name.is_empty() {
+                        next += 1;
+                        positional.get(next - 1).copied()
+                    } else if let Ok(k) = name.parse::<usize>() {
+                        positional.get(k).copied()
+                    } else if name.contains(['.', '[']) {
+                        None
+                    } else {
+                        keywords.get(name).copied()
+                    };
+                    chunks.push(Chunk::Text(std::mem::take(&mut text)));
+                    chunks.push(Chunk::Value(value.and_then(|v| self.eval(v))));
+                }
+                _ => text.push(c),
+            }
+        }
+        chunks.push(Chunk::Text(text));
+        assemble(chunks)
+    }
+
+    /// A template's text: a plain literal (an f-string's holes are no template's).
+    fn template(&self, node: Node<'_>) -> Option<String> {
+        if node.kind() != "string" {
+            return None;
+        }
+        let mut cursor = node.walk();
+        let mut out = String::new();
+        for c in node.named_children(&mut cursor) {
+            match c.kind() {
+                "string_content" => out.push_str(self.text(c)),
+                "interpolation" => return None,
+                _ => {}
+            }
+        }
+        Some(out)
+    }
+
+    fn text(&self, node: Node<'_>) -> &str {
+        node.utf8_text(self.source).unwrap_or_default()
+    }
+}

@@ -1,0 +1,213 @@
+//! Path expressions evaluated from the source text alone: `__file__` and its parents, `/` and
+//! `os.path.join` joins, `Path(...)` wrappers, module-level names bound to paths, package
+//! resources, `%` and `.format` templates, names bound by loops over literal lists. An unknown
+//! part is kept as a marker while the value is built, then sealed into a glob that covers
+//! whatever it may hold — a `/` too: `data/{name}.json` is `data/**/*.json`, and an unknown
+//! folder under a literal tail (`settings.BASE / "x.json"`) is `**/x.json`.
+
+mod expr;
+
+use serde::{Deserialize, Serialize};
+
+pub(crate) use expr::{MAX_DEPTH, eval};
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case", tag = "anchor", content = "path")]
+pub(crate) enum PathValue {
+    /// Relative to the repository root or to the file's folder (a literal says not which).
+    Relative(String),
+    /// Relative to the folder of the file that holds the expression (built from `__file__`).
+    FileDir(String),
+    /// The file itself (`__file__`).
+    File,
+    /// Inside a package's folder: `importlib.resources.files("pkg") / "x.json"`.
+    Package { package: String, path: String },
+    /// Another module's file (`jsonschema.__file__`, the module imported by that name).
+    ModuleFile(String),
+    /// Relative to the folder that holds another module's file (`Path(jsonschema.__file__)
+    /// .parent.parent / "json"`): a package's own folder, or the folder a plain module is in.
+    ModuleDir { module: String, path: String },
+}
+
+/// An unknown part while a value is built: replaced by `seal` with the glob that covers it.
+pub(crate) const UNKNOWN: char = '\u{1}';
+
+impl PathValue {
+    fn path_mut(&mut self) -> Option<&mut String> {
+        match self {
+            PathValue::File | PathValue::ModuleFile(_) => None,
+            PathValue::Relative(p) | PathValue::FileDir(p) => Some(p),
+            PathValue::Package { path, .. } | PathValue::ModuleDir { path, .. } => Some(path),
+        }
+    }
+
+    /// The value with its unknown parts as globs: what facts record.
+    pub(crate) fn seal(mut self) -> PathValue {
+        // Only text may start with a folder not known here; the others start at a known one.
+        let text = matches!(self, PathValue::Relative(_));
+        if let Some(p) = self.path_mut()
+            && p.contains(UNKNOWN)
+        {
+            *p = seal(p, text);
+        }
+        self
+    }
+
+    /// The file's own folder or one above it (`Path(__file__).parent`, `ROOT`): an anchor other
+    /// paths are built from, not a reference to everything below it.
+    pub(crate) fn is_anchor(&self) -> bool {
+        match self {
+            PathValue::File | PathValue::ModuleFile(_) => true,
+            PathValue::FileDir(p) | PathValue::ModuleDir { path: p, .. } => {
+                p.split('/').all(|s| s.is_empty() || s == "..")
+            }
+            PathValue::Package { path, .. } => path.is_empty(),
+            PathValue::Relative(p) => p.is_empty() || p == "." || p.split('/').all(|s| s == ".."),
+        }
+    }
+
+    /// A glob must say something besides its wildcards: `"*/*"` (from `a + "/" + b`) names
+    /// nothing in particular, so it is no reference.
+    pub(crate) fn is_specific(&self) -> bool {
+        match self {
+            PathValue::Relative(p) => !p.contains('*') || p.chars().any(char::is_alphanumeric),
+            _ => true,
+        }
+    }
+
+    fn parent(self) -> Option<PathValue> {
+        Some(match self {
+            PathValue::File => PathValue::FileDir(String::new()),
+            PathValue::FileDir(p) => PathValue::FileDir(up(&p)),
+            PathValue::Relative(p) => PathValue::Relative(up(&p)),
+            PathValue::Package { package, path } => PathValue::Package {
+                package,
+                path: up(&path),
+            },
+            PathValue::ModuleFile(module) => PathValue::ModuleDir {
+                module,
+                path: String::new(),
+            },
+            PathValue::ModuleDir { module, path } => PathValue::ModuleDir {
+                module,
+                path: up(&path),
+            },
+        })
+    }
+
+    fn join(self, rest: &str) -> Option<PathValue> {
+        if rest.starts_with('/') || rest.starts_with('~') {
+            return None; // absolute: outside the repository
+        }
+        let glue = |p: &str| {
+            if p.is_empty() {
+                rest.to_string()
+            } else {
+                format!("{p}/{rest}")
+            }
+        };
+        Some(match self {
+            PathValue::File | PathValue::ModuleFile(_) => return None,
+            PathValue::FileDir(p) => PathValue::FileDir(glue(&p)),
+            PathValue::Relative(p) => PathValue::Relative(glue(&p)),
+            PathValue::Package { package, path } => PathValue::Package {
+                package,
+                path: glue(&path),
+            },
+            PathValue::ModuleDir { module, path } => PathValue::ModuleDir {
+                module,
+                path: glue(&path),
+            },
+        })
+    }
+
+    /// String concatenation: `HERE + "/data.json"`. Onto a folder itself, a leading `/` is
+    /// the separator; anything else names a sibling whose name starts with the folder's
+    /// (`HERE + "_old"`), a name not known here.
+    fn concat(mut self, rest: &str) -> Option<PathValue> {
+        let text = matches!(self, PathValue::Relative(_));
+        let path = self.path_mut()?;
+        let folder =
+            (path.is_empty() && !text) || matches!(path.rsplit('/').next(), Some(".." | "."));
+        match rest.strip_prefix('/') {
+            // `HERE + os.sep`: inside the folder, ready for a name.
+            Some("") if path.is_empty() && !text => *path = "./".to_string(),
+            Some(inside) if path.is_empty() && !text => *path = inside.to_string(),
+            None if folder => {
+                let sep = if path.is_empty() { "" } else { "/" };
+                path.push_str(&format!("{sep}../{UNKNOWN}{rest}"));
+            }
+            _ => path.push_str(rest),
+        }
+        Some(self)
+    }
+}
+
+/// A path with unknown parts as the glob that covers every value they may hold, `/` included
+/// (an unknown part is taken to go down, not up: a name, not `../x`): an unknown followed by
+/// `..` is a folder at or under the parent; a whole unknown segment is `**` (or `*` last, where
+/// a folder matched names what is under it); `pre?post` is `pre*post` or `pre*/**/*post`.
+fn seal(path: &str, text: bool) -> String {
+    let u = UNKNOWN.to_string();
+    let mut segments: Vec<String> = Vec::new();
+    for (k, seg) in path.split('/').enumerate() {
+        let first = text && segments.len() == 1;
+        match segments.last_mut() {
+            _ if seg == "." || (seg.is_empty() && k > 0) => {}
+            // An unknown first part is a folder anywhere: its parent is one too.
+            Some(last) if seg == ".." && last.contains(UNKNOWN) && first => {
+                *last = u.clone();
+            }
+            // `x/?/..` is `x/..` (`?` may be `.`) or a folder below `x`: `x/../**`.
+            Some(last) if seg == ".." && last.contains(UNKNOWN) => {
+                *last = "..".to_string();
+                segments.push(u.clone());
+            }
+            _ => segments.push(seg.to_string()),
+        }
+    }
+    let n = segments.len();
+    let mut out: Vec<String> = Vec::with_capacity(n);
+    for (k, seg) in segments.iter().enumerate() {
+        let last = k + 1 == n;
+        let glob = if !seg.contains(UNKNOWN) {
+            seg.clone()
+        } else {
+            let pre = &seg[..seg.find(UNKNOWN).unwrap_or(0)];
+            let post = &seg[seg.rfind(UNKNOWN).map_or(0, |i| i + UNKNOWN.len_utf8())..];
+            let core = format!("{pre}*{post}");
+            match (pre.is_empty(), post.is_empty()) {
+                (true, true) if last => "*".to_string(),
+                (true, true) => "**".to_string(),
+                (false, true) if last => core,
+                (false, true) => format!("{core}/**"),
+                (true, false) => format!("**/{core}"),
+                (false, false) => format!("{{{core},{pre}*/**/*{post}}}"),
+            }
+        };
+        if glob == "**" && out.last().is_some_and(|l| l == "**") {
+            continue;
+        }
+        out.push(glob);
+    }
+    out.join("/")
+}
+
+/// Whether a part says something: more than unknowns and separators.
+fn known(part: &str) -> bool {
+    part.chars().any(|c| c != UNKNOWN && c != '/' && c != '.')
+}
+
+/// `a/b` → `a`; `` → `..`; `..` → `../..`: lexical, so `FileDir` can climb above the file.
+fn up(path: &str) -> String {
+    let trimmed = path.trim_end_matches('/');
+    if trimmed.is_empty() || trimmed == "." {
+        return "..".into();
+    }
+    if trimmed.split('/').all(|s| s == "..") {
+        return format!("{trimmed}/..");
+    }
+    trimmed
+        .rsplit_once('/')
+        .map_or(String::new(), |(d, _)| d.to_string())
+}

@@ -1,0 +1,199 @@
+//! What gate's probe (`gate_probe.py`) saw of a pytest run, and pytest's exit code read with
+//! it: whether the run passed, failed or broke, the notes that say why, and the traces each
+//! test file's run left. Apart from running pytest, which only hands the record over.
+
+use super::Command;
+use crate::run::Outcome;
+use crate::run::events::{Event, Sink};
+use std::collections::BTreeMap;
+
+/// What a pytest run ended with, and what gate has to say about it (a selected file that held
+/// no test, a file pytest never collected, a run cut short).
+pub(super) struct Ran {
+    pub outcome: Outcome,
+    pub notes: Vec<String>,
+}
+
+/// What the probe wrote: per collected file, relative to where pytest ran.
+#[derive(serde::Deserialize)]
+pub(super) struct Probe {
+    pub(super) files: BTreeMap<String, ProbeFile>,
+    /// Per test file, what its collection and run opened under the directory pytest ran in.
+    #[serde(default)]
+    pub(super) opened: BTreeMap<String, Vec<String>>,
+    /// Per repository module, what it read while it was being imported.
+    #[serde(default)]
+    pub(super) read_by: BTreeMap<String, Vec<String>>,
+    /// Per test file, the environment variables its own code read (`*`: the whole mapping).
+    #[serde(default)]
+    pub(super) env: BTreeMap<String, Vec<String>>,
+    /// Per test file, the repository modules loaded in the process when its last test ended.
+    #[serde(default)]
+    pub(super) loaded: BTreeMap<String, Vec<String>>,
+}
+
+#[derive(serde::Deserialize)]
+pub(super) struct ProbeFile {
+    pub(super) collected: bool,
+    pub(super) error: bool,
+    pub(super) items: u64,
+    pub(super) deselected: u64,
+    pub(super) selected: u64,
+    pub(super) failed: u64,
+    /// Tests whose call passed (none with a probe older than this gate).
+    #[serde(default)]
+    pub(super) passed: u64,
+}
+
+impl Ran {
+    pub(super) fn emit(self, sink: &mut dyn Sink) -> Outcome {
+        for note in &self.notes {
+            sink.event(Event::Note(note));
+        }
+        self.outcome
+    }
+}
+
+pub(super) fn passed(notes: Vec<String>) -> Ran {
+    Ran {
+        outcome: Outcome::Passed,
+        notes,
+    }
+}
+
+pub(super) fn failed() -> Ran {
+    Ran {
+        outcome: Outcome::Failed(1),
+        notes: Vec::new(),
+    }
+}
+
+pub(super) fn broken(code: Option<i32>, note: String) -> Ran {
+    Ran {
+        outcome: Outcome::Broken(code),
+        notes: if note.is_empty() {
+            Vec::new()
+        } else {
+            vec![note]
+        },
+    }
+}
+
+/// pytest's exit code read with the probe's record: 0 and 5 pass only when every selected file
+/// was collected (a file that holds no test, or whose tests the project's own options
+/// deselected, is named); 1 is a failure only when a test failed.
+pub(super) fn judge(code: Option<i32>, probe: Option<&Probe>, command: &Command) -> Ran {
+    let Some(code) = code else {
+        return broken(None, "pytest was killed by a signal".into());
+    };
+    if !matches!(code, 0 | 1 | 5) {
+        return broken(Some(code), String::new());
+    }
+    let Some(probe) = probe else {
+        return broken(
+            Some(code),
+            format!(
+                "pytest exited {code} without finishing its session (gate's probe wrote no record)"
+            ),
+        );
+    };
+    // A file that failed to collect is a failure of that file (a whole-suite run goes on past
+    // it, and pytest exits 1).
+    let failures: u64 = probe
+        .files
+        .values()
+        .map(|f| f.failed + u64::from(f.error))
+        .sum();
+    if code == 1 {
+        return if failures > 0 {
+            failed()
+        } else {
+            broken(
+                Some(1),
+                "pytest exited 1 but no test failed: the run was cut short (a closed output pipe?)"
+                    .into(),
+            )
+        };
+    }
+    if command.files.is_empty() {
+        return if code == 5 {
+            broken(Some(5), "the whole suite collected no test".into())
+        } else {
+            passed(Vec::new())
+        };
+    }
+    let mut notes = Vec::new();
+    let mut missing = Vec::new();
+    for file in command.files.iter().map(String::as_str) {
+        match probe.files.get(file) {
+            None => missing.push(file),
+            Some(f) if !f.collected && !f.error => missing.push(file),
+            Some(f) if f.error || f.selected > 0 => {}
+            Some(f) if f.items == 0 => {
+                notes.push(format!("{file} yielded no test: it holds none"));
+            }
+            Some(f) if f.deselected >= f.items => notes.push(format!(
+                "{file} yielded no test: all {} of its tests were deselected by the project's own options (`-m`, `-k` or `--deselect` in addopts)",
+                f.items
+            )),
+            Some(f) => notes.push(format!(
+                "{file} yielded no test: the project's own collection hooks removed its {} test(s)",
+                f.items
+            )),
+        }
+    }
+    if !missing.is_empty() {
+        let mut all = vec![format!(
+            "pytest did not collect {} selected file(s): {} — excluded by the project's own configuration (`--ignore`, `collect_ignore`, `norecursedirs`?), so none of its tests ran",
+            missing.len(),
+            missing.join(", ")
+        )];
+        all.extend(notes);
+        return Ran {
+            outcome: Outcome::Broken(Some(code)),
+            notes: all,
+        };
+    }
+    passed(notes)
+}
+
+impl Probe {
+    /// What the probe traced, per test file and module, to `sink`.
+    pub(super) fn report(&self, command: &Command, sink: &mut dyn Sink) {
+        for (unit, files) in &self.opened {
+            let whole = whole(command, self, unit);
+            sink.event(Event::Opened { unit, files, whole });
+        }
+        for (module, files) in &self.read_by {
+            sink.event(Event::ReadAtImport { module, files });
+        }
+        for (unit, names) in &self.env {
+            sink.event(Event::EnvRead { unit, names });
+        }
+        for (unit, files) in &self.loaded {
+            sink.event(Event::Loaded { unit, files });
+        }
+    }
+}
+
+/// Whether `unit`'s trace is all it opens: pytest was given the whole file (not a node id of
+/// it), collected it, and every one of its tests ran and passed — none deselected, skipped,
+/// failed or errored. A run cut short (`-x`, `--maxfail`, an interruption), a deselection, or
+/// a test failing before the code that opens a file, each saw a part of it.
+pub(super) fn whole(command: &Command, probe: &Probe, unit: &str) -> bool {
+    let node_id = command.paths.iter().any(|p| {
+        p.strip_prefix("./")
+            .and_then(|p| p.strip_prefix(unit))
+            .is_some_and(|rest| rest.starts_with("::"))
+    });
+    probe.files.get(unit).is_some_and(|f| {
+        !node_id
+            && f.collected
+            && !f.error
+            && f.items > 0
+            && f.deselected == 0
+            && f.selected == f.items
+            && f.failed == 0
+            && f.passed == f.items
+    })
+}
