@@ -1,5 +1,14 @@
 //! A row's verdict once its edges are known, and the weak edges tried for a file nothing
 //! else reaches.
+
+use super::names::{is_manifest, is_test_name, is_type_information, unbuilt_go};
+use super::reach::{Reach, may_load};
+use super::{Context, Memo, Row, TestEdge, Verdict, count_line};
+use crate::config::Fallback;
+use crate::graph::{Edge, EdgeKind};
+use crate::path::RepoPath;
+use crate::repo::diff::{Change, Status};
+
 /// The row's verdict from what reaches it: the weak edges for a file nothing else reaches, a
 /// refusal for a module a run-time-named import may load, then resolved, inert or refused.
 pub(super) fn conclude(
@@ -46,15 +55,6 @@ pub(super) fn conclude(
     }
     unreached(path, ctx, row)
 }
-
-use super::names::{is_test_name, is_type_information, unbuilt_go};
-use super::reach::{Reach, may_load};
-use super::row::sub_project;
-use super::{Context, Memo, Row, TestEdge, Verdict, count_line};
-use crate::config::Fallback;
-use crate::graph::{Edge, EdgeKind};
-use crate::path::RepoPath;
-use crate::repo::diff::{Change, Status};
 
 /// The weak edges of a file nothing else reaches, unless it is a document the inert globs
 /// cover.
@@ -182,6 +182,36 @@ fn weak_edges(path: &str, ctx: &Context<'_>) -> Option<(Vec<TestEdge>, String)> 
                 format!("proximity: the tests under {dir}/ (the weakest edge)"),
             ));
         }
+    }
+    None
+}
+
+/// The folder of the project a manifest below the root belongs to (the nearest folder at or
+/// above it with its own `pyproject.toml`, `setup.py` or `setup.cfg`) when that folder holds
+/// none of the gated tests and nothing outside it depends on a file in it (its manifests
+/// aside: a test that reads one is an edge like any other):
+/// `examples/celery/requirements.txt` pins the example's dependencies, not the suite's. A
+/// package the suite imports from such a folder keeps its manifests the suite's.
+pub(super) fn sub_project<'p>(path: &'p str, ctx: &Context<'_>) -> Option<&'p str> {
+    if !is_manifest(path) {
+        return None;
+    }
+    let mut dir = crate::path::parent(path);
+    while !dir.is_empty() {
+        let own = ["pyproject.toml", "setup.py", "setup.cfg"]
+            .iter()
+            .any(|m| ctx.graph.id(&crate::path::join(dir, m)).is_some());
+        if own {
+            let prefix = format!("{dir}/");
+            let holds_tests = ctx
+                .tests
+                .range(prefix.clone()..)
+                .next()
+                .is_some_and(|t| t.starts_with(&prefix));
+            return (!holds_tests && !ctx.graph.reached_from_outside(dir, |f| !is_manifest(f)))
+                .then_some(dir);
+        }
+        dir = crate::path::parent(dir);
     }
     None
 }

@@ -2,8 +2,8 @@
 //! `named_full` for a manifest of the suite, with a manifest of a project of its own told
 //! apart.
 
-use super::conclude::conclude;
-use super::names::{is_manifest, unbuilt_go};
+use super::conclude::{conclude, sub_project};
+use super::names::unbuilt_go;
 use super::reach::{depends_edges, graph_edges};
 use super::{Context, Memo, Row, Verdict};
 use crate::repo::diff::Change;
@@ -70,34 +70,4 @@ pub(super) fn row(
         row.reasons.extend(flags.reasons());
     }
     conclude(change, ctx, row, ruled, reach, memo)
-}
-
-/// The folder of the project a manifest below the root belongs to (the nearest folder at or
-/// above it with its own `pyproject.toml`, `setup.py` or `setup.cfg`) when that folder holds
-/// none of the gated tests and nothing outside it depends on a file in it (its manifests
-/// aside: a test that reads one is an edge like any other):
-/// `examples/celery/requirements.txt` pins the example's dependencies, not the suite's. A
-/// package the suite imports from such a folder keeps its manifests the suite's.
-pub(super) fn sub_project<'p>(path: &'p str, ctx: &Context<'_>) -> Option<&'p str> {
-    if !is_manifest(path) {
-        return None;
-    }
-    let mut dir = crate::path::parent(path);
-    while !dir.is_empty() {
-        let own = ["pyproject.toml", "setup.py", "setup.cfg"]
-            .iter()
-            .any(|m| ctx.graph.id(&crate::path::join(dir, m)).is_some());
-        if own {
-            let prefix = format!("{dir}/");
-            let holds_tests = ctx
-                .tests
-                .range(prefix.clone()..)
-                .next()
-                .is_some_and(|t| t.starts_with(&prefix));
-            return (!holds_tests && !ctx.graph.reached_from_outside(dir, |f| !is_manifest(f)))
-                .then_some(dir);
-        }
-        dir = crate::path::parent(dir);
-    }
-    None
 }
