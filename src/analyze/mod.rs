@@ -1,4 +1,4 @@
-//! Stage 2 — analysis: what each source file says about its dependencies, read from its text
+//! Stage 3 — analysis: what each source file says about its dependencies, read from its text
 //! alone (so the result can be cached by blob id), and how the project's tests are discovered.
 
 pub(crate) mod analysis;

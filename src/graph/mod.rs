@@ -1,4 +1,4 @@
-//! Stage 3 — the dependency graph: facts resolved against the tree into edges
+//! Stage 4 — the dependency graph: facts resolved against the tree into edges
 //! `from` (the file that needs) → `to` (the file it needs), each with its origin line.
 //! Nodes and edges are held as ids into sorted tables, so a stored graph loads as a few
 //! blocks and a walk touches no strings; names are looked up only for what a walk reaches.

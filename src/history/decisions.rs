@@ -8,7 +8,10 @@ pub(crate) struct ShadowRun<'a> {
     pub decision: &'a str,
     pub commit: &'a str,
     pub base: Option<&'a str>,
-    pub judged: &'a [crate::proof::shadow::Judged],
+    /// The judgements as JSON (the proof loop's `Judged`, kept as the text it wrote) and each
+    /// one's class (`caught`, `missed`, `flaky`), which the store counts.
+    pub judged: &'a str,
+    pub classes: &'a [&'a str],
     /// Every unit that ran → its recorded milliseconds (the last attempt of each test).
     pub durations: &'a std::collections::BTreeMap<String, u64>,
     /// gate's own time before the runner started: analysis, selection, the decision frozen.
@@ -79,8 +82,7 @@ impl Store {
 
     /// Records a shadow compare: the decision judged, the counts, each failing unit's class.
     pub(crate) fn shadow(&mut self, s: &ShadowRun<'_>) -> Result<(), StoreError> {
-        let count = |class| s.judged.iter().filter(|j| j.class == class).count() as i32;
-        let judged = serde_json::to_string(s.judged).expect("judgements serialize");
+        let count = |class| s.classes.iter().filter(|c| **c == class).count() as i32;
         let durations = serde_json::to_string(s.durations).expect("durations serialize");
         let write = |tx: &mut dyn rollup::Tx| {
             tx.execute(
@@ -89,11 +91,11 @@ impl Store {
                     Param::Text(s.decision),
                     Param::Text(s.commit),
                     s.base.map_or(Param::Null, Param::Text),
-                    Param::Small(s.judged.len() as i32),
+                    Param::Small(s.classes.len() as i32),
                     Param::Small(count("caught")),
                     Param::Small(count("missed")),
                     Param::Small(count("flaky")),
-                    Param::Text(&judged),
+                    Param::Text(s.judged),
                     Param::Text(&durations),
                     Param::Int(i64::try_from(s.select_ms).unwrap_or(i64::MAX)),
                 ],

@@ -1,4 +1,4 @@
-//! Stage 7 — reports: the same result as a human table (with colour only on a TTY without
+//! Stage 9 — reports: the same result as a human table (with colour only on a TTY without
 //! `NO_COLOR`) or as versioned JSON (`plans/report.schema.json`).
 
 pub(crate) mod human;

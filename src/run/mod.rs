@@ -1,4 +1,4 @@
-//! Stage 5 — running: the project's own runner over the selection and the team's gate steps,
+//! Stages 6–8 — running: the project's own runner over the selection and the team's gate steps,
 //! their output streamed, in the directory that holds the gated tree.
 
 pub(crate) mod events;

@@ -1,4 +1,4 @@
-//! Stage 4 — verdicts: every changed path gets exactly one row (resolved, inert, named_full or
+//! Stage 5 — verdicts: every changed path gets exactly one row (resolved, inert, named_full or
 //! refused) with its reasons, and the rows decide the run-level verdict and the selection.
 //! Invariant: a selected path always exists in the gated tree; a deleted test leaves the
 //! selection with a row that says so.

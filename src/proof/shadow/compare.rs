@@ -97,11 +97,13 @@ pub(crate) fn compare(
         }
         tell!("{}", super::summary(&judged));
     }
+    let classes: Vec<&str> = judged.iter().map(|j| j.class).collect();
     store.shadow(&ShadowRun {
         decision: &frozen.0,
         commit: &head.to_string(),
         base: base.as_deref(),
-        judged: &judged,
+        judged: &serde_json::to_string(&judged).expect("judgements serialize"),
+        classes: &classes,
         durations: &units
             .iter()
             .map(|(u, r)| (u.clone(), r.duration_ms))
