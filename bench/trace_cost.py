@@ -4,7 +4,7 @@
     bench/trace_cost.py REPO [--python PY] [--runs N] [-- PYTEST ARGS...]
 
 Runs `PY -m pytest -q -p gate_probe` in REPO (the probe gate loads into every gated pytest run,
-taken from src/run/gate_probe.py) N times with GATE_PROBE_TRACE=1 and N times without,
+taken from src/lang/python/gate_probe.py) N times with GATE_PROBE_TRACE=1 and N times without,
 alternating, and prints each side's median wall time and their ratio, and how many files the
 traced runs recorded. Both sides write the probe's record; only the hook differs.
 """
@@ -19,7 +19,7 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-PROBE = os.path.join(HERE, "..", "src", "run", "gate_probe.py")
+PROBE = os.path.join(HERE, "..", "src", "lang", "python", "gate_probe.py")
 
 
 def once(repo, python, extra, probe_dir, traced):

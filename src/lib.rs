@@ -35,6 +35,7 @@ mod fingerprint;
 mod graph;
 mod history;
 mod hook;
+mod lang;
 mod ledger;
 mod path;
 mod pipeline;

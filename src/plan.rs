@@ -3,9 +3,9 @@
 
 use crate::analyze::analysis::Analysis;
 use crate::analyze::facts;
-use crate::analyze::python;
 use crate::error::{Error, Result};
 use crate::graph::{Edge, EdgeKind, Graph};
+use crate::lang::python::analyze;
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -92,7 +92,7 @@ impl<'a> Plans<'a> {
                     "test"
                 } else if path.ends_with(".pyi") {
                     "stub"
-                } else if crate::analyze::gomod::is_go(path) {
+                } else if crate::lang::go::gomod::is_go(path) {
                     if path.ends_with("_test.go") {
                         "go_test"
                     } else {
@@ -128,7 +128,7 @@ impl<'a> Plans<'a> {
                 version: crate::version::FORMAT,
                 kind: "ast-plan",
                 analyzer: crate::version::ANALYZER,
-                grammar: python::GRAMMAR,
+                grammar: analyze::GRAMMAR,
                 tree: tree.clone(),
                 roots,
                 test_config,

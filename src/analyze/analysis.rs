@@ -52,7 +52,7 @@ pub(crate) fn analyze(
         // The same bytes mean different things to the Python, Go and shell analysers.
         let id = if crate::path::is_python(file) {
             id
-        } else if crate::analyze::gomod::is_go(file) {
+        } else if crate::lang::go::gomod::is_go(file) {
             format!("go:{id}")
         } else if crate::analyze::is_doctest_text(file) {
             format!("doc:{id}")

@@ -3,28 +3,18 @@
 
 pub(crate) mod analysis;
 pub(crate) mod facts;
-pub(crate) mod framework;
-pub(crate) mod go_values;
-pub(crate) mod golang;
-pub(crate) mod gomod;
 pub(crate) mod paths;
-pub(crate) mod pytest_ini;
-pub(crate) mod python;
-pub(crate) mod roots;
 pub(crate) mod shell;
-pub(crate) mod untracked;
 
 /// The facts of one file's contents, by its kind: Python sources and stubs, Go sources, shell
 /// scripts (the bytes mean different things to each).
 pub(crate) fn facts_of(path: &str, bytes: &[u8]) -> facts::Facts {
     if is_case_file_name(path) {
         type_cases(bytes)
-    } else if crate::path::is_python(path) {
-        python::analyze(bytes)
-    } else if gomod::is_go(path) {
-        golang::analyze(bytes)
+    } else if let Some(language) = crate::lang::of_source(path) {
+        language.facts(bytes)
     } else if is_doctest_text(path) {
-        doctest_text(bytes)
+        crate::lang::python::analyze::doctest_text(bytes)
     } else {
         shell::facts(bytes)
     }
@@ -37,86 +27,10 @@ pub(crate) fn is_doctest_text(path: &str) -> bool {
     [".txt", ".rst", ".md"].iter().any(|e| path.ends_with(e))
 }
 
-/// A text file's doctest examples read as one Python source, each line where the file has it:
-/// their imports (edges only when the file is collected as a doctest), strings and paths. An
-/// example that does not parse is the file's parse error, as in a module.
-fn doctest_text(bytes: &[u8]) -> facts::Facts {
-    let text = String::from_utf8_lossy(bytes);
-    if !text.contains(">>>") {
-        return facts::Facts::default();
-    }
-    let mut facts = python::analyze(examples(&text).as_bytes());
-    let imports = std::mem::take(&mut facts.imports);
-    facts.doctest_imports = example_imports(&text, 1, imports, !facts.parse_errors.is_empty());
-    facts
-}
-
-/// The imports of the doctest examples in `text` (its first line is line `first`), given those
-/// read from all examples at once: when that read met a parse error, tree-sitter's recovery
-/// may have swallowed the examples around the broken one, so each example is read alone too.
-/// (doctest compiles each example on its own: one that does not compile runs nothing.)
-pub(crate) fn example_imports(
-    text: &str,
-    first: u32,
-    mut imports: Vec<facts::Import>,
-    errors: bool,
-) -> Vec<facts::Import> {
-    if errors {
-        for (line, example) in example_blocks(text) {
-            for mut import in python::analyze(example.as_bytes()).imports {
-                import.line += first + line - 2;
-                imports.push(import);
-            }
-        }
-        imports.sort();
-        imports.dedup();
-    }
-    imports
-}
-
-/// Each doctest example (a `>>> ` line and its `... ` continuations) with the line it starts on.
-fn example_blocks(text: &str) -> Vec<(u32, String)> {
-    let mut blocks: Vec<(u32, String)> = Vec::new();
-    for (i, line) in text.lines().enumerate() {
-        let t = line.trim_start();
-        if let Some(code) = t
-            .strip_prefix(">>> ")
-            .or_else(|| (t == ">>>").then_some(""))
-        {
-            blocks.push((i as u32 + 1, format!("{code}\n")));
-        } else if let Some(code) = t
-            .strip_prefix("... ")
-            .or_else(|| (t == "...").then_some(""))
-            && let Some((_, block)) = blocks.last_mut()
-        {
-            block.push_str(code);
-            block.push('\n');
-        }
-    }
-    blocks
-}
-
-/// The code of doctest examples (`>>> ` lines and their `... ` continuations) with every other
-/// line left empty, so line numbers stay the text's.
-pub(crate) fn examples(text: &str) -> String {
-    let mut code = String::with_capacity(text.len() / 4);
-    for line in text.lines() {
-        let t = line.trim_start();
-        let example = [">>> ", "... "]
-            .iter()
-            .find_map(|p| t.strip_prefix(p))
-            .or_else(|| (t == ">>>" || t == "...").then_some(""));
-        code.push_str(example.unwrap_or_default());
-        code.push('\n');
-    }
-    code
-}
-
 /// Python and Go sources, shell scripts (followed for what they run) and the YAML files
 /// pytest-mypy-plugins may collect.
 pub(crate) fn analysed(path: &str) -> bool {
-    crate::path::is_python(path)
-        || gomod::is_go(path)
+    crate::lang::of_source(path).is_some()
         || is_shell(path)
         || is_case_file_name(path)
         || is_doctest_text(path)
@@ -161,7 +75,7 @@ fn type_cases(bytes: &[u8]) -> facts::Facts {
         }
         code.push('\n');
     }
-    let mut facts = python::analyze(code.as_bytes());
+    let mut facts = crate::lang::python::analyze::analyze(code.as_bytes());
     // Only the snippets' imports: their strings are mypy's input, not paths the test opens.
     facts.strings.clear();
     facts.paths.clear();

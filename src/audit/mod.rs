@@ -136,7 +136,7 @@ pub(crate) fn audit(
     }
     std::fs::create_dir_all(&opts.state)
         .map_err(|e| Error::io(&opts.state, "cannot create the audit directory", e))?;
-    let base = crate::run::pytest::base_argv(&project.config, &project.framework, root);
+    let base = crate::lang::python::pytest::base_argv(&project.config, &project.framework, root);
     let mut results: BTreeMap<String, (Observed, bool)> = BTreeMap::new();
     let mut todo = Vec::new();
     for test in &tests {
@@ -242,7 +242,7 @@ fn command(project: &Project, base: &[String], root: &Path, test: &str) -> (Vec<
     if crate::graph::is_go_unit(test) {
         let mut flags = vec!["-count=1".to_string()];
         flags.extend(project.config.go_flags.iter().cloned());
-        let cmd = crate::run::gotest::commands(&project.go, &[test], false, &flags)
+        let cmd = crate::lang::go::gotest::commands(&project.go, &[test], false, &flags)
             .into_iter()
             .next()
             .expect("a Go unit gives one command");

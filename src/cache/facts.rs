@@ -40,11 +40,8 @@ pub(crate) fn path(state: &Path) -> PathBuf {
 /// to any of them invalidates the cache — bump `FACTS_REVISION` with every change to what the
 /// analysers extract.
 pub(crate) fn grammars() -> String {
-    format!(
-        "{}; {}; facts {FACTS_REVISION}",
-        crate::analyze::python::GRAMMAR,
-        crate::analyze::golang::GRAMMAR
-    )
+    let grammars: Vec<&str> = crate::lang::LANGUAGES.iter().map(|l| l.grammar()).collect();
+    format!("{}; facts {FACTS_REVISION}", grammars.join("; "))
 }
 
 const FACTS_REVISION: u32 = 14;

@@ -48,7 +48,7 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
         &repo,
         &format!(
             "{:?} {:?}",
-            crate::run::pytest::base_argv(&project.config, &project.framework, &root),
+            crate::lang::python::pytest::base_argv(&project.config, &project.framework, &root),
             project.config.env
         ),
     )?;

@@ -37,7 +37,7 @@ pub(super) fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u
         .count();
     let count = |is: fn(&str) -> bool| a.facts.keys().filter(|p| is(p)).count();
     let python = count(crate::path::is_python);
-    let go = count(crate::analyze::gomod::is_go);
+    let go = count(crate::lang::go::gomod::is_go);
     let text = count(crate::analyze::is_doctest_text);
     say!(
         "gate plan: {python} Python files, {go} Go files, {} shell scripts and {text} text files read for doctest examples ({} parsed, {} from cache), {} test files, {} import edges, {} reference edges, {} flagged ({})",

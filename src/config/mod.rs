@@ -155,7 +155,7 @@ pub(crate) struct Config {
     pub env: BTreeMap<String, String>,
     pub python_roots: Option<Vec<String>>,
     /// `[python] framework`: what runs the Python tests, when set.
-    pub python_framework: Option<crate::analyze::framework::Kind>,
+    pub python_framework: Option<crate::lang::python::framework::Kind>,
     /// The line of `[python] roots`, for errors about what it names.
     pub python_roots_line: usize,
     /// Extra `go test` flags.

@@ -6,8 +6,8 @@ use super::rules::{
     AFFECTED_TESTS, AlwaysRun, DependsRule, Loads, Matcher, Reference, Step, StepRun,
 };
 use super::{Config, DEFAULT_INERT, DEFAULT_WHOLE_SUITE, glob, line_of, root};
-use crate::analyze::pytest_ini::one_line;
 use crate::error::{Error, Result};
+use crate::lang::python::pytest_ini::one_line;
 use globset::GlobSetBuilder;
 use toml::Spanned;
 

@@ -183,7 +183,7 @@ pub(super) struct RawPython {
     /// Import roots (directories holding top-level packages); detected when absent.
     pub(super) roots: Option<Spanned<Vec<String>>>,
     /// `pytest`, `unittest` or `django`; detected when absent.
-    pub(super) framework: Option<crate::analyze::framework::Kind>,
+    pub(super) framework: Option<crate::lang::python::framework::Kind>,
 }
 
 #[derive(Deserialize)]

@@ -400,6 +400,6 @@ fn runner(project: &Project, root: &Path, go: bool) -> Vec<String> {
         argv.extend(project.config.go_flags.iter().cloned());
         argv
     } else {
-        crate::run::pytest::base_argv(&project.config, &project.framework, root)
+        crate::lang::python::pytest::base_argv(&project.config, &project.framework, root)
     }
 }

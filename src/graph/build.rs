@@ -336,7 +336,7 @@ fn symlinks(tree: &Tree<'_>, edges: &mut impl AddEdge) {
 /// Go packages: each is built from its files; its tests from its `_test.go` files, the package
 /// and `testdata/`.
 fn go_packages(tree: &Tree<'_>, edges: &mut impl AddEdge) {
-    use crate::analyze::gomod::{is_go, is_go_test, is_package_source};
+    use crate::lang::go::gomod::{is_go, is_go_test, is_package_source};
     for dir in &tree.go.packages {
         let prefix = if dir.is_empty() {
             String::new()

@@ -26,10 +26,10 @@ pub(super) fn file_edges(
     edges: &mut impl AddEdge,
     unbounded: &mut Vec<(String, u32, String)>,
 ) {
-    let go = crate::analyze::gomod::is_go(path);
+    let go = crate::lang::go::gomod::is_go(path);
     // Go files under testdata/ (or `_x/`, `.x/`) are inputs of tests, not packages: their
     // imports are no one's dependencies.
-    if !(go && crate::analyze::gomod::ignored_dir(path)) {
+    if !(go && crate::lang::go::gomod::ignored_dir(path)) {
         for import in &f.imports {
             import_edges(tree, path, import, go, edges);
         }

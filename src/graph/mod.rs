@@ -380,7 +380,7 @@ mod tests {
         .map(|s| s.to_string())
         .collect();
         let read = |f: &str| (f == "go.mod").then(|| b"module example.com/m\n".to_vec());
-        let go = crate::analyze::gomod::GoLayout::detect(&files, &read);
+        let go = crate::lang::go::gomod::GoLayout::detect(&files, &read);
         let roots = vec![String::new()];
         let links = BTreeMap::new();
         let is_test = |_: &str| false;

@@ -16,7 +16,7 @@ pub(crate) struct Tree<'a> {
     /// pytest-bdd's `bdd_features_base_dir`, when the ini sets one.
     pub feature_base: Option<&'a str>,
     /// Go modules and packages, when the tree has Go code.
-    pub go: &'a crate::analyze::gomod::GoLayout,
+    pub go: &'a crate::lang::go::gomod::GoLayout,
     /// Python module stems (`src/shop/cart` for `src/shop/cart.py` and
     /// `src/shop/cart/__init__.py`) → their files: resolution is a hash lookup per candidate.
     /// Borrowed from `files`, so a large tree's index costs no copies.
@@ -58,7 +58,7 @@ impl<'a> Tree<'a> {
         roots: &'a [String],
         is_test: &'a (dyn Fn(&str) -> bool + Sync),
         feature_base: Option<&'a str>,
-        go: &'a crate::analyze::gomod::GoLayout,
+        go: &'a crate::lang::go::gomod::GoLayout,
     ) -> Tree<'a> {
         let python = files.iter().filter(|f| is_python(f));
         let mut modules: FastMap<&str, ModuleFiles<'_>> =

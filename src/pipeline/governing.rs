@@ -6,10 +6,10 @@
 
 use crate::config::{self, Config};
 use crate::error::Result;
+use crate::lang::python::pytest;
 use crate::project::{Keep, Project};
 use crate::repo::input::Input;
 use crate::repo::snapshot::Snapshot;
-use crate::run::pytest;
 use crate::verdict::{self, Decision};
 
 /// The configuration a run goes by, and the change it overrules, if any.

@@ -197,7 +197,7 @@ pub fn leftovers() -> Option<Box<dyn std::any::Any + Send>> {
 /// error below them is named on its row.
 fn flag_go_syntax_errors(repo: &git2::Repository, input: &Input, project: &mut Project) {
     let go = input.changes.iter().map(|c| &c.path).filter(|p| {
-        crate::analyze::gomod::is_go(p)
+        crate::lang::go::gomod::is_go(p)
             && input.snapshot.contains(p)
             && !input.snapshot.links.contains_key(p.as_str())
     });
@@ -205,7 +205,7 @@ fn flag_go_syntax_errors(repo: &git2::Repository, input: &Input, project: &mut P
         let Ok((_, bytes)) = input.snapshot.read(repo, path) else {
             continue;
         };
-        let lines = crate::analyze::golang::parse_errors(&bytes);
+        let lines = crate::lang::go::analyze::parse_errors(&bytes);
         if !lines.is_empty() {
             let flags = project.flagged.entry(path.to_string()).or_default();
             flags.parse_errors.extend(lines);

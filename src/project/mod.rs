@@ -4,14 +4,14 @@
 use crate::analyze;
 use crate::analyze::analysis::{self, Analysis};
 use crate::analyze::facts::{Flags, Reads};
-use crate::analyze::framework::{self, Framework, Kind};
-use crate::analyze::gomod::{self, GoLayout};
-use crate::analyze::pytest_ini::{Doctests, TestDiscovery};
-use crate::analyze::roots;
 use crate::cache::graph::{self as graph_cache, Blobs};
 use crate::config::{self, Config};
 use crate::error::Result;
 use crate::graph::{self, Graph, Tree};
+use crate::lang::go::gomod::{self, GoLayout};
+use crate::lang::python::framework::{self, Framework, Kind};
+use crate::lang::python::pytest_ini::{Doctests, TestDiscovery};
+use crate::lang::python::roots;
 use crate::repo::snapshot::Snapshot;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -261,7 +261,7 @@ fn sys_path_roots(snapshot: &Snapshot, read: impl Fn(&str) -> Option<Vec<u8>>) -
         }) else {
             continue;
         };
-        for p in crate::analyze::python::analyze(&bytes).sys_paths {
+        for p in crate::lang::python::analyze::analyze(&bytes).sys_paths {
             let folder = match &p.value {
                 PathValue::FileDir(dir) => {
                     crate::path::normalize(&crate::path::join(crate::path::parent(conftest), dir))
@@ -391,7 +391,7 @@ fn on_disk_tests(
             .as_ref()
             .is_some_and(|i| i.get_path(Path::new(path), 0).is_some())
     };
-    crate::analyze::untracked::collected(root, &snapshot.files, tracked, discovery, doctests)
+    crate::lang::python::untracked::collected(root, &snapshot.files, tracked, discovery, doctests)
 }
 
 /// Every `[python] roots` entry must be a folder of the tree: one naming nothing makes every

@@ -23,7 +23,7 @@ pub(crate) fn rows(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Resu
         )?,
         None => writeln!(out, "{} {}", "gate:".style(s.bold), view.tree)?,
     }
-    if view.framework.kind != crate::analyze::framework::Kind::Pytest {
+    if view.framework.kind != crate::lang::python::framework::Kind::Pytest {
         writeln!(
             out,
             "  {}",

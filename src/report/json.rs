@@ -2,10 +2,10 @@
 
 use super::view::View;
 use crate::decision::Record;
+use crate::lang::go::gotest::GoCommand;
 use crate::repo::input::RangeInfo;
 use crate::run::events::StepResult;
 use crate::run::events::{Collected, TestOutcome, TestResult};
-use crate::run::gotest::GoCommand;
 use crate::run::steps::RunResult;
 use crate::verdict::{Row, RunVerdict};
 use serde::Serialize;
@@ -41,7 +41,7 @@ pub(crate) struct Report<'a> {
     pub notes: Vec<String>,
     pub test_files: usize,
     /// What runs the Python tests (`pytest`, `unittest`, `django`) and why.
-    pub framework: &'a crate::analyze::framework::Framework,
+    pub framework: &'a crate::lang::python::framework::Framework,
     /// The ready-to-run pytest command, or null when no Python test runs.
     pub command: Option<Vec<String>>,
     /// The `go test` commands, one per module (run from the module's folder).

@@ -21,7 +21,7 @@ pub(crate) struct View<'a> {
     /// Test files (and Go test units) of the tree.
     pub test_files: usize,
     /// What runs the Python tests, and why.
-    pub framework: &'a crate::analyze::framework::Framework,
+    pub framework: &'a crate::lang::python::framework::Framework,
     pub record: Option<&'a Record>,
     /// Selected tests the ledger reused, with where each passed.
     pub reused: &'a std::collections::BTreeMap<String, crate::ledger::Provenance>,

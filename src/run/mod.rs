@@ -2,9 +2,7 @@
 //! their output streamed, in the directory that holds the gated tree.
 
 pub(crate) mod events;
-pub(crate) mod gotest;
 pub(crate) mod junit;
-pub(crate) mod pytest;
 pub(crate) mod reports;
 pub(crate) mod select;
 pub(crate) mod steps;

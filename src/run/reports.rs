@@ -25,7 +25,7 @@ pub(crate) fn read_results(
         results.extend(crate::run::junit::results(&cases, &project.tests));
     }
     for path in go_json {
-        let found = crate::run::gotest::read_json(&read(path)?, &project.go)
+        let found = crate::lang::go::gotest::read_json(&read(path)?, &project.go)
             .map_err(|e| bad(path, e.to_string()))?;
         results.extend(found);
     }

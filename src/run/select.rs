@@ -2,11 +2,11 @@
 //! commands per module, the whole suite by name or the subset — before anything runs. Steps,
 //! reports and (next) the ledger and the history store read this value; none decides again.
 
-use super::gotest::{self, GoCommand};
-use super::pytest;
-use crate::analyze::framework::Kind;
 use crate::config::NamedFullMode;
 use crate::graph;
+use crate::lang::go::gotest::{self, GoCommand};
+use crate::lang::python::framework::Kind;
+use crate::lang::python::pytest;
 use crate::project::Project;
 use crate::verdict::{Decision, RunVerdict};
 use std::collections::BTreeSet;

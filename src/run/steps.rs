@@ -3,11 +3,11 @@
 //! step's start and result, and every test's, go to the event sink.
 
 use super::events::{Event, Sink, StepOutcome, StepResult};
-use super::pytest;
 use super::select::RunPlan;
 use crate::config::{Step, When};
 use crate::error::{Error, Result};
 use crate::exit_codes;
+use crate::lang::python::pytest;
 use crate::project::Project;
 use crate::repo::checkout::Workspace;
 use serde::Serialize;
@@ -235,7 +235,7 @@ fn affected_tests(
         } else {
             module
         };
-        outcomes.push(super::gotest::run(
+        outcomes.push(crate::lang::go::gotest::run(
             go,
             &s.project.go,
             env,

@@ -26,7 +26,7 @@ pub(super) fn is_manifest(path: &str) -> bool {
 /// Go code (or a module file) in a folder the go tool never builds from (`_tools/`,
 /// `testdata/`, `.x/`): no package of the tree's modules compiles it.
 pub(super) fn unbuilt_go(path: &str) -> bool {
-    use crate::analyze::gomod;
+    use crate::lang::go::gomod;
     let name = crate::path::file_name(path);
     // Not cgo's C files: a Python extension's sources may live in `_ext/` too.
     (gomod::is_go(path) || matches!(name, "go.mod" | "go.sum" | "go.work" | "go.work.sum"))

@@ -10,7 +10,7 @@
 
 mod algebra;
 
-use super::facts::{Facts, PathRef, StringContext, StringRef};
+use crate::analyze::facts::{Facts, PathRef, StringContext, StringRef};
 use algebra::{
     CWD, DIR, Fact, NAME, TEMP, Val, any, base, bounded, concat, dir, fact, join, sprintf,
     trim_suffix,

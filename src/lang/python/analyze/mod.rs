@@ -6,8 +6,8 @@
 //! resolves to) is decided later, in `graph`, because it depends on the rest of the tree; facts
 //! depend on the text alone, so they are cached by blob id.
 
-use super::facts::{Facts, Import, PathRef, StringContext, cut_point};
-use super::paths::{self, PathValue};
+use crate::analyze::facts::{Facts, Import, PathRef, StringContext, cut_point};
+use crate::analyze::paths::{PathValue, eval as eval_path};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
 use tree_sitter::{Node, Parser};
@@ -235,7 +235,7 @@ impl<'s> Pass<'s> {
     }
     /// A string holding doctest examples: their imports, on the lines they stand on.
     pub(super) fn doctest(&mut self, text: &str, line: u32) {
-        let code = super::examples(text);
+        let code = examples(text);
         if code.trim().is_empty() {
             return;
         }
@@ -249,7 +249,7 @@ impl<'s> Pass<'s> {
             })
             .collect();
         let errors = !read.parse_errors.is_empty();
-        let imports = crate::analyze::example_imports(text, line, imports, errors);
+        let imports = example_imports(text, line, imports, errors);
         self.facts.doctest_imports.extend(imports);
     }
 
@@ -280,7 +280,7 @@ impl<'s> Pass<'s> {
             }
             up = scope.parent();
         }
-        let anchor = super::facts::Anchor {
+        let anchor = crate::analyze::facts::Anchor {
             own_module: true,
             up: 0,
         };
@@ -387,7 +387,7 @@ impl<'s> Pass<'s> {
         if node.start_byte() < self.skip_until.get() {
             return None;
         }
-        let (value, too_deep) = paths::eval(node, self.source, &self.names);
+        let (value, too_deep) = eval_path(node, self.source, &self.names);
         if too_deep {
             self.too_deep
                 .borrow_mut()
@@ -432,6 +432,81 @@ impl<'s> Pass<'s> {
         facts.parse_errors.dedup();
         self.facts
     }
+}
+
+/// A text file's doctest examples read as one Python source, each line where the file has it:
+/// their imports (edges only when the file is collected as a doctest), strings and paths. An
+/// example that does not parse is the file's parse error, as in a module.
+pub(crate) fn doctest_text(bytes: &[u8]) -> Facts {
+    let text = String::from_utf8_lossy(bytes);
+    if !text.contains(">>>") {
+        return Facts::default();
+    }
+    let mut facts = analyze(examples(&text).as_bytes());
+    let imports = std::mem::take(&mut facts.imports);
+    facts.doctest_imports = example_imports(&text, 1, imports, !facts.parse_errors.is_empty());
+    facts
+}
+
+/// The imports of the doctest examples in `text` (its first line is line `first`), given those
+/// read from all examples at once: when that read met a parse error, tree-sitter's recovery
+/// may have swallowed the examples around the broken one, so each example is read alone too.
+/// (doctest compiles each example on its own: one that does not compile runs nothing.)
+pub(crate) fn example_imports(
+    text: &str,
+    first: u32,
+    mut imports: Vec<Import>,
+    errors: bool,
+) -> Vec<Import> {
+    if errors {
+        for (line, example) in example_blocks(text) {
+            for mut import in analyze(example.as_bytes()).imports {
+                import.line += first + line - 2;
+                imports.push(import);
+            }
+        }
+        imports.sort();
+        imports.dedup();
+    }
+    imports
+}
+
+/// Each doctest example (a `>>> ` line and its `... ` continuations) with the line it starts on.
+fn example_blocks(text: &str) -> Vec<(u32, String)> {
+    let mut blocks: Vec<(u32, String)> = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let t = line.trim_start();
+        if let Some(code) = t
+            .strip_prefix(">>> ")
+            .or_else(|| (t == ">>>").then_some(""))
+        {
+            blocks.push((i as u32 + 1, format!("{code}\n")));
+        } else if let Some(code) = t
+            .strip_prefix("... ")
+            .or_else(|| (t == "...").then_some(""))
+            && let Some((_, block)) = blocks.last_mut()
+        {
+            block.push_str(code);
+            block.push('\n');
+        }
+    }
+    blocks
+}
+
+/// The code of doctest examples (`>>> ` lines and their `... ` continuations) with every other
+/// line left empty, so line numbers stay the text's.
+pub(crate) fn examples(text: &str) -> String {
+    let mut code = String::with_capacity(text.len() / 4);
+    for line in text.lines() {
+        let t = line.trim_start();
+        let example = [">>> ", "... "]
+            .iter()
+            .find_map(|p| t.strip_prefix(p))
+            .or_else(|| (t == ">>>" || t == "...").then_some(""));
+        code.push_str(example.unwrap_or_default());
+        code.push('\n');
+    }
+    code
 }
 
 #[cfg(test)]

@@ -2,7 +2,7 @@
 //! in `.gate.toml` wins; otherwise the repository root, `src/` (src layout) and whatever
 //! pyproject.toml or setup.cfg declares (setuptools `where`/`package-dir`, poetry `from`).
 
-use crate::analyze::pytest_ini::ini_section;
+use crate::lang::python::pytest_ini::ini_section;
 use std::collections::BTreeSet;
 
 pub(crate) fn detect(

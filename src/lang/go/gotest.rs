@@ -2,13 +2,13 @@
 //! packages (`./internal/cart`), so tests a change added run too. The whole suite by name is
 //! `./...`.
 
-use super::Outcome;
-use super::RunnerError;
-use super::events::{Event, Sink, TestOutcome, TestResult};
-use crate::analyze::gomod::GoLayout;
 use crate::error::Result;
 use crate::graph;
+use crate::lang::go::gomod::GoLayout;
 use crate::repo::checkout::Workspace;
+use crate::run::Outcome;
+use crate::run::RunnerError;
+use crate::run::events::{Event, Sink, TestOutcome, TestResult};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -88,7 +88,8 @@ pub(crate) fn run(
 ) -> Result<Outcome> {
     let mut argv = command.argv.clone();
     argv.insert(2, "-json".into());
-    let mut cmd = super::command(&argv, env, module, root).ok_or(RunnerError::Empty("go test"))?;
+    let mut cmd =
+        crate::run::command(&argv, env, module, root).ok_or(RunnerError::Empty("go test"))?;
     cmd.stdout(std::process::Stdio::piped());
     let echo = if quiet_stdout {
         Echo::Stderr
@@ -102,7 +103,7 @@ pub(crate) fn run(
             source,
         },
     )?;
-    super::interrupted()?;
+    crate::run::interrupted()?;
     Ok(match status.code() {
         Some(0) => Outcome::Passed,
         Some(1) => Outcome::Failed(1),

@@ -3,8 +3,8 @@
 //! `filepath.Join`, `template.ParseFiles`, …) or programs (`exec.Command` argv). Build tags and
 //! GOOS/GOARCH suffixes are not evaluated: every file counts (conservative).
 
-use super::facts::{Facts, Import, StringContext, StringRef};
-use super::go_values::{Values, literal, push};
+use super::values::{Values, literal, push};
+use crate::analyze::facts::{Facts, Import, StringContext, StringRef};
 use std::cell::RefCell;
 use tree_sitter::{Node, Parser};
 
@@ -97,7 +97,7 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
     let mut facts = Facts::default();
     let mut source = header(source);
     // Go's imports come first, so a cut past `MAX_PARSED` loses only path calls and embeds.
-    if let Some(cut) = super::facts::cut_point(source) {
+    if let Some(cut) = crate::analyze::facts::cut_point(source) {
         facts.cut_at = Some(source[..cut].iter().filter(|&&b| b == b'\n').count() as u32 + 1);
         source = &source[..cut];
     }
@@ -245,7 +245,7 @@ fn env_read(facts: &mut Facts, call: tree_sitter::Node<'_>, function: &str, sour
 /// its first declaration (its imports are all there), so errors below are found only here:
 /// for the changed files, whose rows say so.
 pub(crate) fn parse_errors(source: &[u8]) -> Vec<u32> {
-    let source = match super::facts::cut_point(source) {
+    let source = match crate::analyze::facts::cut_point(source) {
         Some(cut) => &source[..cut],
         None => source,
     };

@@ -5,12 +5,12 @@
 //! even after `--`, and an `@…` name as a file of arguments). pytest's exit code is read with what the probe
 //! (`gate_probe.py`) saw, so "no tests collected" and a run cut short are never taken for a pass.
 
-use super::Outcome;
-use super::events::{Event, Sink};
-use crate::analyze::framework::Framework;
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::lang::python::framework::Framework;
 use crate::repo::checkout::Workspace;
+use crate::run::Outcome;
+use crate::run::events::{Event, Sink};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -200,7 +200,7 @@ pub(crate) fn run(
     sink: &mut dyn Sink,
 ) -> Result<Outcome> {
     if !command.is_pytest() {
-        let code = super::exit_code(&command.argv(), env, workspace, root, quiet_stdout)?;
+        let code = crate::run::exit_code(&command.argv(), env, workspace, root, quiet_stdout)?;
         return Ok(wrapper(command, code).emit(sink));
     }
     preflight(command, env, workspace, root)?;
@@ -217,7 +217,7 @@ pub(crate) fn run(
         "gate_probe".into(),
         format!("--junitxml={}", junit.display()),
     ]);
-    let code = super::exit_code(&argv, &env, workspace, root, quiet_stdout)?;
+    let code = crate::run::exit_code(&argv, &env, workspace, root, quiet_stdout)?;
     let probe: Option<Probe> = std::fs::read(&out)
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
@@ -274,9 +274,9 @@ fn probe_env(
 
 /// Each test's result from pytest's JUnit report, placed on the test files `tests`.
 fn report_junit(bytes: &[u8], tests: &BTreeSet<String>, sink: &mut dyn Sink) {
-    match super::junit::parse(bytes) {
+    match crate::run::junit::parse(bytes) {
         Ok(cases) => {
-            for result in super::junit::results(&cases, tests) {
+            for result in crate::run::junit::results(&cases, tests) {
                 sink.event(Event::Test(&result));
             }
         }
@@ -308,14 +308,14 @@ fn preflight(
         "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('pytest') else 3)"
             .to_string(),
     ]);
-    let Some(mut cmd) = super::command(&argv, env, workspace, root) else {
+    let Some(mut cmd) = crate::run::command(&argv, env, workspace, root) else {
         return Ok(());
     };
     cmd.stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
     // An interpreter that does not start is reported by the run itself, with its error.
     match cmd.status() {
-        Ok(status) if status.code() == Some(3) => Err(super::RunnerError::NoModule {
+        Ok(status) if status.code() == Some(3) => Err(crate::run::RunnerError::NoModule {
             interpreter: command.base[..at].join(" "),
             module: "pytest",
         }

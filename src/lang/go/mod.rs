@@ -1,0 +1,26 @@
+//! Go: its sources (`.go`) and their facts (`analyze`, with string expressions evaluated in
+//! `values`), modules and workspaces (`gomod`), and `go test` with its `-json` stream
+//! (`gotest`).
+
+pub(crate) mod analyze;
+pub(crate) mod gomod;
+pub(crate) mod gotest;
+pub(crate) mod values;
+
+use crate::analyze::facts::Facts;
+
+pub(crate) struct Go;
+
+impl super::Language for Go {
+    fn is_source(&self, path: &str) -> bool {
+        gomod::is_go(path)
+    }
+
+    fn facts(&self, bytes: &[u8]) -> Facts {
+        analyze::analyze(bytes)
+    }
+
+    fn grammar(&self) -> &'static str {
+        analyze::GRAMMAR
+    }
+}
