@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Mutation-tests the code that decides a selection: a seeded sample of cargo-mutants' mutants of
-# src/verdict.rs, src/graph/, src/analyze/ and src/config.rs, each run against the whole test
+# src/verdict/, src/graph/, src/analyze/, src/lang/ and src/config/, each run against the whole test
 # suite. A surviving mutant that could drop an edge or a test is a missing test.
 #
 #   scripts/mutants.sh [--seed N] [--sample K] [--minutes M] [--jobs J]
@@ -27,7 +27,7 @@ if ! cargo mutants --version >/dev/null 2>&1; then
   cargo install --locked cargo-mutants
 fi
 
-files=(--file src/verdict.rs --file 'src/graph/**' --file 'src/analyze/**' --file src/config.rs)
+files=(--file 'src/verdict/**' --file 'src/graph/**' --file 'src/analyze/**' --file 'src/lang/**' --file 'src/config/**')
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT
 cargo mutants --list "${files[@]}" >"$list"
