@@ -136,7 +136,6 @@ pub(crate) fn audit(
     }
     std::fs::create_dir_all(&opts.state)
         .map_err(|e| Error::io(&opts.state, "cannot create the audit directory", e))?;
-    let base = crate::lang::python::pytest::base_argv(&project.config, &project.framework, root);
     let mut results: BTreeMap<String, (Observed, bool)> = BTreeMap::new();
     let mut todo = Vec::new();
     for test in &tests {
@@ -148,7 +147,7 @@ pub(crate) fn audit(
         }
     }
     let reused = results.len();
-    for (test, result) in trace_all(project, root, opts, &base, &todo) {
+    for (test, result) in trace_all(project, root, opts, &todo) {
         results.insert(test, (result?, false));
     }
     let audit = compare(
@@ -197,7 +196,6 @@ fn trace_all(
     project: &Project,
     root: &Path,
     opts: &Options<'_>,
-    base: &[String],
     todo: &[String],
 ) -> Vec<(String, Result<Observed>)> {
     let known = opts.files;
@@ -212,9 +210,15 @@ fn trace_all(
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(test) = todo.get(i) else { break };
-                    let (argv, cwd) = command(project, base, root, test);
-                    let result =
-                        trace::run(&argv, &project.config.env, &cwd, root, known, &opts.state);
+                    let result = match crate::lang::of_test_unit(test) {
+                        Some(language) => {
+                            let (argv, cwd) = language.alone(project, root, test);
+                            trace::run(&argv, &project.config.env, &cwd, root, known, &opts.state)
+                        }
+                        None => Err(crate::error::Error::Internal(format!(
+                            "{test} is no language's test"
+                        ))),
+                    };
                     if let Ok(o) = &result {
                         save_trace(&opts.state, test, o);
                     }
@@ -234,24 +238,6 @@ fn trace_all(
         eprintln!();
     }
     fresh.into_inner().expect("threads joined")
-}
-
-/// How one test runs alone: a pytest file with the project's runner from the root, a Go
-/// package with `go test -count=1` (so the test binary really runs) from its module.
-fn command(project: &Project, base: &[String], root: &Path, test: &str) -> (Vec<String>, PathBuf) {
-    if crate::graph::is_go_unit(test) {
-        let mut flags = vec!["-count=1".to_string()];
-        flags.extend(project.config.go_flags.iter().cloned());
-        let cmd = crate::lang::go::gotest::commands(&project.go, &[test], false, &flags)
-            .into_iter()
-            .next()
-            .expect("a Go unit gives one command");
-        return (cmd.argv, root.join(cmd.module));
-    }
-    let mut argv = base.to_vec();
-    // `./`: a test named `-k…` or `@…` must stay a path.
-    argv.extend(["-p".into(), "no:cacheprovider".into(), format!("./{test}")]);
-    (argv, root.to_path_buf())
 }
 
 fn progress(n: usize, total: usize, test: &str, last: &Mutex<std::time::Instant>) {

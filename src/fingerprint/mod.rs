@@ -10,7 +10,6 @@ mod changed;
 mod closures;
 mod files;
 mod identity;
-mod shims;
 mod toolchain;
 mod whole_suite;
 
@@ -120,16 +119,14 @@ pub(crate) struct Fingerprint {
 /// component of the graph the fingerprinted tests reach.
 #[derive(Default)]
 pub(crate) struct Memo {
-    python: BTreeMap<String, Result<String, String>>,
-    go: Option<Result<String, String>>,
+    /// Each toolchain's identity, by language and name (`python3`, `.venv/bin/python`, `go`).
+    toolchains: BTreeMap<(&'static str, String), Result<String, String>>,
     /// The whole-suite files' inputs: the same for every test of the tree.
     whole_suite: Option<(Vec<Input>, Vec<String>)>,
     closures: Option<Closures>,
 }
 
-fn hash(bytes: &[u8]) -> String {
-    format!("{:032x}", xxhash_rust::xxh3::xxh3_128(bytes))
-}
+use crate::lang::toolchain::hash;
 
 /// Where fingerprints are taken: the tree being gated, its project and the directory the
 /// runner runs in.
@@ -337,14 +334,19 @@ impl Scope<'_> {
     /// The runner's argv and `[env]`, and the configuration the run is gated under.
     fn runner(&self) -> [Input; 2] {
         let config = &self.project.config;
-        let argv = runner(self.project, self.root, false);
-        let go = runner(self.project, self.root, true);
+        let argvs: Vec<Vec<String>> = crate::lang::LANGUAGES
+            .iter()
+            .map(|l| l.runner_argv(self.project, self.root))
+            .collect();
         let env: Vec<String> = config.env.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let mut held: String = argvs.iter().map(|a| format!("{a:?}\n")).collect();
+        held.push_str(&format!("{env:?}"));
         [
             Input {
                 kind: Kind::Runner,
-                name: argv.join(" "),
-                hash: hash(format!("{argv:?}\n{go:?}\n{env:?}").as_bytes()),
+                // Named by the first language's runner (Python's), as fingerprints always were.
+                name: argvs[0].join(" "),
+                hash: hash(held.as_bytes()),
             },
             Input {
                 kind: Kind::Runner,
@@ -391,15 +393,4 @@ fn value_of(name: &str) -> String {
 
 pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// The runner's argv before the test arguments.
-fn runner(project: &Project, root: &Path, go: bool) -> Vec<String> {
-    if go {
-        let mut argv = vec!["go".to_string(), "test".to_string()];
-        argv.extend(project.config.go_flags.iter().cloned());
-        argv
-    } else {
-        crate::lang::python::pytest::base_argv(&project.config, &project.framework, root)
-    }
 }

@@ -117,7 +117,7 @@ fn plan_of(
     root: &std::path::Path,
 ) -> RunPlan {
     if opts.shadow != Shadow::Off {
-        return crate::run::select::whole(at.project, root);
+        return crate::run::select::whole(at.project, &at.input.snapshot.files, root);
     }
     crate::run::select::select(
         at.decided,

@@ -219,26 +219,26 @@ fn selection(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()>
 /// The ready-to-run commands, and what the run-level verdict means for them.
 fn commands(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Result<()> {
     let plan = view.plan;
-    if let Some(cmd) = &plan.pytest {
+    for cmd in &plan.commands {
         let listed = Cut::of(view).tests;
         let argv = cmd.argv();
-        let cut = cmd.paths.len().saturating_sub(listed);
-        writeln!(out, "command: {}", shell_words(&argv[..argv.len() - cut]))?;
+        let cut = cmd.test_args().saturating_sub(listed);
+        let place = match cmd.dir() {
+            "" => String::new(),
+            dir => format!(" (in {dir})"),
+        };
+        writeln!(
+            out,
+            "command: {}{place}",
+            shell_words(&argv[..argv.len() - cut])
+        )?;
         more(
             out,
             "         ",
-            cmd.paths.len(),
+            cmd.test_args(),
             listed,
             "path(s) in the command",
         )?;
-    }
-    for go in &plan.go {
-        let place = if go.module.is_empty() {
-            String::new()
-        } else {
-            format!(" (in {})", go.module)
-        };
-        writeln!(out, "command: {}{place}", shell_words(&go.argv))?;
     }
     let verdict = view.decision.verdict;
     match (plan.runs(), verdict) {

@@ -2,7 +2,6 @@
 
 use super::view::View;
 use crate::decision::Record;
-use crate::lang::go::gotest::GoCommand;
 use crate::repo::input::RangeInfo;
 use crate::run::events::StepResult;
 use crate::run::events::{Collected, TestOutcome, TestResult};
@@ -45,7 +44,7 @@ pub(crate) struct Report<'a> {
     /// The ready-to-run pytest command, or null when no Python test runs.
     pub command: Option<Vec<String>>,
     /// The `go test` commands, one per module (run from the module's folder).
-    pub go_commands: &'a [GoCommand],
+    pub go_commands: Vec<InFolder>,
     pub decision: Option<&'a Record>,
     /// The id of the decision frozen before the run (`plans/frozen.schema.json`).
     pub frozen_decision: &'a str,
@@ -153,8 +152,15 @@ impl<'a> Report<'a> {
             notes,
             test_files: view.test_files,
             framework: view.framework,
-            command: view.plan.pytest.as_ref().map(|c| c.argv()),
-            go_commands: &view.plan.go,
+            command: view.plan.of("python").next().map(|c| c.argv()),
+            go_commands: view
+                .plan
+                .of("go")
+                .map(|c| InFolder {
+                    module: c.dir().to_string(),
+                    argv: c.argv(),
+                })
+                .collect(),
             frozen_decision: view.frozen,
             decision: view.record,
             summary: super::human::summary(view),
@@ -167,6 +173,14 @@ impl<'a> Report<'a> {
             duration_ms,
         }
     }
+}
+
+/// A runner's command and the folder it runs in (schema 3's `go_commands` items).
+#[derive(Serialize)]
+pub(crate) struct InFolder {
+    /// Relative to the tree's root; empty for the root.
+    pub module: String,
+    pub argv: Vec<String>,
 }
 
 /// A reused test and where it passed.

@@ -10,10 +10,48 @@ pub(crate) mod steps;
 pub(crate) mod error;
 pub(crate) use error::RunnerError;
 
+use crate::project::Project;
 use crate::repo::checkout::Workspace;
+use events::Sink;
 use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
+
+/// One command of a run plan, built by its language (`lang::Language::commands`): the plan is
+/// a list of these, so running, reporting and recording never name a language.
+pub(crate) trait Runner {
+    /// The language whose tests it runs (`python`, `go`), as the JSON report groups them.
+    fn language(&self) -> &'static str;
+    /// Its argv as shown and reported (what gate adds only to read results is left out).
+    fn argv(&self) -> Vec<String>;
+    /// The folder it runs in, relative to the gated tree's root (`""`: the root).
+    fn dir(&self) -> &str {
+        ""
+    }
+    /// How many of `argv`'s last words name tests: a long list the human report cuts.
+    fn test_args(&self) -> usize {
+        0
+    }
+    /// A selected test file the gated tree at `dir` does not hold: the checkout is not the
+    /// gated tree, and nothing may run.
+    fn missing(&self, _dir: &Path) -> Option<&str> {
+        None
+    }
+    /// Runs it in `at`'s gated tree; each test's result and every note go to `sink`.
+    fn run(&self, at: &At<'_>, sink: &mut dyn Sink) -> crate::error::Result<Outcome>;
+}
+
+/// Where and how a plan's runners run.
+pub(crate) struct At<'a> {
+    pub project: &'a Project,
+    pub env: &'a BTreeMap<String, String>,
+    /// The gated tree.
+    pub workspace: &'a Workspace,
+    /// The repository's working tree (where untracked tools such as a virtualenv live).
+    pub root: &'a Path,
+    /// Gate's stdout is JSON: the runners' output goes to stderr.
+    pub quiet_stdout: bool,
+}
 
 /// How a runner's run ended.
 pub(crate) enum Outcome {

@@ -1,22 +1,20 @@
-//! The run plan: what runs, decided once from the verdicts — the pytest command, the `go test`
-//! commands per module, the whole suite by name or the subset — before anything runs. Steps,
-//! reports and (next) the ledger and the history store read this value; none decides again.
+//! The run plan: what runs, decided once from the verdicts — each language's runner commands
+//! (`lang::Language::commands`), the whole suite by name or the subset — before anything runs.
+//! Steps, reports, the ledger and the history store read this value; none decides again.
 
+use super::Runner;
 use crate::config::NamedFullMode;
-use crate::graph;
-use crate::lang::go::gotest::{self, GoCommand};
-use crate::lang::python::framework::Kind;
-use crate::lang::python::pytest;
+use crate::lang::{LANGUAGES, Tests};
 use crate::project::Project;
 use crate::verdict::{Decision, RunVerdict};
 use std::collections::BTreeSet;
 use std::path::Path;
 
-/// What runs. The whole suite by name (`named_full = "full"` on a named_full verdict) is a
-/// pytest command without test paths and `go test ./...` per module.
+/// What runs: the runners' commands in the order they run (the languages' order), or why
+/// nothing does. The whole suite by name (`named_full = "full"` on a named_full verdict) is
+/// each language's whole-suite commands.
 pub(crate) struct RunPlan {
-    pub pytest: Option<pytest::Command>,
-    pub go: Vec<GoCommand>,
+    pub commands: Vec<Box<dyn Runner>>,
     /// Why nothing runs, when nothing does.
     pub idle: Option<String>,
 }
@@ -24,7 +22,15 @@ pub(crate) struct RunPlan {
 impl RunPlan {
     /// Whether a runner runs at all.
     pub(crate) fn runs(&self) -> bool {
-        self.pytest.is_some() || !self.go.is_empty()
+        !self.commands.is_empty()
+    }
+
+    /// The commands of one language (`Runner::language`).
+    pub(crate) fn of<'p>(&'p self, language: &'p str) -> impl Iterator<Item = &'p dyn Runner> {
+        self.commands
+            .iter()
+            .map(|c| c.as_ref())
+            .filter(move |c| c.language() == language)
     }
 }
 
@@ -47,36 +53,31 @@ pub(crate) fn select(
     };
     let whole_suite = decision.verdict == RunVerdict::NamedFull
         && project.config.named_full == NamedFullMode::Full;
-    let (go_units, python_tests): (Vec<&str>, Vec<&str>) = decision
+    let units: Vec<&str> = decision
         .selected
         .keys()
         .filter(|k| !reused.contains(*k))
         .map(String::as_str)
-        .partition(|s| graph::is_go_unit(s));
-    let has_python_tests = project.tests.iter().any(|t| !graph::is_go_unit(t));
-    let has_go_tests = project.tests.iter().any(|t| graph::is_go_unit(t));
-    let base = pytest::base_argv(&project.config, &project.framework, root);
-    let subset = |base, tests: &[&str]| match project.framework.kind {
-        Kind::Pytest => pytest::Command::new(base, tests, files),
-        Kind::Unittest | Kind::Django => pytest::Command::labels(base, tests, &project.framework),
-    };
-    let pytest = match (runs, whole_suite) {
-        (false, _) => None,
-        (true, true) => has_python_tests.then(|| pytest::Command::whole_suite(base)),
-        (true, false) if python_tests.is_empty() => None,
-        (true, false) => Some(subset(base, &python_tests)),
-    };
-    let go = if !runs || (whole_suite && !has_go_tests) {
-        Vec::new()
-    } else {
-        gotest::commands(
-            &project.go,
-            &go_units,
-            whole_suite,
-            &project.config.go_flags,
-        )
-    };
-    let idle = (pytest.is_none() && go.is_empty()).then(|| {
+        .collect();
+    let mut commands = Vec::new();
+    for language in LANGUAGES.iter().filter(|_| runs) {
+        let own: Vec<&str> = units
+            .iter()
+            .copied()
+            .filter(|u| language.is_test_unit(u))
+            .collect();
+        let tests = if whole_suite {
+            // A language without a test in the tree has no suite to run.
+            let any = project.tests.iter().any(|t| language.is_test_unit(t));
+            any.then_some(Tests::Whole)
+        } else {
+            (!own.is_empty()).then_some(Tests::Some(&own))
+        };
+        if let Some(tests) = tests {
+            commands.extend(language.commands(project, tests, files, root));
+        }
+    }
+    let idle = commands.is_empty().then(|| {
         match decision.verdict {
             RunVerdict::Inert => "every change is inert",
             RunVerdict::Empty => "nothing changed",
@@ -88,22 +89,19 @@ pub(crate) fn select(
         }
         .to_string()
     });
-    RunPlan { pytest, go, idle }
+    RunPlan { commands, idle }
 }
 
 /// The whole suite, whatever the verdicts: what a shadow run runs (`gate shadow`), to judge
 /// the selection against every test's outcome.
-pub(crate) fn whole(project: &Project, root: &Path) -> RunPlan {
-    let has_python_tests = project.tests.iter().any(|t| !graph::is_go_unit(t));
-    let has_go_tests = project.tests.iter().any(|t| graph::is_go_unit(t));
-    let pytest = has_python_tests.then(|| {
-        pytest::Command::whole_suite(pytest::base_argv(&project.config, &project.framework, root))
-    });
-    let go = if has_go_tests {
-        gotest::commands(&project.go, &[], true, &project.config.go_flags)
-    } else {
-        Vec::new()
-    };
-    let idle = (pytest.is_none() && go.is_empty()).then(|| "the tree has no test".to_string());
-    RunPlan { pytest, go, idle }
+pub(crate) fn whole(project: &Project, files: &BTreeSet<String>, root: &Path) -> RunPlan {
+    let commands: Vec<Box<dyn Runner>> = LANGUAGES
+        .iter()
+        .filter(|l| project.tests.iter().any(|t| l.is_test_unit(t)))
+        .flat_map(|l| l.commands(project, Tests::Whole, files, root))
+        .collect();
+    let idle = commands
+        .is_empty()
+        .then(|| "the tree has no test".to_string());
+    RunPlan { commands, idle }
 }

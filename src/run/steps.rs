@@ -7,7 +7,6 @@ use super::select::RunPlan;
 use crate::config::{Step, When};
 use crate::error::{Error, Result};
 use crate::exit_codes;
-use crate::lang::python::pytest;
 use crate::project::Project;
 use crate::repo::checkout::Workspace;
 use serde::Serialize;
@@ -190,16 +189,19 @@ pub(crate) fn run_all(repo: &git2::Repository, s: &Steps<'_>, sink: &mut dyn Sin
     Ok(ran)
 }
 
-/// The built-in step: the run plan, by the project's runners in the gated tree. Python first,
-/// then each Go module; the worst outcome is the step's.
+/// The built-in step: the run plan's commands, in order, in the gated tree; the worst outcome
+/// is the step's.
 fn affected_tests(
     s: &Steps<'_>,
     ws: &Workspace,
     name: &str,
     sink: &mut dyn Sink,
 ) -> Result<(StepResult, RunResult)> {
-    if let Some(command) = &s.plan.pytest
-        && let Some(missing) = command.files.iter().find(|p| !ws.dir.join(p).exists())
+    if let Some(missing) = s
+        .plan
+        .commands
+        .iter()
+        .find_map(|c| c.missing(&ws.dir.join(c.dir())))
     {
         return Err(Error::Internal(format!(
             "selected test {missing} is not in {}: the checkout does not hold the gated tree ({})",
@@ -208,42 +210,16 @@ fn affected_tests(
         )));
     }
     let started = Instant::now();
-    let env = &s.project.config.env;
+    let at = super::At {
+        project: s.project,
+        env: &s.project.config.env,
+        workspace: ws,
+        root: s.root,
+        quiet_stdout: s.quiet_stdout,
+    };
     let mut outcomes = Vec::new();
-    if let Some(command) = &s.plan.pytest {
-        let tests = s
-            .project
-            .tests
-            .iter()
-            .filter(|t| !crate::graph::is_go_unit(t))
-            .cloned()
-            .collect();
-        outcomes.push(pytest::run(
-            command,
-            &tests,
-            env,
-            ws,
-            s.root,
-            s.quiet_stdout,
-            sink,
-        )?);
-    }
-    for go in &s.plan.go {
-        let module = Workspace::in_place(&ws.dir.join(&go.module));
-        let module = if ws.is_temporary() {
-            module.temporary_view()
-        } else {
-            module
-        };
-        outcomes.push(crate::lang::go::gotest::run(
-            go,
-            &s.project.go,
-            env,
-            &module,
-            s.root,
-            s.quiet_stdout,
-            sink,
-        )?);
+    for runner in &s.plan.commands {
+        outcomes.push(runner.run(&at, sink)?);
     }
     let duration_ms = started.elapsed().as_millis() as u64;
     let worst = outcomes

@@ -6,14 +6,13 @@ use crate::error::Result;
 use crate::graph;
 use crate::lang::go::gomod::GoLayout;
 use crate::repo::checkout::Workspace;
-use crate::run::Outcome;
 use crate::run::RunnerError;
 use crate::run::events::{Event, Sink, TestOutcome, TestResult};
-use serde::Serialize;
+use crate::run::{At, Outcome};
 use std::collections::BTreeMap;
 use std::path::Path;
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct GoCommand {
     /// The module folder the command runs in (`""`: the repository root).
     pub module: String,
@@ -73,11 +72,44 @@ pub(crate) fn commands(
         .collect()
 }
 
+impl crate::run::Runner for GoCommand {
+    fn language(&self) -> &'static str {
+        "go"
+    }
+
+    fn argv(&self) -> Vec<String> {
+        self.argv.clone()
+    }
+
+    fn dir(&self) -> &str {
+        &self.module
+    }
+
+    /// In the module's folder of the gated tree (a temporary checkout's, when it is one).
+    fn run(&self, at: &At<'_>, sink: &mut dyn Sink) -> Result<Outcome> {
+        let module = Workspace::in_place(&at.workspace.dir.join(&self.module));
+        let module = if at.workspace.is_temporary() {
+            module.temporary_view()
+        } else {
+            module
+        };
+        run(
+            self,
+            &at.project.go,
+            at.env,
+            &module,
+            at.root,
+            at.quiet_stdout,
+            sink,
+        )
+    }
+}
+
 /// Runs one `go test` command in its module's folder, with `-json` so each test's result is
 /// known: the events are read as they come, each test's result goes to `sink`, and the output a
 /// plain `go test` prints (a failing test's lines, each package's `ok`/`FAIL` line) is printed as
 /// it would be. go exits 1 when a test or a build failed; anything else (2: bad flags) is broken.
-pub(crate) fn run(
+fn run(
     command: &GoCommand,
     layout: &GoLayout,
     env: &BTreeMap<String, String>,

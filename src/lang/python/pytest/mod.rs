@@ -7,10 +7,11 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
+use crate::lang::Language;
 use crate::lang::python::framework::Framework;
 use crate::repo::checkout::Workspace;
-use crate::run::Outcome;
 use crate::run::events::{Event, Sink};
+use crate::run::{At, Outcome};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
@@ -187,10 +188,51 @@ impl Command {
 
 const PROBE: &str = include_str!("../gate_probe.py");
 
+impl crate::run::Runner for Command {
+    fn language(&self) -> &'static str {
+        "python"
+    }
+
+    fn argv(&self) -> Vec<String> {
+        Command::argv(self)
+    }
+
+    fn test_args(&self) -> usize {
+        self.paths.len()
+    }
+
+    fn missing(&self, dir: &Path) -> Option<&str> {
+        self.files
+            .iter()
+            .find(|p| !dir.join(p).exists())
+            .map(String::as_str)
+    }
+
+    /// The project's Python tests are where the JUnit report's results are placed.
+    fn run(&self, at: &At<'_>, sink: &mut dyn Sink) -> Result<Outcome> {
+        let tests = at
+            .project
+            .tests
+            .iter()
+            .filter(|t| super::Python.is_test_unit(t))
+            .cloned()
+            .collect();
+        run(
+            self,
+            &tests,
+            at.env,
+            at.workspace,
+            at.root,
+            at.quiet_stdout,
+            sink,
+        )
+    }
+}
+
 /// Runs `command` in the workspace (see `run::exit_code`); its selected files are checked
 /// against what pytest collected, and each test's result (from pytest's JUnit report, placed
 /// on the test files `tests`) and every note go to `sink`.
-pub(crate) fn run(
+fn run(
     command: &Command,
     tests: &BTreeSet<String>,
     env: &BTreeMap<String, String>,
