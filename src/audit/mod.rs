@@ -210,7 +210,7 @@ fn trace_all(
                 loop {
                     let i = next.fetch_add(1, Ordering::SeqCst);
                     let Some(test) = todo.get(i) else { break };
-                    let result = match crate::lang::of_test_unit(test) {
+                    let result = match crate::lang::suite::of_test_unit(test) {
                         Some(language) => {
                             let (argv, cwd) = language.alone(project, root, test);
                             trace::run(&argv, &project.config.env, &cwd, root, known, &opts.state)

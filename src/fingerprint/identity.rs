@@ -39,12 +39,12 @@ impl Scope<'_> {
             })
             .collect();
         let tests = &self.project.tests;
-        let languages = [
-            tests.iter().find(|t| !crate::graph::is_go_unit(t)),
-            tests.iter().find(|t| crate::graph::is_go_unit(t)),
-        ];
+        // One test of each language stands for its toolchain.
+        let languages = crate::lang::suite::SUITES
+            .iter()
+            .filter_map(|l| tests.iter().find(|t| l.is_test_unit(t)));
         let mut known = true;
-        for test in languages.into_iter().flatten() {
+        for test in languages {
             match self.toolchain(test, memo) {
                 Ok(input) => environment.push(input),
                 Err(why) => {

@@ -334,7 +334,7 @@ impl Scope<'_> {
     /// The runner's argv and `[env]`, and the configuration the run is gated under.
     fn runner(&self) -> [Input; 2] {
         let config = &self.project.config;
-        let argvs: Vec<Vec<String>> = crate::lang::LANGUAGES
+        let argvs: Vec<Vec<String>> = crate::lang::suite::SUITES
             .iter()
             .map(|l| l.runner_argv(self.project, self.root))
             .collect();

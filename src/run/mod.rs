@@ -17,7 +17,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-/// One command of a run plan, built by its language (`lang::Language::commands`): the plan is
+/// One command of a run plan, built by its language (`lang::suite::Suite::commands`): the plan is
 /// a list of these, so running, reporting and recording never name a language.
 pub(crate) trait Runner {
     /// The language whose tests it runs (`python`, `go`), as the JSON report groups them.

@@ -1,10 +1,10 @@
 //! The run plan: what runs, decided once from the verdicts — each language's runner commands
-//! (`lang::Language::commands`), the whole suite by name or the subset — before anything runs.
+//! (`lang::suite::Suite::commands`), the whole suite by name or the subset — before anything runs.
 //! Steps, reports, the ledger and the history store read this value; none decides again.
 
 use super::Runner;
 use crate::config::NamedFullMode;
-use crate::lang::{LANGUAGES, Tests};
+use crate::lang::suite::{SUITES, Tests};
 use crate::project::Project;
 use crate::verdict::{Decision, RunVerdict};
 use std::collections::BTreeSet;
@@ -60,7 +60,7 @@ pub(crate) fn select(
         .map(String::as_str)
         .collect();
     let mut commands = Vec::new();
-    for language in LANGUAGES.iter().filter(|_| runs) {
+    for language in SUITES.iter().filter(|_| runs) {
         let own: Vec<&str> = units
             .iter()
             .copied()
@@ -95,7 +95,7 @@ pub(crate) fn select(
 /// The whole suite, whatever the verdicts: what a shadow run runs (`gate shadow`), to judge
 /// the selection against every test's outcome.
 pub(crate) fn whole(project: &Project, files: &BTreeSet<String>, root: &Path) -> RunPlan {
-    let commands: Vec<Box<dyn Runner>> = LANGUAGES
+    let commands: Vec<Box<dyn Runner>> = SUITES
         .iter()
         .filter(|l| project.tests.iter().any(|t| l.is_test_unit(t)))
         .flat_map(|l| l.commands(project, Tests::Whole, files, root))

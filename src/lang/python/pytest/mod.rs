@@ -7,8 +7,8 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::lang::Language;
 use crate::lang::python::framework::Framework;
+use crate::lang::suite::Suite;
 use crate::repo::checkout::Workspace;
 use crate::run::events::{Event, Sink};
 use crate::run::{At, Outcome};

@@ -1,0 +1,75 @@
+//! Python's tests behind `lang::suite::Suite`.
+
+use super::{Python, framework::Kind, pytest, toolchain};
+use crate::graph::Node;
+use crate::lang::suite::{Suite, Tests};
+use crate::project::Project;
+use crate::run::Runner;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+impl Suite for Python {
+    fn is_test_unit(&self, unit: &str) -> bool {
+        matches!(Node::of(unit), Node::File(_))
+    }
+
+    /// One command: pytest's (test files and node ids), or unittest's or Django's (dotted
+    /// labels), with the project's runner.
+    fn commands(
+        &self,
+        project: &Project,
+        tests: Tests<'_>,
+        files: &BTreeSet<String>,
+        root: &Path,
+    ) -> Vec<Box<dyn Runner>> {
+        let base = pytest::base_argv(&project.config, &project.framework, root);
+        let command = match tests {
+            Tests::Whole => pytest::Command::whole_suite(base),
+            Tests::Some(tests) => match project.framework.kind {
+                Kind::Pytest => pytest::Command::new(base, tests, files),
+                Kind::Unittest | Kind::Django => {
+                    pytest::Command::labels(base, tests, &project.framework)
+                }
+            },
+        };
+        vec![Box::new(command)]
+    }
+
+    /// The project's runner from the root, without pytest's cache (a traced run must not
+    /// leave state that changes the next).
+    fn alone(&self, project: &Project, root: &Path, unit: &str) -> (Vec<String>, PathBuf) {
+        let mut argv = pytest::base_argv(&project.config, &project.framework, root);
+        // `./`: a test named `-k…` or `@…` must stay a path.
+        argv.extend(["-p".into(), "no:cacheprovider".into(), format!("./{unit}")]);
+        (argv, root.to_path_buf())
+    }
+
+    fn name(&self) -> &'static str {
+        "python"
+    }
+
+    fn runner_argv(&self, project: &Project, root: &Path) -> Vec<String> {
+        pytest::base_argv(&project.config, &project.framework, root)
+    }
+
+    /// The interpreter the runner starts (`python3 -m pytest` → `python3`).
+    fn toolchain(&self, project: &Project, root: &Path, _unit: &str) -> Result<String, String> {
+        let argv = self.runner_argv(project, root);
+        toolchain::python_of(&argv).ok_or_else(|| {
+            format!(
+                "the runner `{}` is not a Python interpreter gate can ask for its packages",
+                argv.join(" ")
+            )
+        })
+    }
+
+    fn toolchain_identity(
+        &self,
+        name: &str,
+        root: &Path,
+        state: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> Result<String, String> {
+        toolchain::identity(name, root, state, env)
+    }
+}
