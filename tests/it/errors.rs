@@ -243,7 +243,12 @@ fn no_input_and_bad_flags_exit_3() {
     let t = TestRepo::from_fixture("shop");
     let out = t.gate(&[]).output().unwrap();
     assert_eq!(out.status.code(), Some(3));
-    assert!(stderr_of(&out).contains("nothing to gate"));
+    let err = stderr_of(&out);
+    assert!(
+        err.starts_with("error: nothing to gate: give a range (`--affected origin/main...HEAD`)"),
+        "{err}"
+    );
+    assert!(err.contains("see 'gate --help'"), "{err}");
     assert_eq!(
         t.gate(&["--bogus"]).output().unwrap().status.code(),
         Some(3)
