@@ -6,7 +6,7 @@ use std::path::PathBuf;
 
 /// Runs only the tests a change can break, and names the missing fact when it cannot tell.
 #[derive(Parser, Debug)]
-#[command(name = "gate", version)]
+#[command(name = "gate", version, after_long_help = examples_help())]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Sub>,
@@ -18,6 +18,36 @@ pub struct Cli {
     /// When to colour output.
     #[arg(long, global = true, value_enum, default_value = "auto")]
     pub color: ColorChoice,
+}
+
+/// The first commands a user needs, and what each does: `gate --help` ends with them and the
+/// man page has them as its EXAMPLES.
+pub const EXAMPLES: [(&str, &str); 4] = [
+    (
+        "gate --affected origin/main...HEAD",
+        "run the tests this branch's commits can break",
+    ),
+    (
+        "gate --since HEAD --list",
+        "show what the uncommitted changes would run, and run nothing",
+    ),
+    (
+        "gate explain src/shop/money.py",
+        "show which tests reach a file, and through what",
+    ),
+    (
+        "gate install-hook",
+        "gate every `git push` of this repository",
+    ),
+];
+
+fn examples_help() -> String {
+    let width = EXAMPLES.iter().map(|(c, _)| c.len()).max().unwrap_or(0);
+    EXAMPLES
+        .iter()
+        .fold("Examples:".to_string(), |text, (command, what)| {
+            format!("{text}\n  {command:width$}   {what}")
+        })
 }
 
 #[derive(Args, Debug)]
@@ -40,7 +70,7 @@ pub struct GateArgs {
     /// Print every selected test and every chain (a big selection is cut to a count).
     #[arg(long, short = 'v')]
     pub verbose: bool,
-    /// Record a human decision (a citation) that lets a refused run go on with its bounded remainder.
+    /// Go on past a refusal with the tests gate could bound, citing the human decision that allows it.
     #[arg(long, value_name = "CITATION")]
     pub affected_decision: Option<String>,
     /// Run every selected test, reusing no earlier pass from the ledger.
@@ -86,13 +116,14 @@ pub enum Sub {
         #[arg(long, requires = "fingerprint")]
         json: bool,
     },
-    /// Gate a range non-interactively for ship/deploy scripts and CI: the `verify` steps, no
-    /// colour, a JSON receipt.
+    /// Gate a range for ship scripts and CI: the `verify` steps, no colour, a JSON receipt.
     Verify {
         /// `A...B`, `A..B` or `R` (`R...HEAD`), as for `--affected`.
         range: String,
-        /// Write the receipt (the JSON report: shas, verdicts, selection, decision, steps,
-        /// exit codes, durations, gate's version) to FILE.
+        /// Write the receipt (the JSON report) to FILE, whatever the outcome.
+        ///
+        /// It holds the shas, verdicts, selection, decision, steps, exit codes, durations and
+        /// gate's version.
         #[arg(long, value_name = "FILE")]
         receipt: Option<PathBuf>,
         /// Print the receipt on stdout as well.
@@ -102,12 +133,16 @@ pub enum Sub {
         #[arg(long, value_name = "CITATION")]
         affected_decision: Option<String>,
     },
-    /// Run the whole suite and judge every failing test file against the decision frozen for
-    /// the same commit and base: caught, missed (with the cause and the rule that would have
-    /// caught it) or flaky (by evidence recorded before this run). Exit 11 on a miss.
+    /// Run the whole suite and check that the selection caught every failing test; exit 11 on a miss.
+    ///
+    /// Every failing test file is judged against the decision frozen for the same commit and
+    /// base: caught, missed (with the cause and the rule that would have caught it) or flaky (by
+    /// evidence recorded before this run).
     Shadow(ShadowArgs),
-    /// Evaluate the selection over the recorded shadow runs: failure recall (with its 95%
-    /// Wilson lower bound), faulty-change recall, the selected fraction, misses by cause.
+    /// Measure the selection over the recorded shadow runs: recall, tests selected, misses by cause.
+    ///
+    /// Failure recall (with its 95% Wilson lower bound), faulty-change recall, the fraction of
+    /// tests selected, and the misses by cause.
     Evaluate {
         /// The window: `30d`, `12h`.
         #[arg(long, value_name = "DURATION", default_value = "30d")]
@@ -115,21 +150,27 @@ pub enum Sub {
         /// Print the evaluation as JSON (plans/evaluate.schema.json).
         #[arg(long)]
         json: bool,
-        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        /// The history store: `postgres://…`, `sqlite:PATH` or a path.
+        ///
+        /// Default: the GATE_DB variable, else .git/gate/history.sqlite.
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
-    /// Seed 001's cost model over a scenario (its format and field names): runner seconds,
-    /// vCPU-minutes and list cost for the baseline and the candidate, and the saving (negative
-    /// when it is).
+    /// Estimate what gating saves in CI: runner seconds, vCPU-minutes and list cost, with and without.
+    ///
+    /// The baseline runs every job's whole suite, the candidate what gate selects; the saving
+    /// is negative when gating costs more. The jobs come from a scenario file or from the shadow
+    /// runs recorded.
     #[command(group = clap::ArgGroup::new("source").required(true).args(["scenario", "from_history"]))]
     Costs {
         /// The scenario: `{version: 1, mode, jobs: [...], modelUsage}`.
         #[arg(long, value_name = "FILE")]
         scenario: Option<PathBuf>,
-        /// Build the scenario from the shadow compares recorded in the window: one job per
-        /// compare, its whole suite's seconds the baseline, what its decision ran retained,
-        /// gate's recorded selection time the overhead, `audit_rate` as configured.
+        /// Build the scenario from the shadow runs recorded in the window.
+        ///
+        /// One job per shadow run: its whole suite's seconds are the baseline, what its
+        /// decision ran is retained, gate's recorded selection time is the overhead, and
+        /// `audit_rate` is as configured.
         #[arg(long)]
         from_history: bool,
         /// With --from-history, the window: `30d`, `12h`.
@@ -140,10 +181,12 @@ pub enum Sub {
             requires = "from_history"
         )]
         since: String,
-        /// With --from-history, write the scenario built to FILE (seed 001's format).
+        /// With --from-history, also write the scenario it built to FILE (the --scenario format).
         #[arg(long, value_name = "FILE", requires = "from_history")]
         scenario_out: Option<PathBuf>,
-        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        /// With --from-history, the history store: `postgres://…`, `sqlite:PATH` or a path.
+        ///
+        /// Default: the GATE_DB variable, else .git/gate/history.sqlite.
         #[arg(long, value_name = "URL", requires = "from_history")]
         db: Option<String>,
         /// Print the report as JSON.
@@ -153,9 +196,11 @@ pub enum Sub {
         #[arg(long, value_name = "FILE")]
         markdown: Option<PathBuf>,
     },
-    /// Export one recorded run as observations (versioned JSON: identities as digests, the
-    /// inventory, each test file's outcome, duration and dependencies; no test names, errors
-    /// or logs), within a size limit.
+    /// Export one recorded run as observations to share: JSON with digests, no names or logs.
+    ///
+    /// Versioned JSON: identities as digests, the inventory, each test file's outcome,
+    /// duration and dependencies; no test names, errors or logs. It is kept within a size
+    /// limit.
     Export {
         /// Where to write the export (atomically).
         #[arg(long, value_name = "FILE")]
@@ -163,11 +208,15 @@ pub enum Sub {
         /// The run (default: the latest recorded one).
         #[arg(long, value_name = "ID")]
         run: Option<String>,
-        /// The limit: past it the dependencies take a compact form, then become null, then
-        /// nothing is written.
+        /// The size limit in bytes.
+        ///
+        /// Past it the dependencies take a compact form, then become null, then nothing is
+        /// written.
         #[arg(long, value_name = "BYTES", default_value_t = 8 * 1024 * 1024)]
         max_bytes: usize,
-        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        /// The history store: `postgres://…`, `sqlite:PATH` or a path.
+        ///
+        /// Default: the GATE_DB variable, else .git/gate/history.sqlite.
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
@@ -176,7 +225,9 @@ pub enum Sub {
         /// The export to read.
         #[arg(long, value_name = "FILE")]
         observations: PathBuf,
-        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        /// The history store: `postgres://…`, `sqlite:PATH` or a path.
+        ///
+        /// Default: the GATE_DB variable, else .git/gate/history.sqlite.
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
@@ -198,8 +249,10 @@ pub enum Sub {
         /// Trace every test again instead of resuming an earlier, interrupted audit.
         #[arg(long)]
         fresh: bool,
-        /// The store that keeps the audit's tallies and, of a committed tree, its traces:
-        /// `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        /// The history store for the audit's tallies and traces: `postgres://…`, `sqlite:PATH` or a path.
+        ///
+        /// Traces are kept for a committed tree only. Default: the GATE_DB variable, else
+        /// .git/gate/history.sqlite.
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
@@ -211,7 +264,7 @@ pub enum Sub {
         /// `go test -json` output.
         #[arg(long = "go-json", value_name = "FILE", num_args = 1..)]
         go_json: Vec<PathBuf>,
-        /// The matrix leg (part of the key: legs never overwrite each other).
+        /// The matrix leg the results belong to (legs never overwrite each other).
         #[arg(long, value_name = "NAME", default_value = "default")]
         leg: String,
         /// The run id (default: from CI variables such as GITHUB_RUN_ID, else generated and printed).
@@ -226,8 +279,9 @@ pub enum Sub {
         /// The branch (default: the current one, else CI's GITHUB_HEAD_REF, GITHUB_REF_NAME …).
         #[arg(long, value_name = "NAME")]
         branch: Option<String>,
-        /// The base the commit's change is taken against (default: the merge-base with the
-        /// default branch; none on the default branch itself).
+        /// The base the commit's change is taken against (default: its merge-base with the default branch).
+        ///
+        /// A commit on the default branch itself has no base.
         #[arg(long, value_name = "REV")]
         base: Option<String>,
         /// The store: `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
@@ -238,7 +292,9 @@ pub enum Sub {
     Decision {
         /// The id a run reported (`frozen_decision` in its JSON report).
         id: String,
-        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        /// The history store: `postgres://…`, `sqlite:PATH` or a path.
+        ///
+        /// Default: the GATE_DB variable, else .git/gate/history.sqlite.
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
@@ -252,7 +308,9 @@ pub enum Sub {
         /// Print the runs as JSON (plans/history.schema.json).
         #[arg(long)]
         json: bool,
-        /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+        /// The history store: `postgres://…`, `sqlite:PATH` or a path.
+        ///
+        /// Default: the GATE_DB variable, else .git/gate/history.sqlite.
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
@@ -265,8 +323,10 @@ pub enum Sub {
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
-    /// Give every failing test of a recorded run one verdict: new_regression, pre_existing,
-    /// flaky or unknown. Exits 1 when there is a new regression.
+    /// Judge each failing test of a recorded run: new regression, pre-existing, flaky or unknown.
+    ///
+    /// The verdicts are new_regression, pre_existing, flaky and unknown; gate exits 1 when
+    /// there is a new regression.
     Triage {
         /// The run (default: the latest recorded one).
         #[arg(long, value_name = "ID")]
@@ -278,12 +338,14 @@ pub enum Sub {
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
-    /// The green ledger of passes reused by fingerprint.
+    /// Manage the ledger of passing tests that later runs reuse by fingerprint.
     Ledger {
         #[command(subcommand)]
         action: LedgerAction,
     },
     /// Entry points for git hooks (called by the installed hook scripts).
+    // Hidden: a user never types it; the hook script gate installs does.
+    #[command(hide = true)]
     Hook {
         #[command(subcommand)]
         hook: HookKind,
@@ -302,6 +364,29 @@ pub enum Sub {
         /// The repository (default: the current one).
         #[arg(long, value_name = "REPO")]
         repo: Option<PathBuf>,
+    },
+    /// Print the man page or a shell's completions, generated from this command line.
+    // Hidden: install.sh calls it to install them; a user reads the result, not the command.
+    #[command(hide = true)]
+    Generate {
+        #[command(subcommand)]
+        what: Generate,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Generate {
+    /// Print gate's man page (roff), or write it and one page per subcommand into DIR.
+    Man {
+        /// Write gate.1 and a gate-SUBCOMMAND.1 for each subcommand into DIR.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+    },
+    /// Print the completion script of SHELL.
+    Completions {
+        /// The shell the script is for.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
     },
 }
 
@@ -324,7 +409,9 @@ pub struct ShadowArgs {
     /// The leg the run is recorded under.
     #[arg(long, value_name = "NAME", default_value = "default")]
     pub leg: String,
-    /// The store: `postgres://…`, `sqlite:PATH` or a path (default: GATE_DB, else .git/gate/history.sqlite).
+    /// The history store: `postgres://…`, `sqlite:PATH` or a path.
+    ///
+    /// Default: the GATE_DB variable, else .git/gate/history.sqlite.
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
     /// Print the run's report as JSON on stdout (the judgements go to stderr).
@@ -341,7 +428,12 @@ pub struct ShadowArgs {
 #[derive(Subcommand, Debug)]
 pub enum HookKind {
     /// git's pre-push protocol: refs on stdin, `<remote-name> <remote-url>` as arguments.
-    PrePush { remote: String, url: Option<String> },
+    PrePush {
+        /// The remote pushed to, as git names it (or its URL when it has no name).
+        remote: String,
+        /// The remote's URL.
+        url: Option<String>,
+    },
 }
 
 impl Cli {
@@ -391,5 +483,57 @@ impl Cli {
             Some(Sub::Verify { receipt, .. }) => receipt.as_deref(),
             _ => None,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cli;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    /// Every one-line help (a command's `about`, an option's first paragraph: what `gate -h`
+    /// lists) fits one line, and no help, short or long, speaks the project's internal words.
+    #[test]
+    fn every_help_is_one_short_line_in_the_users_words() {
+        fn walk(cmd: &clap::Command, path: &str, bad: &mut Vec<String>) {
+            let jargon = regex::Regex::new(r"(?i)\bseed\b|\bpart [0-9]").unwrap();
+            let mut check = |what: String, short: Option<String>, long: Option<String>| {
+                match &short {
+                    None => bad.push(format!("{what}: no help")),
+                    Some(s) if s.contains('\n') || s.chars().count() > 100 => {
+                        bad.push(format!("{what}: longer than one line of 100: {s}"));
+                    }
+                    _ => {}
+                }
+                for text in short.iter().chain(&long) {
+                    if let Some(m) = jargon.find(text) {
+                        bad.push(format!("{what}: internal jargon `{}`: {text}", m.as_str()));
+                    }
+                }
+            };
+            check(
+                path.to_string(),
+                cmd.get_about().map(ToString::to_string),
+                cmd.get_long_about().map(ToString::to_string),
+            );
+            for arg in cmd.get_arguments() {
+                check(
+                    format!("{path} {}", arg.get_id()),
+                    arg.get_help().map(ToString::to_string),
+                    arg.get_long_help().map(ToString::to_string),
+                );
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()), bad);
+            }
+        }
+        let mut bad = Vec::new();
+        walk(&Cli::command(), "gate", &mut bad);
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
     }
 }

@@ -12,6 +12,11 @@ pub enum Error {
     /// The command line asked for something impossible.
     #[error("{0}")]
     Usage(String),
+    /// `gate` alone, or with options but nothing to gate: a usage error that says what would do.
+    #[error(
+        "nothing to gate: give a range (`--affected origin/main...HEAD`), a base (`--since REV`), paths (`--files PATH…`) or a subcommand"
+    )]
+    NothingToGate,
     /// A configuration file is malformed or names nothing.
     #[error(transparent)]
     Config(#[from] crate::config::error::ConfigError),
@@ -95,7 +100,9 @@ impl Error {
 
     pub fn exit_code(&self) -> u8 {
         match self {
-            Error::Usage(_) | Error::Config(_) | Error::Range(_) => exit_codes::USAGE,
+            Error::Usage(_) | Error::NothingToGate | Error::Config(_) | Error::Range(_) => {
+                exit_codes::USAGE
+            }
             Error::Git { .. } => exit_codes::GIT,
             Error::Io { .. } => exit_codes::IO,
             Error::Runner(_) => exit_codes::RUNNER,
@@ -113,6 +120,7 @@ impl Error {
             Error::Config(_) => {
                 Some("the configuration reference is in README.md, section `Configuration`".into())
             }
+            Error::NothingToGate => Some("see 'gate --help'".into()),
             _ => None,
         }
     }

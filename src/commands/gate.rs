@@ -10,6 +10,10 @@ use crate::report::styles::Styles;
 use std::path::Path;
 
 pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
+    // Said before the repository is opened: `gate` alone must explain itself anywhere.
+    if args.affected.is_none() && args.since.is_none() && args.files.is_empty() {
+        return Err(Error::NothingToGate);
+    }
     let repo = repo::open(dir)?;
     let (target, retry) = if let Some(spec) = &args.affected {
         (
@@ -21,7 +25,7 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
             Target::Since(rev.clone()),
             format!("gate --since {rev} --affected-decision \"<citation>\""),
         )
-    } else if !args.files.is_empty() {
+    } else {
         let files = args
             .files
             .iter()
@@ -34,10 +38,6 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
                 args.files.join(" ")
             ),
         )
-    } else {
-        return Err(Error::Usage(
-            "nothing to gate: give --affected RANGE, --since REV or --files PATH…".into(),
-        ));
     };
     let opts = Options {
         citation: args.affected_decision.as_deref(),

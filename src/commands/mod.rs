@@ -5,6 +5,7 @@ mod costs;
 mod evaluate;
 mod explain;
 mod gate;
+mod generate;
 mod history;
 mod hook;
 mod install;
@@ -118,6 +119,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         }) => hook::pre_push(&dir, &remote, &styles),
         Some(Sub::InstallHook { repo, chain }) => install::install(&repo.unwrap_or(dir), chain),
         Some(Sub::UninstallHook { repo }) => install::uninstall(&repo.unwrap_or(dir)),
+        Some(Sub::Generate { what }) => generate::run(&what),
         None => gate::run(&dir, &cli.gate, &styles),
     }
 }

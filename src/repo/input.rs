@@ -131,9 +131,8 @@ fn ranges(repo: &git2::Repository, resolutions: Vec<range::Resolution>) -> Resul
                 fact,
                 head: h,
             } => {
-                facts.push(format!(
-                    "{fact}; fetch it (`git fetch`) or record a decision"
-                ));
+                // The fact names its own fix; recording a decision is the refusal's hint.
+                facts.push(fact);
                 specs.push(spec);
                 modes.push("unresolved");
                 head = Some(h);

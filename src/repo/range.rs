@@ -51,26 +51,30 @@ pub(crate) fn resolve(repo: &Repository, spec: &str) -> Result<Resolution> {
     }
     let (a, b, merge_base) = split(spec);
     let head = commit(repo, b)?;
-    let Some(a_commit) = commit_if_present(repo, a)? else {
-        return Ok(Resolution::MissingBase {
+    let missing = |fact: String| {
+        Ok(Resolution::MissingBase {
             spec: spec.to_string(),
-            fact: format!(
-                "base `{a}` is not in this checkout — the blast radius cannot be bounded without it"
-            ),
+            fact,
             head,
-        });
+        })
+    };
+    let a_commit = match commit(repo, a) {
+        Ok(oid) => oid,
+        Err(err) => return absent_base(repo, a).map_or(Err(err), missing),
     };
     let base = if merge_base {
         match repo.merge_base(a_commit, head) {
             Ok(oid) => oid,
+            // A shallow clone cuts the histories off before they meet: deepening it is the fix.
+            Err(_) if repo.is_shallow() => {
+                return missing(format!(
+                    "`{a}` and `{b}` share no history in this clone, which is shallow — the blast radius cannot be bounded; {DEEPEN}"
+                ));
+            }
             Err(_) => {
-                return Ok(Resolution::MissingBase {
-                    spec: spec.to_string(),
-                    fact: format!(
-                        "`{a}` and `{b}` share no history (no merge-base) — the blast radius cannot be bounded"
-                    ),
-                    head,
-                });
+                return missing(format!(
+                    "`{a}` and `{b}` share no history (no merge-base) — the blast radius cannot be bounded; compare their trees instead (`{a}..{b}`)"
+                ));
             }
         }
     } else {
@@ -136,38 +140,134 @@ pub(crate) fn commit(repo: &Repository, rev: &str) -> Result<Oid> {
     Ok(commit.id())
 }
 
-/// A base that names a remote-tracking branch of a configured remote (`origin/master`) and is
-/// absent is a missing fact of this checkout; any other unknown revision is a usage error.
-fn commit_if_present(repo: &Repository, rev: &str) -> Result<Option<Oid>> {
-    match commit(repo, rev) {
-        Ok(oid) => Ok(Some(oid)),
-        Err(_) if names_remote_branch(repo, rev) => Ok(None),
-        Err(err) => Err(err),
+/// The fix for history a shallow clone left out.
+const DEEPEN: &str = "deepen it (`git fetch --unshallow`, or `git fetch --deepen=N`)";
+
+/// Why a base that does not resolve is a missing fact of this checkout rather than a usage
+/// error, with its fix: a remote-tracking branch that is absent (a name the remote did not have
+/// at its last fetch — a typo, told with the nearest name it has — or one never fetched), or,
+/// in a shallow clone, an ancestor or commit id beyond where its history was cut. `None`: any
+/// other unknown revision, a usage error.
+fn absent_base(repo: &Repository, rev: &str) -> Option<String> {
+    if let Some((remote, branch)) = remote_branch(repo, rev) {
+        return Some(absent_remote_branch(repo, rev, remote, branch));
+    }
+    (repo.is_shallow() && cut_by_shallow(repo, rev)).then(|| {
+        format!(
+            "base `{rev}` is not in this clone, which is shallow — the blast radius cannot be bounded without it; {DEEPEN}"
+        )
+    })
+}
+
+/// `origin/master` as its remote and branch, when the remote is configured (or is `origin`).
+fn remote_branch<'r>(repo: &Repository, rev: &'r str) -> Option<(&'r str, &'r str)> {
+    let rev = rev.strip_prefix("refs/remotes/").unwrap_or(rev);
+    let (remote, branch) = rev.split_once('/')?;
+    let plain = |s: &str| !s.is_empty() && !s.contains(['~', '^', ':', '@', '{']);
+    // `origin` counts even when unconfigured: a shallow CI checkout often has no remote at all.
+    let known = remote == "origin"
+        || repo
+            .remotes()
+            .map(|names| {
+                names
+                    .iter()
+                    .any(|name| matches!(name, Ok(Some(n)) if n == remote))
+            })
+            .unwrap_or(false);
+    (plain(branch) && known).then_some((remote, branch))
+}
+
+/// A remote fetched with git's usual refspec (every branch) holds every branch it had then, so
+/// a name not among them did not exist: most often a typo, answered with the nearest name.
+/// Otherwise (never fetched, or a single-branch clone) the branch may simply not be fetched.
+fn absent_remote_branch(repo: &Repository, rev: &str, remote: &str, branch: &str) -> String {
+    let fetched = remote_branches(repo, remote);
+    let nearest = nearest(branch, &fetched);
+    let every = format!("refs/heads/*:refs/remotes/{remote}/*");
+    let takes_every_branch = repo.find_remote(remote).is_ok_and(|r| {
+        r.fetch_refspecs().is_ok_and(|specs| {
+            specs
+                .iter()
+                .flatten()
+                .flatten()
+                .any(|s| s.trim_start_matches('+') == every)
+        })
+    });
+    if takes_every_branch && !fetched.is_empty() {
+        let nearest = nearest.map_or(String::new(), |n| {
+            format!("; the nearest is `{remote}/{n}`")
+        });
+        format!(
+            "`{rev}` does not exist on the remote `{remote}` (as of its last fetch{nearest}) — correct the range, or `git fetch {remote}` if the branch is new"
+        )
+    } else {
+        let nearest = nearest.map_or(String::new(), |n| {
+            format!(" (the nearest fetched is `{remote}/{n}`)")
+        });
+        format!(
+            "base `{rev}` is not in this checkout{nearest} — the blast radius cannot be bounded without it; fetch it (`git fetch {remote} {branch}`)"
+        )
     }
 }
 
-fn names_remote_branch(repo: &Repository, rev: &str) -> bool {
-    let rev = rev.strip_prefix("refs/remotes/").unwrap_or(rev);
-    let Some((remote, branch)) = rev.split_once('/') else {
-        return false;
-    };
-    let plain = |s: &str| !s.is_empty() && !s.contains(['~', '^', ':', '@', '{']);
-    // `origin` counts even when unconfigured: a shallow CI checkout often has no remote at all.
-    plain(branch)
-        && (remote == "origin"
-            || repo
-                .remotes()
-                .map(|names| {
-                    names
-                        .iter()
-                        .any(|name| matches!(name, Ok(Some(n)) if n == remote))
+/// The branches this checkout holds of `remote` (`refs/remotes/<remote>/…`, not its `HEAD`),
+/// sorted so the nearest of equals is always the same one.
+fn remote_branches(repo: &Repository, remote: &str) -> Vec<String> {
+    let prefix = format!("refs/remotes/{remote}/");
+    let mut names: Vec<String> = repo
+        .references_glob(&format!("{prefix}*"))
+        .map(|refs| {
+            refs.flatten()
+                .filter_map(|r| {
+                    r.name()
+                        .ok()
+                        .and_then(|n| n.strip_prefix(&prefix))
+                        .map(String::from)
                 })
-                .unwrap_or(false))
+                .filter(|n| n != "HEAD")
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// The name within a third of `wanted`'s length in edits (a swap counts one), closest first.
+fn nearest<'n>(wanted: &str, names: &'n [String]) -> Option<&'n str> {
+    let most = wanted.chars().count().div_ceil(3).max(1);
+    names
+        .iter()
+        .map(|n| (strsim::damerau_levenshtein(wanted, n), n.as_str()))
+        .filter(|(d, _)| *d <= most)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, n)| n)
+}
+
+/// In a shallow clone, a revision that fails for want of history: an ancestor (`X~2`, `X^`) of
+/// a commit that is here, or a commit id (the clone holds only the newest commits).
+fn cut_by_shallow(repo: &Repository, rev: &str) -> bool {
+    let stem_here = rev
+        .find(['~', '^'])
+        .is_some_and(|at| commit(repo, &rev[..at]).is_ok());
+    let an_id = (7..=40).contains(&rev.len()) && rev.chars().all(|c| c.is_ascii_hexdigit());
+    stem_here || an_id
 }
 
 #[cfg(test)]
 mod tests {
-    use super::split;
+    use super::{nearest, split};
+
+    #[test]
+    fn the_nearest_name_is_a_close_one() {
+        let names: Vec<String> = ["develop", "main", "master", "release/1.2"]
+            .map(String::from)
+            .to_vec();
+        assert_eq!(nearest("mian", &names), Some("main"));
+        assert_eq!(nearest("mastr", &names), Some("master"));
+        assert_eq!(nearest("release/1.3", &names), Some("release/1.2"));
+        assert_eq!(nearest("feature", &names), None);
+        assert_eq!(nearest("x", &names), None);
+    }
 
     #[test]
     fn splits_like_git() {

@@ -3,6 +3,7 @@
 mod audit;
 mod caches;
 mod checkouts;
+mod cli;
 mod config_guard;
 mod doctests;
 mod errors;

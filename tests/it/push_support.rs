@@ -16,6 +16,8 @@ pub(crate) struct Ran {
     pub ok: bool,
     pub code: Option<i32>,
     pub text: String,
+    /// stdout alone (a JSON report).
+    pub stdout: String,
 }
 
 impl From<Output> for Ran {
@@ -23,6 +25,7 @@ impl From<Output> for Ran {
         Ran {
             ok: out.status.success(),
             code: out.status.code(),
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
             text: format!(
                 "{}{}",
                 String::from_utf8_lossy(&out.stdout),
@@ -129,8 +132,13 @@ impl Remote {
 
     /// `gate <args>` (the test build) in the clone.
     pub(crate) fn gate(&self, args: &[&str]) -> Ran {
+        self.gate_in(&self.clone, args)
+    }
+
+    /// `gate <args>` (the test build) in another checkout of the remote.
+    pub(crate) fn gate_in(&self, dir: &Path, args: &[&str]) -> Ran {
         let mut cmd = Command::new(gate_bin());
-        cmd.args(args).current_dir(&self.clone);
+        cmd.args(args).current_dir(dir);
         self.env(&mut cmd);
         cmd.output().unwrap().into()
     }
