@@ -117,9 +117,10 @@ impl Error {
     /// What the user can do about it, printed after the error.
     pub fn hint(&self) -> Option<String> {
         match self {
-            Error::Config(_) => {
-                Some("the configuration reference is in README.md, section `Configuration`".into())
-            }
+            Error::Config(_) => Some(
+                "the configuration reference is the user guide's page docs/src/configuration.md"
+                    .into(),
+            ),
             Error::NothingToGate => Some("see 'gate --help'".into()),
             _ => None,
         }

@@ -4,6 +4,9 @@
 
 mod parse;
 mod raw;
+/// The configuration reference page checked against the parser.
+#[cfg(test)]
+mod reference;
 mod rules;
 
 pub(crate) use rules::{

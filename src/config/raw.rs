@@ -1,12 +1,13 @@
-//! `.gate.toml` as written: the types serde reads it into. Their doc comments are the
-//! configuration reference; `parse` turns them into the resolved `Config`.
+//! `.gate.toml` as written: the types serde reads it into. Their doc comments say what each
+//! key is for; the user-facing reference is `docs/src/configuration.md`, which `reference.rs`
+//! checks against these types. `parse` turns them into the resolved `Config`.
 
 use super::rules::{Fallback, NamedFullMode, RelativeTo, When};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use toml::Spanned;
 
-/// The file as written. Doc comments here are the configuration reference.
+/// The file as written. A key added here fails `reference.rs` until the reference documents it.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawConfig {

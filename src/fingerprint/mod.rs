@@ -29,7 +29,7 @@ pub(crate) use identity::{Identity, run_inputs};
 /// The environment variables that change any run, whatever the tests read: how the
 /// interpreter runs (`PYTHONOPTIMIZE` strips asserts, `PYTHONHASHSEED` orders sets), the locale
 /// and the clock's zone, and how the Go toolchain builds and runs (`GOFLAGS`, the target, cgo's
-/// compiler and flags, `GODEBUG`). The threat model in README.md lists each class.
+/// compiler and flags, `GODEBUG`). The threat model in the guide (`docs/src/fingerprints.md`) lists each class.
 pub(crate) const RUN_ENV: &[&str] = &[
     "PYTHONPATH",
     "PYTHONHOME",

@@ -1,7 +1,8 @@
-//! `docs/load-forms.md`, executed: every row's example is written into a repository built from
-//! `tests/fixtures/forms/`, `gate plan --out` runs once, and each row's stated treatment
-//! (exact, over, unbounded, not seen) is checked against the plans. When gate learns a form
-//! (or loses one), the row's failure says what the plans show now: update the table.
+//! `docs/src/load-forms.md` (the guide's page of load forms), executed: every row's example is
+//! written into a repository built from `tests/fixtures/forms/`, `gate plan --out` runs once,
+//! and each row's stated treatment (exact, over, unbounded, not seen) is checked against the
+//! plans. When gate learns a form (or loses one), the row's failure says what the plans show
+//! now: update the table.
 
 use crate::support::TestRepo;
 use serde_json::Value;
@@ -37,7 +38,7 @@ struct Placed {
     shared: bool,
 }
 
-const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/load-forms.md");
+const DOC: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/docs/src/load-forms.md");
 
 /// A table row's cells, split on `|` not escaped as `\|` (the escape undone).
 fn cells(line: &str) -> Vec<String> {
@@ -163,7 +164,7 @@ fn place(t: &TestRepo, rows: &[Row]) -> Vec<Option<Placed>> {
                 .position(|l| l.trim() == first.trim())
                 .unwrap_or_else(|| {
                     panic!(
-                        "docs/load-forms.md line {}: {} does not hold `{first}`",
+                        "docs/src/load-forms.md line {}: {} does not hold `{first}`",
                         row.doc_line, row.file
                     )
                 }) as u32
@@ -177,7 +178,7 @@ fn place(t: &TestRepo, rows: &[Row]) -> Vec<Option<Placed>> {
         }
         assert!(
             written.insert(row.file.clone()),
-            "docs/load-forms.md line {}: {} holds another row's example",
+            "docs/src/load-forms.md line {}: {} holds another row's example",
             row.doc_line,
             row.file
         );
@@ -351,7 +352,7 @@ fn check(row: &Row, at: &Placed, plans: &Plans) -> Option<String> {
     }
     (!wrong.is_empty()).then(|| {
         format!(
-            "docs/load-forms.md line {} ({}: `{}` in {}, {:?}): {}",
+            "docs/src/load-forms.md line {} ({}: `{}` in {}, {:?}): {}",
             row.doc_line,
             row.form,
             row.example,
@@ -429,7 +430,7 @@ fn every_load_form_is_treated_as_the_table_says() {
         .collect();
     assert!(
         wrong.is_empty(),
-        "{} of {} rows of docs/load-forms.md no longer hold (update the table):\n{}",
+        "{} of {} rows of docs/src/load-forms.md no longer hold (update the table):\n{}",
         wrong.len(),
         rows.len(),
         wrong.join("\n")

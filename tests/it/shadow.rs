@@ -685,15 +685,16 @@ fn count_where(db: &str, table: &str, condition: &str) -> i64 {
         .unwrap()
 }
 
-on_both!(the_readme_proof_walk_through_runs_verbatim: proof_walk_sqlite, proof_walk_postgres);
-/// The README's shadow → evaluate → costs walk-through, verbatim but for its build line: the
+on_both!(the_guide_proof_walk_through_runs_verbatim: proof_walk_sqlite, proof_walk_postgres);
+/// The shadow → evaluate → costs walk-through of the guide's proof-loop page
+/// (`docs/src/proof-loop.md`), verbatim but for its build line: the
 /// miss named with its rule, recall with its bound, the costs from history, the export
 /// imported into another store.
-fn the_readme_proof_walk_through_runs_verbatim(kind: Kind) {
+fn the_guide_proof_walk_through_runs_verbatim(kind: Kind) {
     let scratch = TestRepo::from_fixture("shop");
     let store = Store::new(kind, &scratch);
     let db = matches!(kind, Kind::Postgres).then_some(store.url.as_str());
-    let out = crate::support::readme_block("proof-walkthrough", &scratch, db);
+    let out = crate::support::guide_block("proof-loop.md", "proof-walkthrough", &scratch, db);
     let all = text(&out);
     for line in [
         "missed: tests/test_rate.py — no edge linked config/rate.cfg and 1 more to it",

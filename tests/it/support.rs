@@ -230,22 +230,28 @@ pub(crate) fn breaking_money_fails(t: &TestRepo, failing: &[&str]) -> String {
     all
 }
 
-/// Runs the README's shell block after `<!-- NAME -->` verbatim but for its build line (the
-/// binary under test is first on PATH), in a clean environment with `scratch`'s HOME, on the
-/// store `db` (`GATE_DB`; none: the default SQLite store). It echoes the folder it ended in
-/// as `walk-through dir: …`.
-pub(crate) fn readme_block(
+/// Runs the shell block after `<!-- NAME -->` in the guide's page `docs/src/PAGE` verbatim but
+/// for its build line (the binary under test is first on PATH), in a clean environment with
+/// `scratch`'s HOME, on the store `db` (`GATE_DB`; none: the default SQLite store), from the
+/// repository's root as the page tells its reader. It echoes the folder it ended in as
+/// `walk-through dir: …`. The block is read from the page the reader reads, so the page
+/// cannot drift from what runs.
+pub(crate) fn guide_block(
+    page: &str,
     name: &str,
     scratch: &TestRepo,
     db: Option<&str>,
 ) -> std::process::Output {
-    let readme =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
-    let block = readme
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/src")
+        .join(page);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("the guide's page {}: {e}", path.display()));
+    let block = text
         .split(&format!("<!-- {name} -->\n```sh\n"))
         .nth(1)
         .and_then(|rest| rest.split("\n```").next())
-        .unwrap_or_else(|| panic!("the README holds the block {name}"));
+        .unwrap_or_else(|| panic!("docs/src/{page} holds the block {name}"));
     let (build, script) = block.split_once('\n').unwrap();
     assert!(build.starts_with("cargo build --release"), "{build}");
     let bin = Path::new(env!("CARGO_BIN_EXE_gate")).parent().unwrap();

@@ -1,7 +1,7 @@
 //! Rollup, triage and history in selection, on both stores: every triage rule (per-leg
 //! pre_existing, same-commit and fail-then-pass flakiness, known_flaky, the link to the
 //! change), triage never peeking at later runs, the window's edges, a store that is down, and
-//! the README's walk-through run verbatim.
+//! the guide's walk-through (`docs/src/history.md`) run verbatim.
 
 use crate::history::{Kind, Store, p, record};
 use crate::support::{TestRepo, text};
@@ -519,15 +519,15 @@ fn a_store_that_is_down_is_one_line_and_exit_8(kind: Kind) {
     );
 }
 
-on_both!(the_readme_walk_through_runs_verbatim: walk_through_sqlite, walk_through_postgres);
-/// The README's walk-through, verbatim but for its build line (the binary under test is first
-/// on PATH): a recorded selected run, two legs from JUnit and go-json, a rollup, and a triage
+on_both!(the_guide_walk_through_runs_verbatim: walk_through_sqlite, walk_through_postgres);
+/// The walk-through of the guide's History page (`docs/src/history.md`), verbatim but for its
+/// build line (the binary under test is first on PATH): a recorded selected run, two legs from JUnit and go-json, a rollup, and a triage
 /// showing each of the four verdicts.
-fn the_readme_walk_through_runs_verbatim(kind: Kind) {
+fn the_guide_walk_through_runs_verbatim(kind: Kind) {
     let scratch = TestRepo::from_fixture("shop");
     let store = Store::new(kind, &scratch);
     let db = matches!(kind, Kind::Postgres).then_some(store.url.as_str());
-    let out = crate::support::readme_block("walkthrough", &scratch, db);
+    let out = crate::support::guide_block("history.md", "walkthrough", &scratch, db);
     let all = text(&out);
     for line in [
         "gate record: recorded leg `py` of run main-1 attempt 1",
