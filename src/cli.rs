@@ -338,6 +338,30 @@ pub enum Sub {
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
+    /// Write a recorded run for CI: the pull request comment, annotations, a JUnit report.
+    ///
+    /// gate holds no token and posts nothing: the workflow posts what it prints. With
+    /// GITHUB_STEP_SUMMARY set, --markdown also appends the comment to that file.
+    Report {
+        /// The run (default: the latest recorded one).
+        #[arg(long, value_name = "ID")]
+        run: Option<String>,
+        /// Print the pull request comment (markdown, under GitHub's comment limit).
+        #[arg(long)]
+        markdown: bool,
+        /// Print GitHub workflow commands: an error per new regression, a warning per refusal.
+        #[arg(long)]
+        annotations: bool,
+        /// Write a JUnit report of the verdicts (changed paths and triaged tests) to FILE.
+        #[arg(long, value_name = "FILE")]
+        junit: Option<PathBuf>,
+        /// The workflow named in the comment's hidden marker (default: GITHUB_WORKFLOW).
+        #[arg(long, value_name = "NAME")]
+        workflow: Option<String>,
+        /// The store: `postgres://…`, `sqlite:PATH` or a path.
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
+    },
     /// Manage the ledger of passing tests that later runs reuse by fingerprint.
     Ledger {
         #[command(subcommand)]

@@ -12,6 +12,7 @@ mod install;
 mod observations;
 mod plan;
 mod record;
+mod report;
 mod rollup;
 mod shadow;
 mod triage;
@@ -104,6 +105,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Some(Sub::Triage { run, json, db }) => {
             triage::run(&dir, run.as_deref(), json, db.as_deref())
         }
+        Some(sub @ Sub::Report { .. }) => report::dispatch(&dir, sub),
         Some(Sub::Ledger {
             action: LedgerAction::Prune { db },
         }) => rollup::prune(&dir, db.as_deref()),

@@ -28,6 +28,7 @@ mod plans;
 mod push_support;
 mod references;
 mod refusals;
+mod report;
 mod results;
 mod runner_argv;
 mod selection;
