@@ -319,3 +319,55 @@ fn an_unknown_run_is_named() {
         "{out}"
     );
 }
+
+on_both!(the_comment_of_a_real_gated_run: real_sqlite, real_postgres);
+/// A real gate run, recorded (`--record`, the CI run id and attempt from GitHub's variables),
+/// then a shadow run of the whole suite at the same commit: the comment names the rows' reasons
+/// from the decision frozen before the run, the new regressions the broken module made, the
+/// shadow compare and real durations.
+fn the_comment_of_a_real_gated_run(kind: Kind) {
+    let t = TestRepo::from_fixture("shop");
+    let store = Store::new(kind, &t);
+    t.branch("feature");
+    t.checkout("feature");
+    t.append("src/shop/money.py", crate::support::BREAK_MONEY);
+    t.commit("break money");
+    let gated = t
+        .gate(&["--affected", "master...HEAD", "--record", "--leg", "linux"])
+        .env("GATE_DB", &store.url)
+        .env("GITHUB_RUN_ID", "77")
+        .env("GITHUB_RUN_ATTEMPT", "3")
+        .output()
+        .unwrap();
+    assert_eq!(gated.status.code(), Some(1), "{}", text(&gated));
+    let shadow = t
+        .gate(&["shadow", "master...HEAD"])
+        .env("GATE_DB", &store.url)
+        .env_remove("GITHUB_RUN_ID")
+        .output()
+        .unwrap();
+    assert!(shadow.status.code().is_some(), "{}", text(&shadow));
+    let (code, out) = report(&t, &store, &["--markdown", "--run", "77"], &[]);
+    assert_eq!(code, 0, "{out}");
+    assert!(
+        out.starts_with("<!-- gate-report workflow=gate head="),
+        "{out}"
+    );
+    assert!(
+        out.lines().next().unwrap().ends_with(" attempt=3 -->"),
+        "{out}"
+    );
+    let (html, tables) = tables(&out);
+    assert!(
+        tables[0].len() > 1 && tables[0].iter().all(|c| *c == 5),
+        "{out}"
+    );
+    assert!(html.contains("<td>new_regression</td>"), "{out}");
+    assert!(
+        html.contains("<td>src/shop/money.py</td><td>resolved</td><td>selects "),
+        "the row's reason from the frozen decision: {out}"
+    );
+    assert!(html.contains("failing in the whole suite:"), "{out}");
+    assert!(!html.contains("0 result(s)"), "{out}");
+    eprintln!("{out}");
+}
