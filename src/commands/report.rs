@@ -141,6 +141,31 @@ impl Read {
         Ok(())
     }
 
+    /// The passes the ledger reused: the frozen decision's, kept only where this run's legs
+    /// agree — selected, with no result recorded. A leg does not record its decision's id,
+    /// and the decision read is the latest frozen for the commit and base: one frozen by a
+    /// later gate of the same commit names no reuse this run did not make.
+    fn reused(&self, frozen: &serde_json::Value) -> BTreeMap<String, String> {
+        let ran: std::collections::BTreeSet<&str> = self
+            .results
+            .iter()
+            .filter_map(|r| r.file.as_deref())
+            .collect();
+        frozen["reused"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(unit, _)| self.selected.contains_key(*unit) && !ran.contains(unit.as_str()))
+            .map(|(unit, p)| {
+                let at = p["commit"]
+                    .as_str()
+                    .map_or("", |c| c.get(..12).unwrap_or(c));
+                let leg = p["leg"].as_str().unwrap_or("");
+                (unit.clone(), format!("passed at {at} on {leg}"))
+            })
+            .collect()
+    }
+
     fn summary(
         &mut self,
         run: &str,
@@ -164,18 +189,7 @@ impl Read {
             .flatten()
             .filter_map(|r| Some((r["path"].as_str()?, r["reasons"][0].as_str()?)))
             .collect();
-        let reused: BTreeMap<String, String> = frozen["reused"]
-            .as_object()
-            .into_iter()
-            .flatten()
-            .map(|(unit, p)| {
-                let at = p["commit"]
-                    .as_str()
-                    .map_or("", |c| c.get(..12).unwrap_or(c));
-                let leg = p["leg"].as_str().unwrap_or("");
-                (unit.clone(), format!("passed at {at} on {leg}"))
-            })
-            .collect();
+        let reused = self.reused(frozen);
         let mut ran: BTreeMap<String, String> = self
             .selected
             .iter()
@@ -203,22 +217,7 @@ impl Read {
             head: legs[0].commit.clone(),
             attempt: legs.iter().map(|l| l.attempt).max().unwrap_or(1),
             legs: legs.iter().map(|l| l.leg.clone()).collect(),
-            triaged: self
-                .triaged
-                .iter()
-                .map(|t| {
-                    [
-                        t.verdict.name().into(),
-                        serde_json::to_value(t.confidence)
-                            .ok()
-                            .and_then(|v| v.as_str().map(str::to_string))
-                            .unwrap_or_default(),
-                        t.test.clone(),
-                        t.leg.clone(),
-                        t.evidence.clone(),
-                    ]
-                })
-                .collect(),
+            triaged: self.triaged.iter().map(triaged_row).collect(),
             rows: self
                 .paths
                 .iter()
@@ -238,6 +237,21 @@ impl Read {
             slowest,
         }
     }
+}
+
+/// A triaged test as the comment's and JUnit's row: verdict, confidence, test, leg, evidence.
+fn triaged_row(t: &Triaged) -> [String; 5] {
+    let confidence = serde_json::to_value(t.confidence)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_string))
+        .unwrap_or_default();
+    [
+        t.verdict.name().into(),
+        confidence,
+        t.test.clone(),
+        t.leg.clone(),
+        t.evidence.clone(),
+    ]
 }
 
 /// The last shadow compare recorded at `commit` in the window, as one line.

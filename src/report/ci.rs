@@ -156,4 +156,20 @@ mod tests {
             "::error file=t/a%2Cb%3Ac.py,line=3,title=new regression%3A x::100%25 broke%0D%0Anext"
         );
     }
+
+    #[test]
+    fn the_step_summary_is_appended_and_kept_under_its_limit() {
+        let dir = std::env::temp_dir().join(format!("gate-step-summary-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("summary.md");
+        std::fs::write(&path, "x".repeat(STEP_SUMMARY_MAX - 1000)).unwrap();
+        append_step_summary(&path, &"é|".repeat(2000)).unwrap();
+        let kept = std::fs::read_to_string(&path).unwrap();
+        assert!(kept.len() <= STEP_SUMMARY_MAX, "{}", kept.len());
+        assert!(kept.ends_with("see the pull request comment.\n\n"));
+        std::fs::write(&path, "before\n").unwrap();
+        append_step_summary(&path, "# gate").unwrap();
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), "before\n# gate\n");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 }

@@ -371,3 +371,50 @@ fn the_comment_of_a_real_gated_run(kind: Kind) {
     assert!(!html.contains("0 result(s)"), "{out}");
     eprintln!("{out}");
 }
+
+/// A gate after a pass of the same tests: the ledger's reuses are listed apart, with where
+/// they passed, and are not among the tests that ran; the earlier run shows no reuse.
+#[test]
+fn reused_passes_are_listed_apart() {
+    let t = TestRepo::from_fixture("shop");
+    let store = Store::new(Kind::Sqlite, &t);
+    t.branch("feature");
+    t.checkout("feature");
+    t.append("src/shop/money.py", "\n# reviewed\n");
+    t.commit("money");
+    let gate = |run: &str| {
+        let out = t
+            .gate(&["--affected", "master...HEAD", "--record", "--leg", "linux"])
+            .env("GATE_DB", &store.url)
+            .env("GITHUB_RUN_ID", run)
+            .env("GITHUB_RUN_ATTEMPT", "1")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    };
+    gate("1");
+    // Only test_cart's inputs move: it runs, the other three money tests are reused.
+    t.append("tests/test_cart.py", "\n# reviewed\n");
+    t.commit("cart");
+    gate("2");
+    let (code, out) = report(&t, &store, &["--markdown", "--run", "2"], &[]);
+    assert_eq!(code, 0, "{out}");
+    let (html, tables) = tables(&out);
+    let section = |title: &str| {
+        let from = html.split(&format!("<h3>{title}</h3>")).nth(1).unwrap();
+        from.split("<h3>").next().unwrap().to_string()
+    };
+    let reused = section("Reused passes");
+    assert_eq!(reused.matches("<tr><td>tests/test_").count(), 3, "{out}");
+    assert!(reused.contains(" on linux</td>"), "{out}");
+    let ran = section("Tests that ran");
+    assert_eq!(ran.matches("<tr><td>tests/test_").count(), 1, "{out}");
+    assert!(ran.contains("<td>tests/test_cart.py</td>"), "{out}");
+    assert!(tables.iter().all(|t| t.iter().all(|c| *c == t[0])));
+    let (_, first) = report(&t, &store, &["--markdown", "--run", "1"], &[]);
+    assert!(first.contains("### Reused passes\n\nNone."), "{first}");
+    assert!(
+        first.contains("| tests/test\\_money.py | src/shop/money.py |"),
+        "{first}"
+    );
+}
