@@ -369,7 +369,27 @@ fn the_comment_of_a_real_gated_run(kind: Kind) {
     );
     assert!(html.contains("failing in the whole suite:"), "{out}");
     assert!(!html.contains("0 result(s)"), "{out}");
-    eprintln!("{out}");
+    // The guide shows this comment: the same up to the durations, which are this run's, and
+    // the decision's id, which hashes this machine's interpreter.
+    let guide = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/ci.md"),
+    )
+    .unwrap();
+    let shown = guide
+        .split("```markdown\n")
+        .nth(1)
+        .and_then(|b| b.split("```").next())
+        .unwrap();
+    let decision = regex::Regex::new(r"decision [0-9a-f]{12}").unwrap();
+    let stable = |text: &str| {
+        let text = text.split("### Durations").next().unwrap().to_string();
+        decision.replace_all(&text, "decision <id>").into_owned()
+    };
+    assert_eq!(
+        stable(shown),
+        stable(&out),
+        "docs/src/ci.md's comment drifted"
+    );
 }
 
 /// A gate after a pass of the same tests: the ledger's reuses are listed apart, with where
