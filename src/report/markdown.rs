@@ -169,9 +169,10 @@ fn short(sha: &str) -> &str {
     sha.get(..12).unwrap_or(sha)
 }
 
+/// At most five items, so the header stays small whatever the legs are called.
 fn list_cell(items: &[String]) -> String {
-    let shown: Vec<String> = items.iter().take(20).map(|i| cell(i)).collect();
-    let more = items.len().saturating_sub(20);
+    let shown: Vec<String> = items.iter().take(5).map(|i| cell(i)).collect();
+    let more = items.len().saturating_sub(5);
     if more > 0 {
         format!("{} and {more} more", shown.join(", "))
     } else {
@@ -209,10 +210,12 @@ pub(crate) fn cell(text: &str) -> String {
 }
 
 /// A marker value as one token: anything but `[A-Za-z0-9._/-]` percent-encoded, so a workflow
-/// name can neither split the marker nor close the HTML comment.
+/// name can neither split the marker nor close the HTML comment; its first 100 characters,
+/// enough for any workflow name and commit id.
 fn token(text: &str) -> String {
     let mut out = String::new();
-    for b in text.bytes() {
+    let cut: String = text.chars().take(100).collect();
+    for b in cut.bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'/' | b'-') {
             out.push(b as char);
         } else {
@@ -233,6 +236,38 @@ mod tests {
             "a\\|b&lt;script&gt;&amp;\\`\\*\\_\\[x\\]\\\\n&#64;me\\\\"
         );
         assert_eq!(cell(&"x".repeat(500)).chars().count(), CELL + 1);
+    }
+
+    /// Every value at its worst — the longest escape for every character, in every field,
+    /// thousands of rows in every list — still fits the budget, each list cut with its count.
+    #[test]
+    fn the_worst_summary_fits_the_budget() {
+        let huge = "\u{10ffff}".repeat(5_000);
+        let many = |n: usize| (0..n).map(|i| format!("{i}{huge}")).collect::<Vec<_>>();
+        let s = Summary {
+            workflow: huge.clone(),
+            run: huge.clone(),
+            head: huge.clone(),
+            attempt: u32::MAX,
+            legs: many(1_000),
+            triaged: many(3_000)
+                .into_iter()
+                .map(|v| std::array::from_fn(|_| v.clone()))
+                .collect(),
+            rows: many(3_000)
+                .into_iter()
+                .map(|v| std::array::from_fn(|_| v.clone()))
+                .collect(),
+            ran: many(3_000).into_iter().map(|v| [v.clone(), v]).collect(),
+            reused: many(3_000).into_iter().map(|v| [v.clone(), v]).collect(),
+            shadow: Some(huge.clone()),
+            results: usize::MAX,
+            total_ms: u64::MAX,
+            slowest: many(10).into_iter().map(|v| (v, u64::MAX)).collect(),
+        };
+        let text = render(&s);
+        assert!(text.chars().count() <= BUDGET, "{}", text.chars().count());
+        assert_eq!(text.matches(" more not shown.").count(), 4);
     }
 
     #[test]
