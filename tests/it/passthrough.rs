@@ -138,3 +138,28 @@ fn runner_arguments_reach_go_test_before_the_packages() {
         assert!(stderr.contains(named), "{arg}: {stderr}");
     }
 }
+
+#[test]
+fn runner_arguments_reach_unittest_before_its_labels() {
+    let t = TestRepo::from_fixture("unitshop");
+    let out = t
+        .gate(&["--files", "shop/cart.py", "--json", "--list", "--", "-v"])
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(
+        strings(&r["command"]),
+        ["python3", "-m", "unittest", "-v", "--", "tests.tests"],
+        "{r:#}"
+    );
+    let out = t
+        .gate(&["--files", "shop/cart.py", "--", "-v"])
+        .output()
+        .unwrap();
+    let all = text(&out);
+    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert!(
+        all.contains("tests.tests.CartTest") && all.contains("... ok"),
+        "unittest read -v: {all}"
+    );
+}

@@ -19,13 +19,19 @@ const RANGE: &str = "HEAD~1...HEAD";
 
 /// This tree's context, as the frozen decision of the same gate holds it.
 fn context(t: &TestRepo) -> Value {
+    context_under(t, &[])
+}
+
+/// This tree's context under the variables `vars` (those a runner's toolchain is asked under).
+fn context_under(t: &TestRepo, vars: &[(&str, std::ffi::OsString)]) -> Value {
     let file = t.root.parent().unwrap().join("decision.json");
     let out = t
         .gate(&["--affected", RANGE, "--list", "--decision-out"])
         .arg(&file)
+        .envs(vars.iter().map(|(k, v)| (*k, v)))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", text(&out));
+    assert!(file.is_file(), "{}", text(&out));
     let d: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     json!({
         "repository": d["repository"],
@@ -159,5 +165,71 @@ fn a_hostile_recommended_path_never_becomes_an_option_nor_leaves_the_tree() {
     assert!(
         notes.contains("recommended README.md is not a test file"),
         "{notes}"
+    );
+}
+
+#[test]
+fn a_refusal_stays_refused_and_an_inert_change_stays_idle() {
+    let t = TestRepo::from_fixture("shop");
+    t.append("scripts/deploy.ini", "port = 22\n");
+    t.append("src/shop/money.py", "\n");
+    t.commit("script");
+    let file = write(&t, &recommending(&context(&t), &["tests/test_prices.py"]));
+    let out = t
+        .gate(&["--affected", RANGE, "--recommendations", &file])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        !text(&out).contains("passed"),
+        "nothing ran: {}",
+        text(&out)
+    );
+
+    t.append("README.md", "\nMore words.\n");
+    t.commit("words");
+    let file = write(&t, &recommending(&context(&t), &["tests/test_prices.py"]));
+    let r = t.report(&["--affected", RANGE, "--recommendations", &file]);
+    assert_eq!(r["verdict"], "inert", "{r:#}");
+    assert!(selected(&r).is_empty(), "{r:#}");
+    assert!(
+        strings(&r["notes"])
+            .join("\n")
+            .contains("recommended tests/test_prices.py is not run: every change is inert"),
+        "{r:#}"
+    );
+}
+
+#[test]
+fn a_recommended_go_test_file_adds_its_package() {
+    let t = TestRepo::from_fixture("goshop");
+    t.append("ws/shop/web/templates/index.html", "<p>more</p>\n");
+    t.commit("template");
+    let vars = crate::golang::go_vars();
+    let ctx = context_under(&t, &vars);
+    let file = write(&t, &recommending(&ctx, &["rep/app/app_test.go"]));
+    let out = crate::golang::gate(
+        &t,
+        &[
+            "--affected",
+            RANGE,
+            "--json",
+            "--list",
+            "--recommendations",
+            &file,
+        ],
+    );
+    let r: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    crate::plans::validate("report.schema.json", &r);
+    assert_eq!(selected(&r), ["./rep/app", "./ws/shop/web"], "{r:#}");
+    let argvs: Vec<Vec<String>> = r["go_commands"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| strings(&c["argv"]))
+        .collect();
+    assert!(
+        argvs.contains(&vec!["go".into(), "test".into(), "./app".into()]),
+        "{argvs:?}"
     );
 }

@@ -243,7 +243,7 @@ pub(crate) fn check_args(args: &[String]) -> std::result::Result<(), String> {
     let own = |a: &&String| {
         a.starts_with("--junitxml")
             || a.starts_with("--junit-xml")
-            || a.contains("gate_probe")
+            || a.contains("no:gate_probe")
             || a.contains("no:junitxml")
     };
     match args.iter().find(own) {
