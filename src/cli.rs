@@ -88,6 +88,18 @@ pub struct GateArgs {
     /// The history store (with --record): `postgres://…`, `sqlite:PATH` or a path.
     #[arg(long, value_name = "URL", requires = "record")]
     pub db: Option<String>,
+    /// Add the test files a recommendations file names to the selection; it never removes one.
+    ///
+    /// `{version: 1, context, selectedFiles: [{file, project, pool}]}`: its context must be
+    /// this tree's source and configuration, or gate stops (exit 10) naming the field.
+    #[arg(long, value_name = "FILE")]
+    pub recommendations: Option<PathBuf>,
+    /// Arguments for the test runner, after `--`: given after gate's own, before the tests.
+    ///
+    /// They can never replace the selection: an argument that would take a test as its value
+    /// is refused. A run given them enters no pass in the ledger.
+    #[arg(last = true, value_name = "RUNNER_ARGS")]
+    pub runner_args: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -132,6 +144,12 @@ pub enum Sub {
         /// Record a human decision for a refused range (also read from `GATE_DECISION`).
         #[arg(long, value_name = "CITATION")]
         affected_decision: Option<String>,
+        /// Add the test files a recommendations file names to the selection (as `gate --recommendations`).
+        #[arg(long, value_name = "FILE")]
+        recommendations: Option<PathBuf>,
+        /// Arguments for the test runner, after `--` (as `gate --affected RANGE -- ARGS`).
+        #[arg(last = true, value_name = "RUNNER_ARGS")]
+        runner_args: Vec<String>,
     },
     /// Run the whole suite and check that the selection caught every failing test; exit 11 on a miss.
     ///
@@ -474,10 +492,12 @@ impl Cli {
             || g.affected_decision.is_some()
             || g.record
             || g.no_reuse
-            || g.decision_out.is_some();
+            || g.decision_out.is_some()
+            || g.recommendations.is_some()
+            || !g.runner_args.is_empty();
         match (&self.command, gate_flags) {
             (Some(_), true) => Err(
-                "--affected, --since, --files, --list, --json, --verbose, --affected-decision, --record, --no-reuse and --decision-out go without a subcommand (`gate --affected RANGE`); a subcommand takes its own".into(),
+                "--affected, --since, --files, --list, --json, --verbose, --affected-decision, --record, --no-reuse, --decision-out, --recommendations and `-- RUNNER_ARGS` go without a subcommand (`gate --affected RANGE`); a subcommand takes its own".into(),
             ),
             _ => Ok(()),
         }

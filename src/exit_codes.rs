@@ -7,7 +7,8 @@ pub const OK: u8 = 0;
 pub const TESTS_FAILED: u8 = 1;
 /// A change could not be bounded and no decision was recorded: the run was aborted.
 pub const REFUSED: u8 = 2;
-/// Usage or configuration: a bad flag, an unknown revision, a path naming nothing, a malformed
+/// Usage or configuration: a bad flag, a runner argument after `--` that could take a test as
+/// its value, an unknown revision, a path naming nothing, a malformed
 /// `.gate.toml` or one that matches nothing. Nothing was selected or run.
 pub const USAGE: u8 = 3;
 /// The runner (or a tool gate drives, such as strace) could not be started, or stopped without
@@ -28,7 +29,9 @@ pub const STORE: u8 = 8;
 pub const INTERNAL: u8 = 9;
 /// An input file gate was asked to read (a JUnit report, a `go test -json` stream) is
 /// malformed, truncated or not of that kind: the error names the file and where it broke, and
-/// nothing was recorded.
+/// nothing was recorded. A `--recommendations` file whose context is not the gated tree's
+/// source and configuration (the field named), or that names a path outside the tree: nothing
+/// ran.
 pub const INPUT: u8 = 10;
 /// `gate shadow`: a test the whole suite failed was one the frozen decision left out (or
 /// reused): the selection missed it. The miss and the rule that would have caught it are named.

@@ -50,6 +50,8 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
         }),
         reuse: !args.no_reuse,
         decision_out: args.decision_out.as_deref(),
+        runner_args: &args.runner_args,
+        recommendations: args.recommendations.as_deref(),
         ..Options::new(Caller::Command, styles, retry)
     };
     pipeline::gate(&repo, target, &opts).map(|g| g.code)

@@ -44,12 +44,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             explain::Show { fingerprint, json },
             &styles,
         ),
-        Some(Sub::Verify {
-            range,
-            receipt,
-            json,
-            affected_decision,
-        }) => verify::run(&dir, &range, receipt.as_deref(), json, affected_decision),
+        Some(sub @ Sub::Verify { .. }) => verify(&dir, sub),
         Some(
             sub @ (Sub::Shadow(_)
             | Sub::Evaluate { .. }
@@ -124,6 +119,31 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Some(Sub::Generate { what }) => generate::run(&what),
         None => gate::run(&dir, &cli.gate, &styles),
     }
+}
+
+/// `gate verify`'s arguments, to its command.
+fn verify(dir: &std::path::Path, sub: Sub) -> Result<u8> {
+    let Sub::Verify {
+        range,
+        receipt,
+        json,
+        affected_decision,
+        recommendations,
+        runner_args,
+    } = sub
+    else {
+        return Err(crate::error::Error::Internal(format!(
+            "{sub:?} is not `gate verify`"
+        )));
+    };
+    let args = verify::Args {
+        receipt: receipt.as_deref(),
+        json,
+        citation: affected_decision,
+        recommendations: recommendations.as_deref(),
+        runner_args: &runner_args,
+    };
+    verify::run(dir, &range, args)
 }
 
 /// The proof loop's commands: shadow runs, their evaluation and costs, observation exports.

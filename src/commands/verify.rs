@@ -7,13 +7,23 @@ use crate::repo::{self, range};
 use crate::report::styles::{ColorChoice, Styles};
 use std::path::Path;
 
-pub(super) fn run(
-    dir: &Path,
-    spec: &str,
-    receipt: Option<&Path>,
-    json: bool,
-    citation: Option<String>,
-) -> Result<u8> {
+/// What `gate verify` was given beyond its range.
+pub(super) struct Args<'a> {
+    pub receipt: Option<&'a Path>,
+    pub json: bool,
+    pub citation: Option<String>,
+    pub recommendations: Option<&'a Path>,
+    pub runner_args: &'a [String],
+}
+
+pub(super) fn run(dir: &Path, spec: &str, args: Args<'_>) -> Result<u8> {
+    let Args {
+        receipt,
+        json,
+        citation,
+        recommendations,
+        runner_args,
+    } = args;
     let repo = repo::open(dir)?;
     let citation = citation.or_else(super::env_decision);
     let styles = Styles::new(ColorChoice::Never);
@@ -24,6 +34,8 @@ pub(super) fn run(
         citation: citation.as_deref(),
         json,
         keep_json: receipt.is_some(),
+        runner_args,
+        recommendations,
         ..Options::new(Caller::Verify, &styles, retry)
     };
     let gated = pipeline::gate(

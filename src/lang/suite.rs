@@ -15,14 +15,20 @@ pub(crate) trait Suite: Sync {
     /// tests.
     fn is_test_unit(&self, unit: &str) -> bool;
     /// The commands that run `tests` in `project`'s tree (whose files are `files`, its working
-    /// tree `root`); none when it has nothing to run.
+    /// tree `root`), with the user's runner arguments `extra` (checked by `check_args`) after
+    /// gate's own and before the tests; none when it has nothing to run.
     fn commands(
         &self,
         project: &Project,
         tests: Tests<'_>,
         files: &BTreeSet<String>,
         root: &Path,
+        extra: &[String],
     ) -> Vec<Box<dyn Runner>>;
+    /// Why the user's runner arguments `args` (`gate … -- ARGS`) cannot be given to its runner,
+    /// when they cannot: one that would take the first test as its value, turn the tests into
+    /// something else, or replace what gate reads its results from.
+    fn check_args(&self, args: &[String]) -> Result<(), String>;
     /// Its name: what the run plan's commands and kept toolchains are grouped by.
     fn name(&self) -> &'static str;
     /// Its runner's argv before the test arguments, as `project` configures it.
@@ -54,6 +60,23 @@ pub(crate) enum Tests<'a> {
 
 /// Every language's tests, in the order their runners run.
 pub(crate) static SUITES: [&dyn Suite; 2] = [&python::Python, &go::Go];
+
+/// Why the user's runner arguments cannot be given to the runner of a language `project` has
+/// tests of, when they cannot. `--` is refused for every runner: it would end the runner's
+/// options, so what follows it (gate's tests among them) is read as something else.
+pub(crate) fn check_args(project: &Project, args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "--") {
+        return Err(
+            "runner argument `--`: it would end the runner's options before gate's tests; give options only".into(),
+        );
+    }
+    for suite in SUITES {
+        if project.tests.iter().any(|t| suite.is_test_unit(t)) {
+            suite.check_args(args)?;
+        }
+    }
+    Ok(())
+}
 
 /// The language whose test `unit` is, if any.
 pub(crate) fn of_test_unit(unit: &str) -> Option<&'static dyn Suite> {

@@ -9,7 +9,7 @@ mod governing;
 mod remember;
 mod select;
 
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::history::recorder::{RecordTo, Recorder};
 use crate::project::{Keep, Project};
 use crate::repo::input::Input;
@@ -53,6 +53,10 @@ pub(crate) struct Options<'a> {
     pub decision_out: Option<&'a Path>,
     /// Run the whole suite and judge its failures against the frozen decision.
     pub shadow: Shadow,
+    /// The user's arguments for the runners (`gate … -- ARGS`), after gate's own.
+    pub runner_args: &'a [String],
+    /// A recommendations file whose test files are added to the selection.
+    pub recommendations: Option<&'a Path>,
 }
 
 impl<'a> Options<'a> {
@@ -72,6 +76,8 @@ impl<'a> Options<'a> {
             reuse: true,
             decision_out: None,
             shadow: Shadow::Off,
+            runner_args: &[],
+            recommendations: None,
         }
     }
 }
@@ -132,7 +138,11 @@ pub(crate) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         project,
         mut decided,
     } = analyze(repo, target)?;
+    crate::lang::suite::check_args(&project, opts.runner_args).map_err(Error::Usage)?;
     select::add_history(repo, &project, &input, &mut decided);
+    if let Some(file) = opts.recommendations {
+        select::recommend(repo, &input, &project, file, &mut decided)?;
+    }
     let opts: &Options<'_> = &select::audit(opts, &project);
     let record_to = select::record_to(opts, &project);
     let at = select::Inputs {

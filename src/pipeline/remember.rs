@@ -41,7 +41,17 @@ pub(super) fn conclude(
         (code, judged) =
             crate::proof::shadow::compare(at.repo, at.project, at.input, run, db, mode)?;
     }
-    keep(at, chosen, collected, complete);
+    if opts.runner_args.is_empty() {
+        keep(at, chosen, collected, complete);
+    } else {
+        // The user's arguments may have narrowed what ran (`-k`, `-run=`, `-x`): a file's run
+        // may look whole while only a part of it ran, so neither a trace (which a whole run
+        // replaces) nor a pass (which stands for every test of the unit) is kept.
+        crate::terminal::warn(format!(
+            "runner arguments `{}` may narrow what ran: no pass enters the ledger and no traced edge is kept",
+            opts.runner_args.join(" ")
+        ));
+    }
     if let Some(recorder) = recorder {
         let gated = recorder::Gated {
             repo: at.repo,

@@ -54,6 +54,25 @@ pub(super) fn add_history(
         .for_each(crate::terminal::warn);
 }
 
+/// The test files a recommendations file names, added to the selection once its context is
+/// checked against this tree (`proof::recommendations`).
+pub(super) fn recommend(
+    repo: &git2::Repository,
+    input: &Input,
+    project: &Project,
+    file: &std::path::Path,
+    decided: &mut Decision,
+) -> Result<()> {
+    let root = repo::workdir(repo)?;
+    let scope = crate::fingerprint::Scope {
+        repo,
+        snapshot: &input.snapshot,
+        project,
+        root: &root,
+    };
+    crate::proof::recommendations::add(file, &scope, input.head, decided)
+}
+
 /// The ledger's reuses, the run plan, the cited decision and the frozen one.
 pub(super) fn choose<'a>(
     at: &Inputs<'_>,
@@ -125,7 +144,7 @@ fn plan_of(
         opts.citation.is_some(),
         &at.input.snapshot.files,
         root,
-        &ledger.reused_units(),
+        (&ledger.reused_units(), opts.runner_args),
     )
 }
 

@@ -312,7 +312,7 @@ fn status(s: Status) -> &'static str {
 
 /// The origin's URL without credentials (`https://user:token@host/…` → `https://host/…`),
 /// else the working tree's folder name.
-fn repository(repo: &git2::Repository, root: &Path) -> String {
+pub(crate) fn repository(repo: &git2::Repository, root: &Path) -> String {
     repo.find_remote("origin")
         .ok()
         .and_then(|r| r.url().ok().map(without_credentials))

@@ -2,11 +2,13 @@
 //! before anything was judged. A decision is frozen before its tests run (`frozen`); a
 //! whole-suite run judges its failures against it (`shadow`); the compares add up to recall
 //! and savings (`evaluate`, `costs`); a run leaves the machine as a bounded export
-//! (`observations`).
+//! (`observations`); another party's recommendations only add to a selection
+//! (`recommendations`).
 
 pub(crate) mod costs;
 pub(crate) mod evaluate;
 pub(crate) mod frozen;
 pub(crate) mod observations;
+pub(crate) mod recommendations;
 pub(crate) mod recorded;
 pub(crate) mod shadow;

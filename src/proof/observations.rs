@@ -347,7 +347,7 @@ fn check_paths(e: &Export) -> Result<(), String> {
 
 /// A path as gate writes one: relative, `/`-separated, no empty, `.` or `..` part (a Go
 /// package's `./dir` aside), no NUL.
-fn repo_relative(path: &str) -> bool {
+pub(crate) fn repo_relative(path: &str) -> bool {
     let path = path.strip_prefix("./").unwrap_or(path);
     !path.is_empty()
         && !path.contains('\0')

@@ -37,14 +37,15 @@ impl RunPlan {
 /// What `decision` runs in `project`'s tree (whose files are `files`, its root `root`):
 /// nothing when every change is inert or none is, or when a refusal stands (`cited` false);
 /// the bounded remainder after a cited refusal; the subset (but the `reused` units, whose
-/// passes the ledger holds), or the whole suite by name.
+/// passes the ledger holds), or the whole suite by name; each command with the user's runner
+/// arguments `extra`.
 pub(crate) fn select(
     decision: &Decision,
     project: &Project,
     cited: bool,
     files: &BTreeSet<String>,
     root: &Path,
-    reused: &BTreeSet<String>,
+    (reused, extra): (&BTreeSet<String>, &[String]),
 ) -> RunPlan {
     let runs = match decision.verdict {
         RunVerdict::Inert | RunVerdict::Empty => false,
@@ -74,7 +75,7 @@ pub(crate) fn select(
             (!own.is_empty()).then_some(Tests::Some(&own))
         };
         if let Some(tests) = tests {
-            commands.extend(language.commands(project, tests, files, root));
+            commands.extend(language.commands(project, tests, files, root, extra));
         }
     }
     let idle = commands.is_empty().then(|| {
@@ -95,10 +96,11 @@ pub(crate) fn select(
 /// The whole suite, whatever the verdicts: what a shadow run runs (`gate shadow`), to judge
 /// the selection against every test's outcome.
 pub(crate) fn whole(project: &Project, files: &BTreeSet<String>, root: &Path) -> RunPlan {
+    // A shadow run judges the selection against every test's outcome: never narrowed.
     let commands: Vec<Box<dyn Runner>> = SUITES
         .iter()
         .filter(|l| project.tests.iter().any(|t| l.is_test_unit(t)))
-        .flat_map(|l| l.commands(project, Tests::Whole, files, root))
+        .flat_map(|l| l.commands(project, Tests::Whole, files, root, &[]))
         .collect();
     let idle = commands
         .is_empty()

@@ -72,6 +72,60 @@ pub(crate) fn commands(
         .collect()
 }
 
+/// `go test`'s flags that take no value. Any other flag the user gives must carry its value
+/// after `=`: `go test` reads a value flag's next word as its value, which, given last, would be
+/// the first package, and what gate does not know (a test binary's own flag) may do the same.
+const BOOLEAN_FLAGS: &[&str] = &[
+    "v",
+    "short",
+    "failfast",
+    "race",
+    "msan",
+    "asan",
+    "cover",
+    "benchmem",
+    "a",
+    "n",
+    "x",
+    "work",
+    "trimpath",
+    "linkshared",
+    "modcacherw",
+    "json",
+    "fullpath",
+    "testing.v",
+    "test.v",
+    "test.short",
+    "test.failfast",
+    "test.benchmem",
+];
+
+/// Why the user's runner arguments cannot go to `go test` before the packages, when they
+/// cannot: a word that is no flag (a package, or a flag's value: `go test` would take it as
+/// one), `-args` (everything after it, the packages too, would become the test binary's), a
+/// flag that takes a value without `=VALUE`.
+pub(crate) fn check_args(args: &[String]) -> std::result::Result<(), String> {
+    for arg in args {
+        let Some(flag) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
+            return Err(format!(
+                "runner argument `{arg}` is not a flag: `go test` would read it as a package or a flag's value; give a value as `-flag={arg}`"
+            ));
+        };
+        let name = flag.split_once('=').map_or(flag, |(n, _)| n);
+        if name == "args" {
+            return Err(format!(
+                "runner argument `{arg}`: `go test` would pass everything after it, the selected packages too, to the test binary"
+            ));
+        }
+        if !flag.contains('=') && !BOOLEAN_FLAGS.contains(&name) {
+            return Err(format!(
+                "runner argument `{arg}` would take the next word as its value: write `{arg}=VALUE`"
+            ));
+        }
+    }
+    Ok(())
+}
+
 impl crate::run::Runner for GoCommand {
     fn language(&self) -> &'static str {
         "go"

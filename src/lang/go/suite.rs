@@ -20,12 +20,22 @@ impl Suite for Go {
         tests: Tests<'_>,
         _files: &BTreeSet<String>,
         _root: &Path,
+        extra: &[String],
     ) -> Vec<Box<dyn Runner>> {
         let (units, whole): (&[&str], bool) = match tests {
             Tests::Whole => (&[], true),
             Tests::Some(units) => (units, false),
         };
-        gotest::commands(&project.go, units, whole, &project.config.go_flags)
+        // The user's flags after the configured ones, all before the packages: `go test` hands
+        // whatever follows the packages to the test binary.
+        let flags: Vec<String> = project
+            .config
+            .go_flags
+            .iter()
+            .chain(extra)
+            .cloned()
+            .collect();
+        gotest::commands(&project.go, units, whole, &flags)
             .into_iter()
             .map(|c| Box::new(c) as Box<dyn Runner>)
             .collect()
@@ -44,6 +54,10 @@ impl Suite for Go {
 
     fn name(&self) -> &'static str {
         "go"
+    }
+
+    fn check_args(&self, args: &[String]) -> Result<(), String> {
+        gotest::check_args(args)
     }
 
     fn runner_argv(&self, project: &Project, _root: &Path) -> Vec<String> {

@@ -21,9 +21,10 @@ impl Suite for Python {
         tests: Tests<'_>,
         files: &BTreeSet<String>,
         root: &Path,
+        extra: &[String],
     ) -> Vec<Box<dyn Runner>> {
         let base = pytest::base_argv(&project.config, &project.framework, root);
-        let command = match tests {
+        let mut command = match tests {
             Tests::Whole => pytest::Command::whole_suite(base),
             Tests::Some(tests) => match project.framework.kind {
                 Kind::Pytest => pytest::Command::new(base, tests, files),
@@ -32,7 +33,12 @@ impl Suite for Python {
                 }
             },
         };
+        command.extra = extra.to_vec();
         vec![Box::new(command)]
+    }
+
+    fn check_args(&self, args: &[String]) -> Result<(), String> {
+        pytest::check_args(args)
     }
 
     /// The project's runner from the root, without pytest's cache (a traced run must not

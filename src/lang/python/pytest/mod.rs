@@ -52,6 +52,9 @@ pub(crate) struct Command {
     pub paths: Vec<String>,
     /// The selected test files, each of which pytest must collect.
     pub files: BTreeSet<String>,
+    /// The user's runner arguments (`gate … -- ARGS`), after gate's options and before a `--`
+    /// that ends them: whatever they are, no test argument is read as their value.
+    pub extra: Vec<String>,
 }
 
 /// A name pytest reads as more than a path: `[` starts a parametrization and `::` a test
@@ -127,6 +130,7 @@ impl Command {
             options,
             paths,
             files: selected,
+            extra: Vec::new(),
         }
     }
 
@@ -144,6 +148,7 @@ impl Command {
                 .iter()
                 .map(|t| t.split_once("::").map_or(*t, |(f, _)| f).to_string())
                 .collect(),
+            extra: Vec::new(),
         }
     }
 
@@ -156,6 +161,7 @@ impl Command {
             options: Vec::new(),
             paths: Vec::new(),
             files: BTreeSet::new(),
+            extra: Vec::new(),
         };
         if command.is_pytest() {
             command
@@ -169,10 +175,18 @@ impl Command {
         self.argv_with(&[])
     }
 
-    fn argv_with(&self, extra: &[String]) -> Vec<String> {
+    /// The runner, `gate`'s own options (`own`: the probe's, then the command's), the user's
+    /// arguments, and the tests. The user's are closed by `--` (pytest's, unittest's and
+    /// Django's argparse all read it so): an option of theirs left without its value (`-k`)
+    /// then stops the runner with a usage error instead of taking the first test as its value.
+    fn argv_with(&self, own: &[String]) -> Vec<String> {
         let mut argv = self.base.clone();
-        argv.extend(extra.iter().cloned());
+        argv.extend(own.iter().cloned());
         argv.extend(self.options.iter().cloned());
+        if !self.extra.is_empty() {
+            argv.extend(self.extra.iter().cloned());
+            argv.push("--".into());
+        }
         argv.extend(self.paths.iter().cloned());
         argv
     }
@@ -183,6 +197,60 @@ impl Command {
         self.base
             .iter()
             .any(|w| matches!(crate::path::file_name(w), "pytest" | "py.test"))
+    }
+}
+
+/// pytest options that take the next word as their value: given last, without it, they are
+/// refused before anything runs (the `--` after the user's arguments already keeps them from
+/// taking a test; this says so in gate's words rather than pytest's usage error).
+const TAKES_VALUE: &[&str] = &[
+    "-k",
+    "-m",
+    "-p",
+    "-c",
+    "-o",
+    "-W",
+    "-r",
+    "--deselect",
+    "--ignore",
+    "--ignore-glob",
+    "--rootdir",
+    "--confcutdir",
+    "--basetemp",
+    "--maxfail",
+    "--tb",
+    "--durations",
+    "--override-ini",
+    "--config-file",
+    "--import-mode",
+    "--capture",
+    "--log-level",
+    "--log-file",
+    "--pythonwarnings",
+];
+
+/// Why the user's runner arguments cannot go to pytest (or unittest, Django), when they cannot:
+/// an option left without its value at their end; pytest's JUnit report or the probe, which
+/// gate reads the run's results from, replaced or turned off.
+pub(crate) fn check_args(args: &[String]) -> std::result::Result<(), String> {
+    if let Some(last) = args.last()
+        && TAKES_VALUE.contains(&last.as_str())
+    {
+        return Err(format!(
+            "runner argument `{last}` takes a value and none follows it: give it one (`{last} VALUE`)"
+        ));
+    }
+    let own = |a: &&String| {
+        a.starts_with("--junitxml")
+            || a.starts_with("--junit-xml")
+            || a.contains("no:gate_probe")
+            || a.contains("no:junitxml")
+    };
+    match args.iter().find(own) {
+        Some(arg) => Err(format!(
+            "runner argument `{arg}`: gate reads the run's results from pytest's JUnit report and its probe, which this would replace or turn off"
+        )),
+        None => Ok(()),
     }
 }
 
