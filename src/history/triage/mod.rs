@@ -1,8 +1,8 @@
 //! Triage: every failing test of a recorded leg gets exactly one verdict, by ordered rules —
 //! passed on the same commit → `flaky`; failing on main in the same environment →
-//! `pre_existing`;
-//! selected because of a changed file, with no flaky evidence → `new_regression`; unlinked but
-//! known flaky or with flaky evidence → `flaky`; otherwise `unknown`. History is the leg's
+//! `pre_existing`; selected because of a changed file, with no flaky evidence →
+//! `new_regression`; unlinked but known flaky or with flaky evidence → `flaky`; otherwise
+//! `unknown`. History is the leg's
 //! environment's, whichever shard ran a test, and a verdict names the earlier leg its evidence
 //! came from. It never peeks: only what was recorded before the leg (by the store's sequence)
 //! counts, so a verdict never changes when later runs arrive. Pure: the store fetches, this
@@ -112,8 +112,8 @@ pub(crate) struct Rules<'a> {
     pub known_flaky: &'a dyn Fn(&str) -> Option<String>,
 }
 
-/// The verdicts of `leg`'s failing tests, from `rows`: the history of those tests on the
-/// leg, ordered by test, sequence and attempt (rows of later legs may be among them; they
+/// The verdicts of `leg`'s failing tests, from `rows`: the history of those tests in the
+/// leg's environment (legs of any shard), ordered by test, sequence and attempt (rows of later legs may be among them; they
 /// are never read).
 pub(crate) fn triage_leg(
     leg: &LegInfo,
