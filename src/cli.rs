@@ -82,9 +82,14 @@ pub struct GateArgs {
     /// Record the run's results and its selection in the history store.
     #[arg(long)]
     pub record: bool,
-    /// The leg the run is recorded under (with --record).
+    /// The leg the run is recorded under (with --record): its environment, e.g. `py3.12-linux`.
     #[arg(long, value_name = "NAME", requires = "record")]
     pub leg: Option<String>,
+    /// The shard of the suite this leg ran, K of N (with --record).
+    ///
+    /// Kept with the leg, whose history is its environment's, whichever shard ran a test.
+    #[arg(long, value_name = "K/N", requires = "record")]
+    pub shard: Option<String>,
     /// The history store (with --record): `postgres://…`, `sqlite:PATH` or a path.
     #[arg(long, value_name = "URL", requires = "record")]
     pub db: Option<String>,
@@ -282,9 +287,16 @@ pub enum Sub {
         /// `go test -json` output.
         #[arg(long = "go-json", value_name = "FILE", num_args = 1..)]
         go_json: Vec<PathBuf>,
-        /// The matrix leg the results belong to (legs never overwrite each other).
+        /// The matrix leg the results belong to, named by its environment (`py3.12-linux`).
+        ///
+        /// Legs never overwrite each other.
         #[arg(long, value_name = "NAME", default_value = "default")]
         leg: String,
+        /// The shard of the suite the results are of, K of N.
+        ///
+        /// The leg's history is its environment's, whichever shard ran a test.
+        #[arg(long, value_name = "K/N")]
+        shard: Option<String>,
         /// The run id (default: from CI variables such as GITHUB_RUN_ID, else generated and printed).
         #[arg(long, value_name = "ID")]
         run: Option<String>,

@@ -14,6 +14,11 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
     if args.affected.is_none() && args.since.is_none() && args.files.is_empty() {
         return Err(Error::NothingToGate);
     }
+    let shard = args
+        .shard
+        .as_deref()
+        .map(crate::history::provenance::Shard::parse)
+        .transpose()?;
     let repo = repo::open(dir)?;
     let (target, retry) = if let Some(spec) = &args.affected {
         (
@@ -46,6 +51,7 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
         verbose: args.verbose,
         record: args.record.then(|| RecordTo {
             leg: args.leg.clone().unwrap_or_else(|| "default".into()),
+            shard,
             db: args.db.clone(),
         }),
         reuse: !args.no_reuse,

@@ -4,7 +4,7 @@
 
 use crate::error::{Error, Result};
 use crate::exit_codes;
-use crate::history::provenance::{attempt, branch_of, environment, is_mainline, run_id};
+use crate::history::provenance::{Shard, attempt, branch_of, environment, is_mainline, run_id};
 use crate::history::recorder::{change_of, store_leg};
 use crate::history::{Change, Leg};
 use crate::pipeline::{self, Target};
@@ -16,6 +16,7 @@ pub(super) struct Args<'a> {
     pub junit: &'a [PathBuf],
     pub go_json: &'a [PathBuf],
     pub leg: String,
+    pub shard: Option<&'a str>,
     pub run: Option<String>,
     pub attempt: Option<u32>,
     pub commit: &'a str,
@@ -30,6 +31,7 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
             "gate record: give --junit FILE… or --go-json FILE… (the results to record)".into(),
         ));
     }
+    let shard = args.shard.map(Shard::parse).transpose()?;
     // The interpreter and toolchain versions cost a process each (a pyenv shim is 0.2 s): asked
     // while the inputs are read.
     let probe = {
@@ -78,6 +80,7 @@ pub(super) fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
         run,
         attempt: attempt(args.attempt)?,
         leg: args.leg.clone(),
+        shard,
         commit: commit.to_string(),
         branch,
         mainline,

@@ -37,6 +37,7 @@ pub(super) fn run(dir: &Path, args: &ShadowArgs, styles: &Styles) -> Result<u8> 
         json: args.json,
         record: Some(RecordTo {
             leg: args.leg.to_string(),
+            shard: None,
             db: args.db.clone(),
         }),
         shadow: Shadow::Asked,

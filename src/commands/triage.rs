@@ -7,8 +7,9 @@ use crate::history::triage::{self, Confidence, Rules, Triaged};
 use crate::repo;
 use std::path::Path;
 
-/// Version of the `gate triage --json` document (`plans/triage.schema.json`).
-const TRIAGE_VERSION: u32 = 1;
+/// Version of the `gate triage --json` document (`plans/triage.schema.json`). 2: each leg's
+/// environment and shard, each verdict's `from` (the leg its evidence came from).
+const TRIAGE_VERSION: u32 = 2;
 
 pub(super) fn run(dir: &Path, run: Option<&str>, json: bool, db: Option<&str>) -> Result<u8> {
     let repo = repo::open(dir)?;
@@ -85,7 +86,16 @@ pub(super) fn run(dir: &Path, run: Option<&str>, json: bool, db: Option<&str>) -
             confidence,
             crate::terminal::shown(&t.test)
         );
-        say!("    {}", crate::terminal::shown(&t.evidence));
+        match &t.from {
+            Some(from) => say!(
+                "    {}; from run {}, leg {} (#{})",
+                crate::terminal::shown(&t.evidence),
+                crate::terminal::shown(&from.run),
+                crate::terminal::shown(&from.leg),
+                from.seq
+            ),
+            None => say!("    {}", crate::terminal::shown(&t.evidence)),
+        }
     }
     let empty = legs.iter().filter(|l| l.results == 0).count();
     let empty = if empty > 0 {

@@ -19,6 +19,8 @@ pub(crate) struct Past {
     pub file: Option<String>,
     pub seq: i64,
     pub run: String,
+    /// The name of the leg that holds it (its environment and shard): where evidence came from.
+    pub leg: String,
     pub commit: String,
     pub mainline: bool,
     pub recorded_unix: i64,
@@ -354,6 +356,7 @@ mod tests {
                 file: Some("t.py".into()),
                 seq,
                 run: format!("r{seq}"),
+                leg: "py".into(),
                 commit: commit.into(),
                 mainline,
                 recorded_unix: seq * 10,

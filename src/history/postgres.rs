@@ -176,6 +176,7 @@ impl Tx for Writer<'_> {
     }
 
     fn insert_run(&mut self, leg: &Leg, digest: &str) -> Result<i64, StoreError> {
+        let shard = leg.shard.map(|s| s.to_string());
         Ok(self
             .tx
             .query_one(
@@ -183,7 +184,7 @@ impl Tx for Writer<'_> {
                 &[
                     &leg.run,
                     &(leg.attempt as i32),
-                    &leg.leg,
+                    &leg.name(),
                     &leg.commit,
                     &leg.branch,
                     &leg.env.to_string(),
@@ -192,6 +193,8 @@ impl Tx for Writer<'_> {
                     &i32::from(leg.mainline),
                     &leg.base,
                     &leg.inputs,
+                    &leg.leg,
+                    &shard,
                 ],
             )
             .map_err(fail::<Err>(&self.name, "cannot write the leg"))?

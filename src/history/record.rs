@@ -1,6 +1,7 @@
 //! Recording a leg: its results numbered and digested, then written with the rollup moved on
 //! in the same transaction — and the whole rollup rebuilt when its window is asked anew.
 
+use super::provenance::{Shard, leg_name};
 use super::{Change, Store, StoreError, rollup};
 use crate::run::events::{TestOutcome, TestResult};
 
@@ -40,12 +41,18 @@ impl Store {
 }
 
 /// One leg of one CI run (or one local run), as `gate record` names it: the key
-/// (run, attempt, leg) and what is stored with it.
+/// (run, attempt, leg name — its environment and shard) and what is stored with it.
 #[derive(Debug, Clone, serde::Serialize)]
 pub(crate) struct Leg {
     pub run: String,
     pub attempt: u32,
+    /// The environment it ran in, by name (`--leg`: matrix values such as `py3.12-linux`):
+    /// what its history is matched by.
     pub leg: String,
+    /// The part of the suite it ran, when the suite was split. Left out of the digest when
+    /// none, so an unsharded leg's digest is the one gate kept before shards.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub shard: Option<Shard>,
     pub commit: String,
     pub branch: Option<String>,
     /// Whether the leg ran on the default branch (its failures are "failing on main").
@@ -59,6 +66,13 @@ pub(crate) struct Leg {
     /// The digest of what can change an outcome besides the code (`fingerprint::run_inputs`):
     /// a pass counts as flaky evidence against a failure only under the same inputs.
     pub inputs: String,
+}
+
+impl Leg {
+    /// The name it is stored and shown under: its environment, with its shard if any.
+    pub(crate) fn name(&self) -> String {
+        leg_name(&self.leg, self.shard)
+    }
 }
 
 /// What recording a leg did.

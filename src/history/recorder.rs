@@ -8,11 +8,12 @@ use crate::project::Project;
 use crate::repo;
 use crate::run::events::{Event, Sink, TestOutcome, TestResult};
 
-/// Where and as what a run is recorded: its leg's name and the store (`--db`, else the
-/// configured one).
+/// Where and as what a run is recorded: its leg's environment and shard, and the store
+/// (`--db`, else the configured one).
 #[derive(Clone)]
 pub(crate) struct RecordTo {
     pub leg: String,
+    pub shard: Option<provenance::Shard>,
     pub db: Option<String>,
 }
 
@@ -84,6 +85,7 @@ impl<'a> Recorder<'a> {
             run: provenance::run_id(None).0,
             attempt: provenance::attempt(None)?,
             leg: self.to.leg.clone(),
+            shard: self.to.shard,
             commit: head.to_string(),
             branch,
             mainline,
@@ -127,7 +129,7 @@ pub(crate) fn store_leg(
         Recorded::Kept { results: had, .. } => {
             return Err(Error::Refused(format!(
                 "leg `{}` of run {} attempt {} already holds {had} result(s) and this upload has none: the recorded leg is kept, nothing changed (record a new attempt with --attempt {})",
-                leg.leg,
+                leg.name(),
                 leg.run,
                 leg.attempt,
                 leg.attempt + 1
@@ -139,7 +141,7 @@ pub(crate) fn store_leg(
     };
     say(format!(
         "gate record: {what} leg `{}` of run {} attempt {} at {}: {} ({} #{})",
-        leg.leg,
+        leg.name(),
         leg.run,
         leg.attempt,
         &leg.commit[..12.min(leg.commit.len())],
@@ -150,7 +152,7 @@ pub(crate) fn store_leg(
     if results.is_empty() {
         crate::terminal::warn(format!(
             "leg `{}` uploaded zero results — recorded as such, not as a pass",
-            leg.leg
+            leg.name()
         ));
     }
     Ok(())

@@ -2,7 +2,8 @@
 //! (`Tx`): the leg's flaky evidence is decided from the earlier legs of its commit, its rows
 //! are written, and the rollup of its tests is moved on by that leg — the legs that left the
 //! window retired, the new one added — so a leg costs its own tests' rows, never their whole
-//! history. `gate rollup` rebuilds every (test, leg) from the window.
+//! history. The rollup is kept per (test, environment): a leg's shard never splits it. `gate
+//! rollup` rebuilds every (test, environment) from the window.
 
 use super::evidence::{self, Flake, Past, Rollup, Sighting};
 use super::schema;
@@ -33,8 +34,8 @@ pub(super) trait Tx {
         flakes: &[Flake],
         change: &Change,
     ) -> Result<(), StoreError>;
-    /// Writes rollup rows over the earlier ones of the same (test, leg).
-    fn upsert_rollup(&mut self, leg: &str, rows: &[Rollup]) -> Result<(), StoreError>;
+    /// Writes rollup rows over the earlier ones of the same (test, environment).
+    fn upsert_rollup(&mut self, environment: &str, rows: &[Rollup]) -> Result<(), StoreError>;
 }
 
 /// Records one leg (results `numbered`), all or nothing, and moves its tests' rollup on.
@@ -52,7 +53,7 @@ pub(super) fn record(
         &[
             Param::Text(&leg.run),
             Param::Small(leg.attempt as i32),
-            Param::Text(&leg.leg),
+            Param::Text(&leg.name()),
         ],
     )?;
     let replaced = match found.first() {
@@ -123,7 +124,7 @@ fn replace(tx: &mut dyn Tx, seq: i64) -> Result<bool, StoreError> {
 }
 
 /// Each result's flaky evidence (the same for every attempt of a test), from the attempts of
-/// the leg and the earlier legs of its commit in the window.
+/// the leg and the earlier legs of its commit in its environment, any shard, in the window.
 fn flakes(
     tx: &mut dyn Tx,
     leg: &Leg,
@@ -191,11 +192,12 @@ fn sightings_of(
     out
 }
 
-/// Moves the rollup of the leg's tests on to it: what left the window retired, the leg
-/// added. A replaced leg, or a failing streak whose first leg left, is read again instead.
+/// Moves the rollup of the leg's tests in its `environment` on to it: what left the window
+/// retired, the leg added. A replaced leg, or a failing streak whose first leg left, is read
+/// again instead.
 fn advance(
     tx: &mut dyn Tx,
-    leg: &str,
+    environment: &str,
     seq: i64,
     from: i64,
     legs: Vec<(String, Option<String>, Sighting)>,
@@ -204,10 +206,13 @@ fn advance(
     let mut states: BTreeMap<String, Rollup> = if replaced {
         BTreeMap::new()
     } else {
-        tx.query(schema::ROLLUP_STATE, &[Param::Text(leg), Param::Int(seq)])?
-            .iter()
-            .map(|r| (r[0].string(), state(r)))
-            .collect()
+        tx.query(
+            schema::ROLLUP_STATE,
+            &[Param::Text(environment), Param::Int(seq)],
+        )?
+        .iter()
+        .map(|r| (r[0].string(), state(r)))
+        .collect()
     };
     crate::timings::mark("rollup read");
     let mut reread: Vec<String> = Vec::new();
@@ -218,14 +223,18 @@ fn advance(
         && !tx
             .query(
                 schema::ANY_LEG_BETWEEN,
-                &[Param::Text(leg), Param::Int(oldest), Param::Int(from)],
+                &[
+                    Param::Text(environment),
+                    Param::Int(oldest),
+                    Param::Int(from),
+                ],
             )?
             .is_empty()
     {
         let gone = past(tx.query(
             &schema::past_of_leg_tests(),
             &[
-                Param::Text(leg),
+                Param::Text(environment),
                 Param::Int(oldest),
                 Param::Int(from),
                 Param::Int(seq),
@@ -248,7 +257,7 @@ fn advance(
         let rows = past(tx.query(
             &schema::past_of_test(),
             &[
-                Param::Text(leg),
+                Param::Text(environment),
                 Param::Int(from),
                 Param::Text(&test),
                 Param::Int(seq),
@@ -269,7 +278,7 @@ fn advance(
         s.advance(&sighting);
         out.push(s);
     }
-    tx.upsert_rollup(leg, &out)
+    tx.upsert_rollup(environment, &out)
 }
 
 /// A rollup row as stored (`ROLLUP_STATE`'s columns).
@@ -294,24 +303,24 @@ pub(super) fn state(r: &[Value]) -> Rollup {
 }
 
 /// Rebuilds the whole rollup from the window: every leg recorded in it, nothing of what fell
-/// out. Returns the (test, leg) pairs.
+/// out. Returns the (test, environment) pairs.
 pub(super) fn rebuild(tx: &mut dyn Tx, window_days: u64) -> Result<usize, StoreError> {
     let from = tx.now_unix()? - window_secs(window_days);
-    let legs: Vec<String> = tx
-        .query(schema::LEGS_SINCE, &[Param::Int(from)])?
+    let environments: Vec<String> = tx
+        .query(schema::ENVIRONMENTS_SINCE, &[Param::Int(from)])?
         .iter()
         .map(|r| r[0].string())
         .collect();
     tx.execute("DELETE FROM rollup", &[])?;
     let mut n = 0;
-    for leg in legs {
+    for environment in environments {
         let rows = past(tx.query(
-            &schema::past_of_leg(),
-            &[Param::Text(&leg), Param::Int(from)],
+            &schema::past_of_environment(),
+            &[Param::Text(&environment), Param::Int(from)],
         )?);
         let all = evidence::summarize(&rows, from);
         n += all.len();
-        tx.upsert_rollup(&leg, &all)?;
+        tx.upsert_rollup(&environment, &all)?;
     }
     Ok(n)
 }

@@ -26,10 +26,11 @@ pub(crate) struct Attempt {
     pub duration_ms: i64,
 }
 
-/// A test failing on the default branch, on one leg.
+/// A test failing on the default branch, in one environment.
 #[derive(Debug, Clone)]
 pub(crate) struct FailingTest {
     pub file: Option<String>,
+    /// The environment (a leg's name without its shard).
     pub leg: String,
     pub since: String,
     pub runs: u32,
@@ -65,7 +66,7 @@ impl Store {
         Ok(out)
     }
 
-    /// A test's rollup on each leg it was recorded on.
+    /// A test's rollup in each environment it was recorded in.
     pub(crate) fn rollup_of(&mut self, id: &str) -> Result<Vec<(String, Rollup)>, StoreError> {
         let rows = self.query(schema::ROLLUP_OF, &[Param::Text(id)])?;
         Ok(rows
@@ -99,6 +100,8 @@ impl Store {
                 recorded_unix: r[8].int(),
                 results: r[9].int(),
                 inputs: r[10].text(),
+                environment: r[11].string(),
+                shard: r[12].text(),
             })
             .collect())
     }
@@ -116,7 +119,8 @@ impl Store {
         })
     }
 
-    /// Every failing test of `leg`, each with one verdict from what was recorded before it.
+    /// Every failing test of `leg`, each with one verdict from what was recorded before it in
+    /// its environment, by legs of any shard.
     pub(crate) fn triage(
         &mut self,
         leg: &LegInfo,
@@ -126,7 +130,7 @@ impl Store {
         let rows = past(self.query(
             &schema::past_of_failing(),
             &[
-                Param::Text(&leg.leg),
+                Param::Text(&leg.environment),
                 Param::Int(from),
                 Param::Int(leg.seq),
                 Param::Int(leg.seq),
@@ -136,7 +140,7 @@ impl Store {
         Ok(triage::triage_leg(leg, &rows, &change, rules))
     }
 
-    /// The tests failing on the default branch now, on any leg, by the rollup.
+    /// The tests failing on the default branch now, in any environment, by the rollup.
     pub(crate) fn failing_on_main(
         &mut self,
         window_days: u64,
@@ -190,6 +194,7 @@ pub(super) fn past(rows: Vec<Vec<Value>>) -> Vec<Past> {
             recorded_unix: r[9].int(),
             flake: evidence::Flake::of_code(r[10].int()),
             inputs: r[11].text(),
+            leg: r[12].string(),
         })
         .collect()
 }

@@ -34,6 +34,10 @@ use super::StoreError;
 ///    same inputs.
 /// 10. Per test file, the repository modules loaded in the process when its last whole,
 ///     passing traced run ended: what bounds its imports named at run time.
+/// 11. A leg's environment and shard apart: `leg` stays the leg's unique name (its
+///     environment, with `#K/N` when sharded), `environment` is what history evidence and the
+///     rollup are matched by, whichever shard ran a test — the rollup's `leg` column holds it
+///     from here on. Legs recorded before had no shard: their name is their environment.
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -209,6 +213,13 @@ CREATE TABLE loaded (
     recorded_unix BIGINT NOT NULL
 );
 "#,
+    r#"
+ALTER TABLE runs ADD COLUMN environment TEXT NOT NULL DEFAULT '';
+ALTER TABLE runs ADD COLUMN shard TEXT;
+UPDATE runs SET environment = leg;
+CREATE INDEX runs_by_environment ON runs (environment, recorded_unix);
+CREATE INDEX runs_by_environment_commit ON runs (environment, commit_sha);
+"#,
 ];
 
 /// Both stores are at the same version.
@@ -264,9 +275,9 @@ pub(super) fn migrations(
         .map(|m| dialect.spell(m)))
 }
 
-/// A leg: its key, then what is stored with it (`$12`: the store's time, spelled in).
-pub(super) const INSERT_RUN: &str = "INSERT INTO runs (run_id, attempt, leg, commit_sha, branch, env, source, digest, mainline, base_sha, inputs, recorded_unix) \
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, {unix_now})";
+/// A leg: its key, then what is stored with it (`$14`: the store's time, spelled in).
+pub(super) const INSERT_RUN: &str = "INSERT INTO runs (run_id, attempt, leg, commit_sha, branch, env, source, digest, mainline, base_sha, inputs, environment, shard, recorded_unix) \
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, {unix_now})";
 pub(super) const FIND_RUN: &str =
     "SELECT seq, digest FROM runs WHERE run_id = $1 AND attempt = $2 AND leg = $3";
 /// The tables a leg's rows are in, keyed by its `seq`: deleted with it when it is replaced.
@@ -279,67 +290,69 @@ pub(super) const RUNS_OF: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.co
        (SELECT seq FROM results WHERE test_id = $1 GROUP BY seq ORDER BY seq DESC LIMIT $2) \
      ORDER BY r.seq DESC, x.try";
 
-/// The columns every evidence query reads, in `Past`'s order.
-const PAST: &str = "SELECT x.test_id, x.file, x.seq, r.run_id, r.commit_sha, r.mainline, x.try, x.outcome, x.duration_ms, r.recorded_unix, x.flake, r.inputs \
+/// The columns every evidence query reads, in `Past`'s order. Evidence is read by
+/// environment (`$1` of each below), whichever shard's leg holds it.
+const PAST: &str = "SELECT x.test_id, x.file, x.seq, r.run_id, r.commit_sha, r.mainline, x.try, x.outcome, x.duration_ms, r.recorded_unix, x.flake, r.inputs, r.leg \
      FROM results x JOIN runs r ON r.seq = x.seq";
 
-/// The history on leg `$1` in store time [`$2`, `$3`) and before seq `$4`, of the tests of leg
+/// The history on environment `$1` in store time [`$2`, `$3`) and before seq `$4`, of the tests of leg
 /// `$4`: what a rollup after that leg retires (or reads again).
 pub(super) fn past_of_leg_tests() -> String {
     format!(
-        "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 AND r.recorded_unix < $3 AND x.seq < $4 \
+        "{PAST} WHERE r.environment = $1 AND r.recorded_unix >= $2 AND r.recorded_unix < $3 AND x.seq < $4 \
          AND x.test_id IN (SELECT test_id FROM results WHERE seq = $4) \
          ORDER BY x.test_id, x.seq, x.try"
     )
 }
 
-/// One test's history on leg `$1` since `$2`, before seq `$4`: `$3` is the test.
+/// One test's history on environment `$1` since `$2`, before seq `$4`: `$3` is the test.
 pub(super) fn past_of_test() -> String {
     format!(
-        "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 AND x.test_id = $3 AND x.seq < $4 \
+        "{PAST} WHERE r.environment = $1 AND r.recorded_unix >= $2 AND x.test_id = $3 AND x.seq < $4 \
          ORDER BY x.test_id, x.seq, x.try"
     )
 }
 
-/// The history on leg `$1` since `$2`, up to seq `$3`, of the tests of leg `$4` that failed
+/// The history on environment `$1` since `$2`, up to seq `$3`, of the tests of leg `$4` that failed
 /// or errored in it: what triage reads.
 pub(super) fn past_of_failing() -> String {
     format!(
-        "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 AND x.seq <= $3 \
+        "{PAST} WHERE r.environment = $1 AND r.recorded_unix >= $2 AND x.seq <= $3 \
          AND x.test_id IN (SELECT test_id FROM results WHERE seq = $4 AND outcome IN ('failed', 'error')) \
          ORDER BY x.test_id, x.seq, x.try"
     )
 }
 
-/// The whole history on leg `$1` since `$2`: a full rollup.
-pub(super) fn past_of_leg() -> String {
+/// The whole history on environment `$1` since `$2`: a full rollup.
+pub(super) fn past_of_environment() -> String {
     format!(
-        "{PAST} WHERE r.leg = $1 AND r.recorded_unix >= $2 \
+        "{PAST} WHERE r.environment = $1 AND r.recorded_unix >= $2 \
          ORDER BY x.test_id, x.seq, x.try"
     )
 }
 
-/// Earlier legs of one commit on one leg, in the window: what flaky evidence is decided from
-/// (`$1` leg, `$2` commit, `$3` the new leg's seq, `$4` the window's start).
+/// Earlier legs of one commit in one environment, in the window: what flaky evidence is
+/// decided from (`$1` environment, `$2` commit, `$3` the new leg's seq, `$4` the window's
+/// start, `$5` the inputs).
 pub(super) const SAME_COMMIT: &str = "SELECT x.test_id, x.outcome FROM runs r JOIN results x ON x.seq = r.seq \
-     WHERE r.leg = $1 AND r.commit_sha = $2 AND r.seq < $3 AND r.recorded_unix >= $4 AND r.inputs = $5";
+     WHERE r.environment = $1 AND r.commit_sha = $2 AND r.seq < $3 AND r.recorded_unix >= $4 AND r.inputs = $5";
 
-/// Whether a leg of `$1` was recorded in store time [`$2`, `$3`): anything to retire.
-pub(super) const ANY_LEG_BETWEEN: &str =
-    "SELECT 1 FROM runs WHERE leg = $1 AND recorded_unix >= $2 AND recorded_unix < $3 LIMIT 1";
+/// Whether a leg of environment `$1` was recorded in store time [`$2`, `$3`): anything to
+/// retire.
+pub(super) const ANY_LEG_BETWEEN: &str = "SELECT 1 FROM runs WHERE environment = $1 AND recorded_unix >= $2 AND recorded_unix < $3 LIMIT 1";
 
-/// The rollup rows of leg `$2`'s tests on leg `$1`.
+/// The rollup rows of leg `$2`'s tests in environment `$1`.
 pub(super) const ROLLUP_STATE: &str = "SELECT test_id, file, through_seq, last_unix, window_from, runs, passed, failed, errors, skipped, \
      flaky, fail_then_pass, failing_since, failing_since_seq, failing_main_runs, durations \
      FROM rollup WHERE leg = $1 AND test_id IN (SELECT test_id FROM results WHERE seq = $2)";
 
-/// The legs recorded since `$1`.
-pub(super) const LEGS_SINCE: &str =
-    "SELECT DISTINCT leg FROM runs WHERE recorded_unix >= $1 ORDER BY leg";
+/// The environments legs were recorded in since `$1`.
+pub(super) const ENVIRONMENTS_SINCE: &str =
+    "SELECT DISTINCT environment FROM runs WHERE recorded_unix >= $1 ORDER BY environment";
 
 /// A run's legs: the latest attempt of each.
 pub(super) const LEGS_OF_RUN: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.commit_sha, r.branch, r.mainline, r.base_sha, r.recorded_unix, \
-       (SELECT COUNT(*) FROM results x WHERE x.seq = r.seq), r.inputs \
+       (SELECT COUNT(*) FROM results x WHERE x.seq = r.seq), r.inputs, r.environment, r.shard \
      FROM runs r WHERE r.run_id = $1 AND r.attempt = (SELECT max(attempt) FROM runs WHERE run_id = $1 AND leg = r.leg) \
      ORDER BY r.leg";
 
@@ -409,7 +422,8 @@ pub(super) const CHANGES_OF: &str =
 pub(super) const SELECTED_OF: &str =
     "SELECT unit, cause FROM selected WHERE seq = $1 ORDER BY unit, cause";
 
-/// A rollup row, written over the earlier one of the same (test, leg).
+/// A rollup row, written over the earlier one of the same (test, environment): the rollup's
+/// `leg` column holds the environment.
 pub(super) const UPSERT_ROLLUP: &str = "INSERT INTO rollup (test_id, leg, file, through_seq, last_unix, window_from, runs, passed, failed, errors, skipped, \
      flaky, fail_then_pass, failing_since, failing_since_seq, failing_main_runs, durations, median_ms, p90_ms) \
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19) \
@@ -420,12 +434,12 @@ pub(super) const UPSERT_ROLLUP: &str = "INSERT INTO rollup (test_id, leg, file, 
      failing_since_seq = excluded.failing_since_seq, failing_main_runs = excluded.failing_main_runs, \
      durations = excluded.durations, median_ms = excluded.median_ms, p90_ms = excluded.p90_ms";
 
-/// A test's rollup on every leg: `ROLLUP_STATE`'s columns, then the leg.
+/// A test's rollup in every environment: `ROLLUP_STATE`'s columns, then the environment.
 pub(super) const ROLLUP_OF: &str = "SELECT test_id, file, through_seq, last_unix, window_from, runs, passed, failed, errors, skipped, \
      flaky, fail_then_pass, failing_since, failing_since_seq, failing_main_runs, durations, leg \
      FROM rollup WHERE test_id = $1 ORDER BY leg";
 
-/// Tests failing on the default branch now, on any leg: a selection signal.
+/// Tests failing on the default branch now, in any environment: a selection signal.
 pub(super) const FAILING_ON_MAIN: &str = "SELECT test_id, file, leg, failing_since, failing_main_runs FROM rollup \
      WHERE failing_main_runs > 0 AND last_unix >= $1 ORDER BY test_id, leg";
 

@@ -192,7 +192,7 @@ impl Tx for Writer<'_> {
                 params![
                     leg.run,
                     leg.attempt,
-                    leg.leg,
+                    leg.name(),
                     leg.commit,
                     leg.branch,
                     leg.env.to_string(),
@@ -201,6 +201,8 @@ impl Tx for Writer<'_> {
                     i64::from(leg.mainline),
                     leg.base,
                     leg.inputs,
+                    leg.leg,
+                    leg.shard.map(|s| s.to_string()),
                 ],
             )
             .map_err(fail::<Err>(&self.name, "cannot write the leg"))?;
@@ -312,7 +314,7 @@ mod tests {
     }
 
     /// A store gate wrote at schema version 1 is migrated on open: its legs keep their
-    /// results and get their store time from `recorded_at`.
+    /// results, get their store time from `recorded_at`, and their name as their environment.
     #[test]
     fn a_version_1_store_is_migrated() {
         let dir = tempfile::tempdir().unwrap();
@@ -333,7 +335,7 @@ mod tests {
         let mut store = Store::open(&path).unwrap();
         let rows = store
             .query(
-                "SELECT r.recorded_unix, x.flake, (SELECT value FROM meta) FROM runs r JOIN results x ON x.seq = r.seq",
+                "SELECT r.recorded_unix, x.flake, (SELECT value FROM meta), r.environment, r.shard FROM runs r JOIN results x ON x.seq = r.seq",
                 &[],
             )
             .unwrap();
@@ -342,7 +344,9 @@ mod tests {
             [[
                 Value::Int(1_767_323_045),
                 Value::Int(0),
-                Value::Text(SCHEMA_VERSION.to_string())
+                Value::Text(SCHEMA_VERSION.to_string()),
+                Value::Text("py".into()),
+                Value::Null
             ]]
         );
     }

@@ -48,3 +48,18 @@ fn store_locations() {
         Err(StoreError::Url(_))
     ));
 }
+
+/// A shard is K of N, 1 <= K <= N; a sharded leg is stored under its environment and shard.
+#[test]
+fn shards_and_leg_names() {
+    use super::provenance::{Shard, leg_name};
+    assert_eq!(Shard::parse("2/3").unwrap(), Shard { index: 2, of: 3 });
+    for bad in ["0/3", "4/3", "3", "a/3", "1/", "-1/2"] {
+        assert!(Shard::parse(bad).is_err(), "{bad}");
+    }
+    assert_eq!(
+        leg_name("py3.12-linux", Shard::parse("1/2").ok()),
+        "py3.12-linux#1/2"
+    );
+    assert_eq!(leg_name("py", None), "py");
+}

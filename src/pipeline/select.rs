@@ -184,6 +184,7 @@ pub(super) fn record_to(opts: &Options<'_>, project: &Project) -> Option<RecordT
     opts.record.clone().or_else(|| {
         (opts.caller != Caller::Command && project.config.history.record).then(|| RecordTo {
             leg: "default".into(),
+            shard: None,
             db: None,
         })
     })

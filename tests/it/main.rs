@@ -18,6 +18,7 @@ mod frozen;
 mod hook;
 mod install;
 mod ledger;
+mod legs;
 mod limits;
 mod load_space;
 mod observations;

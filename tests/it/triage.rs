@@ -10,7 +10,7 @@ use std::path::PathBuf;
 
 /// A JUnit report (xunit1, as pytest writes it) of `cases`: (test id, outcome), an id's
 /// repeats being its retries.
-fn junit(t: &TestRepo, name: &str, cases: &[(&str, &str)]) -> PathBuf {
+pub(crate) fn junit(t: &TestRepo, name: &str, cases: &[(&str, &str)]) -> PathBuf {
     let mut xml = String::from("<?xml version=\"1.0\"?><testsuites><testsuite name=\"pytest\">");
     for (id, outcome) in cases {
         let (file, test) = id.split_once("::").unwrap();
@@ -32,9 +32,9 @@ fn junit(t: &TestRepo, name: &str, cases: &[(&str, &str)]) -> PathBuf {
     path
 }
 
-const MONEY: &str = "tests/test_money.py::test_to_cents";
-const CART: &str = "tests/test_cart.py::test_total";
-const PLUGINS: &str = "tests/test_plugins.py::test_discount";
+pub(crate) const MONEY: &str = "tests/test_money.py::test_to_cents";
+pub(crate) const CART: &str = "tests/test_cart.py::test_total";
+pub(crate) const PLUGINS: &str = "tests/test_plugins.py::test_discount";
 
 /// Records `cases` as leg `leg` of run `run`, attempt `attempt`.
 fn rec(t: &TestRepo, store: &Store, run: &str, attempt: &str, leg: &str, cases: &[(&str, &str)]) {
@@ -57,7 +57,7 @@ fn rec(t: &TestRepo, store: &Store, run: &str, attempt: &str, leg: &str, cases: 
 }
 
 /// `gate triage --run RUN --json`: the exit code and the document (checked against its schema).
-fn triage(t: &TestRepo, store: &Store, run: &str) -> (i32, Value) {
+pub(crate) fn triage(t: &TestRepo, store: &Store, run: &str) -> (i32, Value) {
     let out = t
         .gate(&["triage", "--run", run, "--json", "--db", &store.url])
         .output()
@@ -90,7 +90,7 @@ fn v(test: &str, leg: &str, verdict: &str, confidence: &str) -> (String, String,
 /// The shop fixture on `master` (the default branch), with a feature branch checked out whose
 /// commit changes `src/shop/money.py` (which selects test_money, test_cart and others, never
 /// test_plugins).
-fn feature(t: &TestRepo) {
+pub(crate) fn feature(t: &TestRepo) {
     t.branch("feature");
     t.checkout("feature");
     t.append("src/shop/money.py", "\n# rounding reviewed\n");

@@ -1,9 +1,12 @@
 //! Triage: every failing test of a recorded leg gets exactly one verdict, by ordered rules —
-//! passed on the same commit → `flaky`; failing on main on the same leg → `pre_existing`;
-//! selected because of a changed file, with no flaky evidence → `new_regression`; unlinked but
-//! known flaky or with flaky evidence → `flaky`; otherwise `unknown`. It never peeks: only
-//! what was recorded before the leg (by the store's sequence) counts, so a verdict never
-//! changes when later runs arrive. Pure: the store fetches, this decides.
+//! passed on the same commit → `flaky`; failing on main in the same environment →
+//! `pre_existing`; selected because of a changed file, with no flaky evidence →
+//! `new_regression`; unlinked but known flaky or with flaky evidence → `flaky`; otherwise
+//! `unknown`. History is the leg's
+//! environment's, whichever shard ran a test, and a verdict names the earlier leg its evidence
+//! came from. It never peeks: only what was recorded before the leg (by the store's sequence)
+//! counts, so a verdict never changes when later runs arrive. Pure: the store fetches, this
+//! decides.
 
 use super::evidence::{self, Past};
 use serde::Serialize;
@@ -42,6 +45,7 @@ pub(crate) struct LegInfo {
     pub seq: i64,
     pub run: String,
     pub attempt: u32,
+    /// Its name: its environment, with `#K/N` when it ran a shard.
     pub leg: String,
     pub commit: String,
     pub branch: Option<String>,
@@ -53,6 +57,10 @@ pub(crate) struct LegInfo {
     pub results: i64,
     /// Its inputs digest (none: recorded before gate kept it).
     pub inputs: Option<String>,
+    /// The environment it ran in: what its history is matched by.
+    pub environment: String,
+    /// The part of the suite it ran (`K/N`); none when unsharded.
+    pub shard: Option<String>,
 }
 
 /// What a leg knows of its change: each changed path with its verdict, and each selected test
@@ -72,6 +80,28 @@ pub(crate) struct Triaged {
     pub confidence: Confidence,
     /// One line: why.
     pub evidence: String,
+    /// The earlier leg the evidence came from; none when it is the change, the configuration,
+    /// this leg's own tries or nothing.
+    pub from: Option<Source>,
+}
+
+/// Where a verdict's evidence was recorded: a leg of a run, by its name (environment and
+/// shard) and store sequence.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+pub(crate) struct Source {
+    pub seq: i64,
+    pub run: String,
+    pub leg: String,
+}
+
+impl Source {
+    fn of(row: &Past) -> Source {
+        Source {
+            seq: row.seq,
+            run: row.run.clone(),
+            leg: row.leg.clone(),
+        }
+    }
 }
 
 /// What triage is told besides the history.
@@ -82,8 +112,8 @@ pub(crate) struct Rules<'a> {
     pub known_flaky: &'a dyn Fn(&str) -> Option<String>,
 }
 
-/// The verdicts of `leg`'s failing tests, from `rows`: the history of those tests on the
-/// leg, ordered by test, sequence and attempt (rows of later legs may be among them; they
+/// The verdicts of `leg`'s failing tests, from `rows`: the history of those tests in the
+/// leg's environment (legs of any shard), ordered by test, sequence and attempt (rows of later legs may be among them; they
 /// are never read).
 pub(crate) fn triage_leg(
     leg: &LegInfo,
@@ -105,8 +135,8 @@ pub(crate) fn triage_leg(
         .collect()
 }
 
-/// A verdict, how sure it is, and its one line of evidence.
-type Judgement = (Verdict, Confidence, String);
+/// A verdict, how sure it is, its one line of evidence, and the leg that evidence came from.
+type Judgement = (Verdict, Confidence, String, Option<Source>);
 
 fn judge(
     leg: &LegInfo,
@@ -116,7 +146,7 @@ fn judge(
     change: &Change,
     rules: &Rules<'_>,
 ) -> Triaged {
-    let (verdict, confidence, evidence) = passed_on_commit(leg, own, prior)
+    let (verdict, confidence, evidence, from) = passed_on_commit(leg, own, prior)
         .unwrap_or_else(|| from_history(leg, last, prior, change, rules));
     Triaged {
         test: last.test.clone(),
@@ -124,6 +154,7 @@ fn judge(
         verdict,
         confidence,
         evidence,
+        from,
     }
 }
 
@@ -146,6 +177,7 @@ fn passed_on_commit(leg: &LegInfo, own: &[&Past], prior: &[&Past]) -> Option<Jud
                 p.run,
                 p.seq
             ),
+            Some(Source::of(p)),
         ));
     }
     own.iter().any(|r| r.outcome == "passed").then(|| {
@@ -156,11 +188,13 @@ fn passed_on_commit(leg: &LegInfo, own: &[&Past], prior: &[&Past]) -> Option<Jud
                 "passed on an earlier try of this run, on the same commit {}",
                 short(&leg.commit)
             ),
+            None,
         )
     })
 }
 
-/// The rules after a same-commit pass, from the test's history on the leg and the change:
+/// The rules after a same-commit pass, from the test's history in the leg's environment and
+/// the change:
 /// failing on main, a regression the change selected, known or recorded flakiness, else
 /// unknown.
 fn from_history(
@@ -172,16 +206,22 @@ fn from_history(
 ) -> Judgement {
     let summary = (!prior.is_empty()).then(|| evidence::rollup_of(prior, 0));
     if let Some(f) = summary.as_ref().and_then(|s| s.failing_on_main.as_ref()) {
+        // The streak's latest main failure: the main run that shows it is failing now.
+        let latest = prior
+            .iter()
+            .rev()
+            .find(|r| r.mainline && evidence::failing(&r.outcome));
         return (
             Verdict::PreExisting,
             Confidence::High,
             format!(
                 "failing on main on {} since {} ({} main run{})",
-                leg.leg,
+                leg.environment,
                 short(&f.since),
                 f.runs,
                 if f.runs == 1 { "" } else { "s" }
             ),
+            latest.copied().map(Source::of),
         );
     }
     let flakes = summary.as_ref().map_or(Flakes::default(), |s| Flakes {
@@ -199,34 +239,43 @@ fn from_history(
                 file.unwrap_or(&last.test),
                 causes.join(", ")
             ),
+            None,
         );
     }
     let in_window = format!("in {} days", rules.window_days);
+    // The latest leg that showed flaky evidence of it: where a flaky verdict's count ends.
+    let flaked = prior
+        .iter()
+        .rev()
+        .find(|r| r.flake != evidence::Flake::None);
     let unlinked = causes
         .is_empty()
-        .then(|| unlinked_flaky(file, &flakes, &in_window, rules));
+        .then(|| unlinked_flaky(file, &flakes, &in_window, rules, flaked.copied()));
     unlinked.flatten().unwrap_or_else(|| {
         (
             Verdict::Unknown,
             Confidence::Low,
             unknown_why(change, &causes, &flakes, &in_window),
+            None,
         )
     })
 }
 
 /// A failure nothing in the change links to: flaky when its file is known flaky, or when the
-/// window holds flaky evidence of it.
+/// window holds flaky evidence of it (the latest in leg `flaked`).
 fn unlinked_flaky(
     file: Option<&str>,
     flakes: &Flakes,
     in_window: &str,
     rules: &Rules<'_>,
+    flaked: Option<&Past>,
 ) -> Option<Judgement> {
     if let Some(glob) = file.and_then(|f| (rules.known_flaky)(f)) {
         return Some((
             Verdict::Flaky,
             Confidence::Medium,
             format!("unlinked to the change, and known flaky (`known_flaky`: {glob})"),
+            None,
         ));
     }
     (flakes.all > 0).then(|| {
@@ -238,6 +287,7 @@ fn unlinked_flaky(
                 times(flakes.all),
                 flakes.kinds()
             ),
+            flaked.map(Source::of),
         )
     })
 }
@@ -333,207 +383,4 @@ pub(crate) fn counts(verdicts: &[Triaged]) -> [(Verdict, usize); 4] {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use proptest::prelude::*;
-
-    /// One random leg: its commit (of three), whether on main, and each of three tests'
-    /// attempts (none: not run).
-    type Spec = (u8, bool, Vec<Vec<u8>>);
-
-    fn history(specs: &[Spec]) -> (Vec<LegInfo>, Vec<Past>) {
-        const OUTCOMES: [&str; 4] = ["passed", "failed", "error", "skipped"];
-        let mut legs = Vec::new();
-        let mut rows = Vec::new();
-        for (i, (commit, mainline, tests)) in specs.iter().enumerate() {
-            let seq = i as i64 + 1;
-            let commit = format!("c{commit}");
-            legs.push(LegInfo {
-                seq,
-                run: format!("r{seq}"),
-                attempt: 1,
-                leg: "py".into(),
-                commit: commit.clone(),
-                branch: None,
-                mainline: *mainline,
-                base: None,
-                recorded_unix: seq,
-                results: 1,
-                inputs: Some("i".into()),
-            });
-            for (t, attempts) in tests.iter().enumerate() {
-                // The evidence `gate record` stores: from this test's earlier legs.
-                let outcomes: Vec<&str> =
-                    attempts.iter().map(|o| OUTCOMES[*o as usize % 4]).collect();
-                let earlier = |pred: fn(&str) -> bool| {
-                    rows.iter().any(|r: &Past| {
-                        r.test == format!("t{t}.py::t") && r.commit == commit && pred(&r.outcome)
-                    })
-                };
-                let flake = evidence::flake_of(
-                    &outcomes,
-                    earlier(evidence::failing),
-                    earlier(|o| o == "passed"),
-                );
-                for (a, o) in attempts.iter().enumerate() {
-                    rows.push(Past {
-                        test: format!("t{t}.py::t"),
-                        file: Some(format!("t{t}.py")),
-                        seq,
-                        run: format!("r{seq}"),
-                        commit: commit.clone(),
-                        mainline: *mainline,
-                        attempt: a as u32 + 1,
-                        outcome: OUTCOMES[*o as usize % 4].into(),
-                        duration_ms: 1,
-                        recorded_unix: seq,
-                        flake,
-                        inputs: Some("i".into()),
-                    });
-                }
-            }
-        }
-        rows.sort_by(|a, b| (&a.test, a.seq, a.attempt).cmp(&(&b.test, b.seq, b.attempt)));
-        (legs, rows)
-    }
-
-    fn spec() -> impl Strategy<Value = Spec> {
-        (
-            0u8..3,
-            any::<bool>(),
-            proptest::collection::vec(proptest::collection::vec(0u8..4, 0..3), 3),
-        )
-    }
-
-    proptest! {
-        /// A leg's verdicts depend only on what was recorded before it: appending any later
-        /// legs to the history changes none of them.
-        #[test]
-        fn never_peeks(
-            specs in proptest::collection::vec(spec(), 1..12),
-            later in proptest::collection::vec(spec(), 1..8),
-        ) {
-            let change = Change {
-                paths: vec![("src/x.py".into(), "resolved".into())],
-                selected: vec![("t0.py".into(), "src/x.py".into())],
-            };
-            let flaky = |f: &str| (f == "t2.py").then(|| "t2.py".to_string());
-            let rules = Rules { window_days: 90, known_flaky: &flaky };
-            let (legs, rows) = history(&specs);
-            let all: Vec<Spec> = specs.iter().chain(&later).cloned().collect();
-            let (_, longer) = history(&all);
-            for leg in &legs {
-                let before = triage_leg(leg, &rows, &change, &rules);
-                let after = triage_leg(leg, &longer, &change, &rules);
-                prop_assert_eq!(&before, &after);
-                // Exactly one verdict per failing test of the leg.
-                let failing = rows
-                    .chunk_by(|a, b| a.test == b.test)
-                    .filter(|t| {
-                        t.iter()
-                            .rfind(|r| r.seq == leg.seq)
-                            .is_some_and(|r| evidence::failing(&r.outcome))
-                    })
-                    .count();
-                prop_assert_eq!(before.len(), failing);
-            }
-        }
-    }
-
-    fn leg(seq: i64, commit: &str) -> LegInfo {
-        LegInfo {
-            seq,
-            run: format!("r{seq}"),
-            attempt: 1,
-            leg: "py".into(),
-            commit: commit.into(),
-            branch: None,
-            mainline: false,
-            base: None,
-            recorded_unix: 0,
-            results: 1,
-            inputs: Some("i".into()),
-        }
-    }
-
-    fn row(seq: i64, commit: &str, mainline: bool, attempt: u32, outcome: &str) -> Past {
-        Past {
-            test: "t.py::t".into(),
-            file: Some("t.py".into()),
-            seq,
-            run: format!("r{seq}"),
-            commit: commit.into(),
-            mainline,
-            attempt,
-            outcome: outcome.into(),
-            duration_ms: 1,
-            recorded_unix: seq,
-            flake: evidence::Flake::None,
-            inputs: Some("i".into()),
-        }
-    }
-
-    /// The rules' order: a same-commit pass outranks failing on main, which outranks the link.
-    #[test]
-    fn the_first_rule_that_holds_decides() {
-        let linked = Change {
-            paths: vec![("src/x.py".into(), "resolved".into())],
-            selected: vec![("t.py".into(), "src/x.py".into())],
-        };
-        let none = |_: &str| None;
-        let rules = Rules {
-            window_days: 90,
-            known_flaky: &none,
-        };
-        let judge = |rows: &[Past], change: &Change| {
-            let got = triage_leg(&leg(9, "b"), rows, change, &rules);
-            assert_eq!(got.len(), 1, "{got:?}");
-            (got[0].verdict, got[0].confidence)
-        };
-        let fail = row(9, "b", false, 1, "failed");
-        let main_fail = row(1, "a", true, 1, "failed");
-        let same_pass = row(2, "b", false, 1, "passed");
-        assert_eq!(
-            judge(&[main_fail.clone(), same_pass, fail.clone()], &linked),
-            (Verdict::Flaky, Confidence::High)
-        );
-        assert_eq!(
-            judge(&[main_fail, fail.clone()], &linked),
-            (Verdict::PreExisting, Confidence::High)
-        );
-        assert_eq!(
-            judge(std::slice::from_ref(&fail), &linked),
-            (Verdict::NewRegression, Confidence::High)
-        );
-        assert_eq!(
-            judge(std::slice::from_ref(&fail), &Change::default()),
-            (Verdict::Unknown, Confidence::Low)
-        );
-        // Linked, but with a fail-then-pass before: not a new regression.
-        let rerun = |attempt, outcome| Past {
-            flake: evidence::Flake::FailThenPass,
-            ..row(3, "z", false, attempt, outcome)
-        };
-        let retry = [rerun(1, "failed"), rerun(2, "passed"), fail.clone()];
-        assert_eq!(judge(&retry, &linked), (Verdict::Unknown, Confidence::Low));
-        assert_eq!(
-            judge(&retry, &Change::default()),
-            (Verdict::Flaky, Confidence::Medium)
-        );
-        // A pass on main ends the streak; a test that passed in the end is not failing.
-        let healed = [
-            row(1, "a", true, 1, "failed"),
-            row(2, "c", true, 1, "passed"),
-            fail,
-        ];
-        assert_eq!(
-            judge(&healed, &linked),
-            (Verdict::NewRegression, Confidence::High)
-        );
-        let passed = [
-            row(9, "b", false, 1, "failed"),
-            row(9, "b", false, 2, "passed"),
-        ];
-        assert!(triage_leg(&leg(9, "b"), &passed, &linked, &rules).is_empty());
-    }
-}
+mod tests;
