@@ -56,21 +56,14 @@ fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
         ));
     }
     let repo = crate::repo::open(dir)?;
-    let (mut store, config) = crate::history::open_store(&repo, args.db)?;
-    let run = crate::history::run_or_latest(&mut store, args.run)?;
-    let legs = store.legs_of_run(&run)?;
-    let Some(first) = legs.first() else {
-        return Err(Error::Usage(format!(
-            "run {run}: nothing recorded under that id in {}",
-            store.name()
-        )));
-    };
-    let known_flaky = |file: &str| {
-        config
-            .known_flaky
-            .is_match(file)
-            .then(|| config.known_flaky.text.clone())
-    };
+    let crate::history::RecordedRun {
+        mut store,
+        config,
+        run,
+        legs,
+    } = crate::history::recorded_run(&repo, args.db, args.run)?;
+    let first = &legs[0];
+    let known_flaky = |file: &str| config.known_flaky_of(file);
     let rules = Rules {
         window_days: config.history.window_days,
         known_flaky: &known_flaky,

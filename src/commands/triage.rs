@@ -1,7 +1,7 @@
 //! `gate triage`: every failing test of a recorded run, one verdict each, from what was
 //! recorded before it. Exits 1 when a failure is a new regression, so CI can gate on it.
 
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::exit_codes;
 use crate::history::triage::{self, Confidence, Rules, Triaged};
 use crate::repo;
@@ -13,21 +13,13 @@ const TRIAGE_VERSION: u32 = 2;
 
 pub(super) fn run(dir: &Path, run: Option<&str>, json: bool, db: Option<&str>) -> Result<u8> {
     let repo = repo::open(dir)?;
-    let (mut store, config) = crate::history::open_store(&repo, db)?;
-    let run = crate::history::run_or_latest(&mut store, run)?;
-    let legs = store.legs_of_run(&run)?;
-    if legs.is_empty() {
-        return Err(Error::Usage(format!(
-            "run {run}: nothing recorded under that id in {}",
-            store.name()
-        )));
-    }
-    let known_flaky = |file: &str| {
-        config
-            .known_flaky
-            .is_match(file)
-            .then(|| config.known_flaky.text.clone())
-    };
+    let crate::history::RecordedRun {
+        mut store,
+        config,
+        run,
+        legs,
+    } = crate::history::recorded_run(&repo, db, run)?;
+    let known_flaky = |file: &str| config.known_flaky_of(file);
     let rules = Rules {
         window_days: config.history.window_days,
         known_flaky: &known_flaky,

@@ -173,6 +173,13 @@ pub(crate) struct Config {
 }
 
 impl Config {
+    /// The `known_flaky` pattern `file` matches, as triage names it.
+    pub(crate) fn known_flaky_of(&self, file: &str) -> Option<String> {
+        self.known_flaky
+            .is_match(file)
+            .then(|| self.known_flaky.text.clone())
+    }
+
     pub(crate) fn defaults() -> Self {
         Self::parse(None, "").expect("the built-in defaults are valid")
     }

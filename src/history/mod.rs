@@ -35,7 +35,7 @@ pub(crate) use decisions::ShadowRun;
 pub(crate) use error::StoreError;
 pub(crate) use ledger::Entry;
 pub(crate) use location::{Location, location};
-pub(crate) use open::{open_for, open_store, run_or_latest};
+pub(crate) use open::{RecordedRun, open_for, open_store, recorded_run, run_or_latest};
 pub(crate) use record::{Leg, Recorded};
 pub(crate) use triage::Change;
 

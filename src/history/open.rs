@@ -2,7 +2,7 @@
 
 use crate::config::Config;
 use crate::error::{Error, Result};
-use crate::history::{self, Store};
+use crate::history::{self, Store, triage::LegInfo};
 use crate::repo;
 
 /// The store a history command reads, and the configuration it is read under: HEAD's
@@ -28,6 +28,40 @@ pub(crate) fn run_or_latest(store: &mut Store, run: Option<&str>) -> Result<Stri
             ))
         }),
     }
+}
+
+/// A recorded run as the commands that read one back see it (`gate triage`, `gate report`).
+pub(crate) struct RecordedRun {
+    pub store: Store,
+    /// HEAD's configuration: the window and `known_flaky` the run is triaged under.
+    pub config: Config,
+    pub run: String,
+    /// Never empty.
+    pub legs: Vec<LegInfo>,
+}
+
+/// `run` (else the latest) in the store HEAD's configuration names (`db` overrides it); a run
+/// id nothing is recorded under is an error naming the store, never an empty answer.
+pub(crate) fn recorded_run(
+    repo: &git2::Repository,
+    db: Option<&str>,
+    run: Option<&str>,
+) -> Result<RecordedRun> {
+    let (mut store, config) = open_store(repo, db)?;
+    let run = run_or_latest(&mut store, run)?;
+    let legs = store.legs_of_run(&run)?;
+    if legs.is_empty() {
+        return Err(Error::Usage(format!(
+            "run {run}: nothing recorded under that id in {}",
+            store.name()
+        )));
+    }
+    Ok(RecordedRun {
+        store,
+        config,
+        run,
+        legs,
+    })
 }
 
 /// The store `project`'s configuration names (`db` overrides it).
