@@ -5,6 +5,7 @@ pub(crate) mod events;
 pub(crate) mod junit;
 pub(crate) mod reports;
 pub(crate) mod select;
+pub(crate) mod shard;
 pub(crate) mod steps;
 
 pub(crate) mod error;
