@@ -82,17 +82,8 @@ pub struct GateArgs {
     /// Record the run's results and its selection in the history store.
     #[arg(long)]
     pub record: bool,
-    /// The leg the run is recorded under (with --record): its environment, e.g. `py3.12-linux`.
-    #[arg(long, value_name = "NAME", requires = "record")]
-    pub leg: Option<String>,
-    /// The shard of the suite this leg ran, K of N (with --record).
-    ///
-    /// Kept with the leg, whose history is its environment's, whichever shard ran a test.
-    #[arg(long, value_name = "K/N", requires = "record")]
-    pub shard: Option<String>,
-    /// The history store (with --record): `postgres://…`, `sqlite:PATH` or a path.
-    #[arg(long, value_name = "URL", requires = "record")]
-    pub db: Option<String>,
+    #[command(flatten)]
+    pub legs: LegArgs,
     /// Add the test files a recommendations file names to the selection; it never removes one.
     ///
     /// `{version: 1, context, selectedFiles: [{file, project, pool}]}`: its context must be
@@ -105,6 +96,34 @@ pub struct GateArgs {
     /// is refused. A run given them enters no pass in the ledger.
     #[arg(last = true, value_name = "RUNNER_ARGS")]
     pub runner_args: Vec<String>,
+}
+
+/// A CI leg: its environment, its shard of a split selection, the decision it shares with
+/// the other legs, the store they share.
+#[derive(Args, Debug, Default)]
+pub struct LegArgs {
+    /// The environment this leg runs in, e.g. `py3.12-linux`: its runs are recorded under it.
+    ///
+    /// A shard split reads the durations recorded under it.
+    #[arg(long, value_name = "NAME")]
+    pub leg: Option<String>,
+    /// Run shard K of N of the selection, split by recorded durations.
+    ///
+    /// Every selected test file (Go package) is in exactly one shard. The split is frozen
+    /// into the decision: legs given the same decision (--decision) run the same split.
+    #[arg(long, value_name = "K/N")]
+    pub shard: Option<String>,
+    /// With --shard: use the split of this frozen decision (made by one select job).
+    ///
+    /// It must be frozen for the same commit and base, split into N shards.
+    #[arg(long, value_name = "ID", requires = "shard")]
+    pub decision: Option<String>,
+    /// The history store: `postgres://…`, `sqlite:PATH` or a path.
+    ///
+    /// Where runs are recorded, decisions frozen and durations read. Default: the GATE_DB
+    /// variable, else .git/gate/history.sqlite.
+    #[arg(long, value_name = "URL")]
+    pub db: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -152,6 +171,8 @@ pub enum Sub {
         /// Add the test files a recommendations file names to the selection (as `gate --recommendations`).
         #[arg(long, value_name = "FILE")]
         recommendations: Option<PathBuf>,
+        #[command(flatten)]
+        legs: LegArgs,
         /// Arguments for the test runner, after `--` (as `gate --affected RANGE -- ARGS`).
         #[arg(last = true, value_name = "RUNNER_ARGS")]
         runner_args: Vec<String>,

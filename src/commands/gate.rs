@@ -14,7 +14,8 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
     if args.affected.is_none() && args.since.is_none() && args.files.is_empty() {
         return Err(Error::NothingToGate);
     }
-    let shard = args
+    let legs = &args.legs;
+    let shard = legs
         .shard
         .as_deref()
         .map(crate::history::provenance::Shard::parse)
@@ -50,14 +51,18 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
         json: args.json,
         verbose: args.verbose,
         record: args.record.then(|| RecordTo {
-            leg: args.leg.clone().unwrap_or_else(|| "default".into()),
+            leg: legs.leg.clone().unwrap_or_else(|| "default".into()),
             shard,
-            db: args.db.clone(),
+            db: legs.db.clone(),
         }),
         reuse: !args.no_reuse,
         decision_out: args.decision_out.as_deref(),
         runner_args: &args.runner_args,
         recommendations: args.recommendations.as_deref(),
+        shard,
+        decision: legs.decision.as_deref(),
+        db: legs.db.as_deref(),
+        leg: legs.leg.as_deref(),
         ..Options::new(Caller::Command, styles, retry)
     };
     pipeline::gate(&repo, target, &opts).map(|g| g.code)

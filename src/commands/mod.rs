@@ -131,6 +131,7 @@ fn verify(dir: &std::path::Path, sub: Sub) -> Result<u8> {
         json,
         affected_decision,
         recommendations,
+        legs,
         runner_args,
     } = sub
     else {
@@ -144,6 +145,7 @@ fn verify(dir: &std::path::Path, sub: Sub) -> Result<u8> {
         citation: affected_decision,
         recommendations: recommendations.as_deref(),
         runner_args: &runner_args,
+        legs: &legs,
     };
     verify::run(dir, &range, args)
 }

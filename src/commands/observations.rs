@@ -53,6 +53,7 @@ pub(super) fn export(dir: &Path, args: &ExportArgs<'_>) -> Result<u8> {
         project: &analyzed.project,
         decided: &analyzed.decided,
         ledger: &crate::ledger::Ledger::default(),
+        split: None,
     };
     let (decision, json) = crate::proof::frozen::decide(
         &parts,

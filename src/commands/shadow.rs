@@ -69,6 +69,7 @@ fn ingest(repo: &git2::Repository, target: Target, args: &ShadowArgs) -> Result<
         project: &project,
         decided: &decided,
         ledger: &crate::ledger::Ledger::default(),
+        split: None,
     };
     let db = args.db.as_deref();
     let memo = &mut crate::fingerprint::Memo::default();

@@ -2,6 +2,7 @@
 //! and a JSON receipt of what was gated and run.
 
 use crate::error::{Error, Result};
+use crate::history::provenance::Shard;
 use crate::pipeline::{self, Caller, Options, Target};
 use crate::repo::{self, range};
 use crate::report::styles::{ColorChoice, Styles};
@@ -14,6 +15,7 @@ pub(super) struct Args<'a> {
     pub citation: Option<String>,
     pub recommendations: Option<&'a Path>,
     pub runner_args: &'a [String],
+    pub legs: &'a crate::cli::LegArgs,
 }
 
 pub(super) fn run(dir: &Path, spec: &str, args: Args<'_>) -> Result<u8> {
@@ -23,7 +25,9 @@ pub(super) fn run(dir: &Path, spec: &str, args: Args<'_>) -> Result<u8> {
         citation,
         recommendations,
         runner_args,
+        legs,
     } = args;
+    let shard = legs.shard.as_deref().map(Shard::parse).transpose()?;
     let repo = repo::open(dir)?;
     let citation = citation.or_else(super::env_decision);
     let styles = Styles::new(ColorChoice::Never);
@@ -36,6 +40,10 @@ pub(super) fn run(dir: &Path, spec: &str, args: Args<'_>) -> Result<u8> {
         keep_json: receipt.is_some(),
         runner_args,
         recommendations,
+        shard,
+        decision: legs.decision.as_deref(),
+        db: legs.db.as_deref(),
+        leg: legs.leg.as_deref(),
         ..Options::new(Caller::Verify, &styles, retry)
     };
     let gated = pipeline::gate(

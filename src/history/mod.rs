@@ -5,6 +5,7 @@
 //! migrated on first use, and a store whose schema is newer than this gate is never written.
 
 mod decisions;
+mod durations;
 pub(crate) mod error;
 pub(crate) mod evidence;
 mod ledger;

@@ -8,6 +8,7 @@ mod execute;
 mod governing;
 mod remember;
 mod select;
+mod split;
 
 use crate::error::{Error, Result};
 use crate::history::recorder::{RecordTo, Recorder};
@@ -57,6 +58,14 @@ pub(crate) struct Options<'a> {
     pub runner_args: &'a [String],
     /// A recommendations file whose test files are added to the selection.
     pub recommendations: Option<&'a Path>,
+    /// Run one shard of the selection (`--shard K/N`), of the split `decision` froze when
+    /// given (`--decision ID`).
+    pub shard: Option<crate::history::provenance::Shard>,
+    pub decision: Option<&'a str>,
+    /// The history store (`--db`): where decisions are frozen and durations read.
+    pub db: Option<&'a str>,
+    /// The environment this leg runs in (`--leg`): whose recorded durations a split reads.
+    pub leg: Option<&'a str>,
 }
 
 impl<'a> Options<'a> {
@@ -78,6 +87,10 @@ impl<'a> Options<'a> {
             shadow: Shadow::Off,
             runner_args: &[],
             recommendations: None,
+            shard: None,
+            decision: None,
+            db: None,
+            leg: None,
         }
     }
 }

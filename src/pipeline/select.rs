@@ -35,6 +35,8 @@ pub(super) struct Chosen<'a> {
     pub frozen: (String, String),
     /// What the ledger enters this run as.
     pub this_run: crate::ledger::Run<'a>,
+    /// This leg's shard of a split selection (`--shard K/N`).
+    pub sharded: Option<crate::run::shard::Sharded>,
 }
 
 /// What history adds to a selection: its signals (tests failing on main, co-failures) and
@@ -83,19 +85,27 @@ pub(super) fn choose<'a>(
     let this_run = this_run(at.repo, at.input, record_to);
     let mut memo = crate::fingerprint::Memo::default();
     let ledger = look_up(at, &this_run, opts, &mut memo);
-    let plan = plan_of(at, opts, &ledger, &root);
+    let sharded = super::split::split(at, opts, &ledger, &mut memo, &root)?;
+    let plan = plan_of(at, opts, &ledger, &root, sharded.as_ref());
     let record = cite(at, opts.citation)?;
-    let parts = frozen::Parts {
-        repo: at.repo,
-        root: &root,
-        input: at.input,
-        project: at.project,
-        decided: at.decided,
-        ledger: &ledger,
+    let frozen = match sharded.as_ref().and_then(|s| s.decision.clone()) {
+        // The decision whose split this leg runs is this run's decision.
+        Some(earlier) => earlier,
+        None => {
+            let parts = frozen::Parts {
+                repo: at.repo,
+                root: &root,
+                input: at.input,
+                project: at.project,
+                decided: at.decided,
+                ledger: &ledger,
+                split: sharded.as_ref().map(|s| &s.split),
+            };
+            let db = opts.db.or(record_to.and_then(|r| r.db.as_deref()));
+            let earlier = opts.shadow != Shadow::Off;
+            frozen::decide(&parts, &mut memo, db, earlier, opts.decision_out)?
+        }
     };
-    let db = record_to.and_then(|r| r.db.as_deref());
-    let earlier = opts.shadow != Shadow::Off;
-    let frozen = frozen::decide(&parts, &mut memo, db, earlier, opts.decision_out)?;
     Ok(Chosen {
         root,
         ledger,
@@ -103,6 +113,7 @@ pub(super) fn choose<'a>(
         record,
         frozen,
         this_run,
+        sharded,
     })
 }
 
@@ -123,6 +134,7 @@ impl Chosen<'_> {
             frozen: &self.frozen.0,
             shadow: opts.shadow != Shadow::Off,
             verbose: opts.verbose,
+            shard: self.sharded.as_ref().map(|s| s.described()),
         }
     }
 }
@@ -134,6 +146,7 @@ fn plan_of(
     opts: &Options<'_>,
     ledger: &Ledger,
     root: &std::path::Path,
+    sharded: Option<&crate::run::shard::Sharded>,
 ) -> RunPlan {
     if opts.shadow != Shadow::Off {
         return crate::run::select::whole(at.project, &at.input.snapshot.files, root);
@@ -145,6 +158,7 @@ fn plan_of(
         &at.input.snapshot.files,
         root,
         (&ledger.reused_units(), opts.runner_args),
+        sharded.map(|s| &s.own),
     )
 }
 
@@ -153,7 +167,15 @@ fn plan_of(
 /// (no run id) and in the pre-push hook, never.
 pub(super) fn audit<'o, 'a>(opts: &'o Options<'a>, project: &Project) -> Cow<'o, Options<'a>> {
     let rate = project.config.audit_rate;
-    if opts.shadow != Shadow::Off || opts.caller == Caller::PrePush || rate <= 0.0 || opts.list {
+    // A shard leg runs its part of the selection; the whole suite of an audit is the final
+    // job's (`gate shadow`), not every leg's.
+    let leg = opts.shard.is_some();
+    if opts.shadow != Shadow::Off
+        || opts.caller == Caller::PrePush
+        || rate <= 0.0
+        || opts.list
+        || leg
+    {
         return Cow::Borrowed(opts);
     }
     let (run, generated) = provenance::run_id(None);
@@ -183,9 +205,9 @@ fn audit_chooses(run: &str, rate: f64) -> bool {
 pub(super) fn record_to(opts: &Options<'_>, project: &Project) -> Option<RecordTo> {
     opts.record.clone().or_else(|| {
         (opts.caller != Caller::Command && project.config.history.record).then(|| RecordTo {
-            leg: "default".into(),
-            shard: None,
-            db: None,
+            leg: opts.leg.unwrap_or("default").into(),
+            shard: opts.shard,
+            db: opts.db.map(str::to_string),
         })
     })
 }

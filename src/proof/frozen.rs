@@ -62,6 +62,10 @@ pub(crate) struct Body<'a> {
     /// Why this decision cannot stand for a commit: a dirty working tree, a missing base, an
     /// input that cannot be read. Empty when it can.
     pub gaps: Vec<String>,
+    /// The selection split over N CI legs (`--shard K/N`), which every leg given this
+    /// decision runs its shard of; absent when the run was not split.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub split: Option<&'a crate::run::shard::Split>,
 }
 
 #[derive(Serialize)]
@@ -80,6 +84,7 @@ pub(crate) struct Parts<'a> {
     pub project: &'a Project,
     pub decided: &'a Decision,
     pub ledger: &'a Ledger,
+    pub split: Option<&'a crate::run::shard::Split>,
 }
 
 /// The decision for `parts`, before anything runs: with `earlier`, the one frozen before for
@@ -192,6 +197,7 @@ pub(crate) fn freeze<'a>(p: &Parts<'a>, memo: &mut Memo) -> Frozen<'a> {
         cut: &p.decided.cut,
         rows: &p.decided.rows,
         gaps,
+        split: p.split,
     };
     let id = digest_of_value(&serde_json::to_value(&body).expect("a decision serializes"));
     crate::timings::mark("decision bound");

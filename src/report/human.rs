@@ -43,6 +43,9 @@ pub(crate) fn rows(out: &mut dyn Write, view: &View<'_>, s: &Styles) -> io::Resu
         verdict_row(out, row, s, cut)?;
     }
     selection(out, view, s)?;
+    if let Some(shard) = &view.shard {
+        writeln!(out, "{shard}")?;
+    }
     commands(out, view, s)
 }
 

@@ -13,8 +13,8 @@ use std::collections::BTreeMap;
 /// 2 added `steps`, `exit_code`, `duration_ms` and the run's `duration_ms` and `directory`;
 /// 3 added `go_commands`; 4 added `tests` (every test's result) and `test_summary` (per test
 /// file or Go package); 7 added `frozen_decision`; 8 added `shadow` (a shadow run's
-/// judgements).
-pub(crate) const REPORT_VERSION: u32 = 8;
+/// judgements); 9 added `shard` (a leg's shard of a split selection).
+pub(crate) const REPORT_VERSION: u32 = 9;
 
 /// The report of one gate, built once at its end from what was known before the run (`View`)
 /// and what the run's events said: output, never state.
@@ -61,6 +61,8 @@ pub(crate) struct Report<'a> {
     /// decision (caught, missed with cause and rule, flaky, pre_existing); null when the run
     /// was no shadow run or was not judged (it broke).
     pub shadow: Option<Vec<crate::proof::shadow::Judged>>,
+    /// This leg's shard of a split selection (`--shard K/N`); null when the run was not split.
+    pub shard: Option<&'a crate::run::shard::Described<'a>>,
     /// gate's exit code for this report.
     pub exit_code: u8,
     pub duration_ms: u64,
@@ -169,6 +171,7 @@ impl<'a> Report<'a> {
             test_summary: summarize(&collected.tests),
             tests: collected.tests,
             shadow: None,
+            shard: view.shard.as_ref(),
             exit_code,
             duration_ms,
         }

@@ -31,4 +31,6 @@ pub(crate) struct View<'a> {
     pub shadow: bool,
     /// Every selected test and chain in the human rows (`--verbose`); else a big list is cut.
     pub verbose: bool,
+    /// This leg's shard of a split selection (`--shard K/N`).
+    pub shard: Option<crate::run::shard::Described<'a>>,
 }

@@ -46,20 +46,16 @@ pub(crate) fn select(
     files: &BTreeSet<String>,
     root: &Path,
     (reused, extra): (&BTreeSet<String>, &[String]),
+    shard: Option<&BTreeSet<String>>,
 ) -> RunPlan {
-    let runs = match decision.verdict {
-        RunVerdict::Inert | RunVerdict::Empty => false,
-        RunVerdict::Refused => cited,
-        RunVerdict::Bounded | RunVerdict::NamedFull => true,
+    let runs = runs(decision, cited);
+    // A shard names its units, the whole suite's among them: it runs those by name.
+    let whole_suite = shard.is_none() && whole_suite(decision, project);
+    let units: Vec<&str> = match shard {
+        Some(own) => own.iter().map(String::as_str).collect(),
+        None => decision.selected.keys().map(String::as_str).collect(),
     };
-    let whole_suite = decision.verdict == RunVerdict::NamedFull
-        && project.config.named_full == NamedFullMode::Full;
-    let units: Vec<&str> = decision
-        .selected
-        .keys()
-        .filter(|k| !reused.contains(*k))
-        .map(String::as_str)
-        .collect();
+    let units: Vec<&str> = units.into_iter().filter(|k| !reused.contains(*k)).collect();
     let mut commands = Vec::new();
     for language in SUITES.iter().filter(|_| runs) {
         let own: Vec<&str> = units
@@ -83,6 +79,9 @@ pub(crate) fn select(
             RunVerdict::Inert => "every change is inert",
             RunVerdict::Empty => "nothing changed",
             RunVerdict::Refused if !cited => "refused",
+            _ if shard.is_some_and(|own| own.iter().all(|u| reused.contains(u))) => {
+                "this shard holds none of the selected tests left to run"
+            }
             _ if !reused.is_empty() => {
                 "every selected test passed with these inputs before (reused)"
             }
@@ -91,6 +90,39 @@ pub(crate) fn select(
         .to_string()
     });
     RunPlan { commands, idle }
+}
+
+/// Whether `decision` runs anything: not when every change is inert or none is, nor for a
+/// refusal no decision was cited for.
+fn runs(decision: &Decision, cited: bool) -> bool {
+    match decision.verdict {
+        RunVerdict::Inert | RunVerdict::Empty => false,
+        RunVerdict::Refused => cited,
+        RunVerdict::Bounded | RunVerdict::NamedFull => true,
+    }
+}
+
+/// Whether `decision` runs the whole suite by name (`named_full = "full"` on a named_full
+/// verdict).
+fn whole_suite(decision: &Decision, project: &Project) -> bool {
+    decision.verdict == RunVerdict::NamedFull && project.config.named_full == NamedFullMode::Full
+}
+
+/// The units `decision` runs before the ledger's reuses leave: the selected ones, every test
+/// unit of the tree for the whole suite, none when nothing runs. What a shard split divides.
+pub(crate) fn units<'d>(decision: &'d Decision, project: &'d Project, cited: bool) -> Vec<&'d str> {
+    if !runs(decision, cited) {
+        return Vec::new();
+    }
+    if whole_suite(decision, project) {
+        return project
+            .tests
+            .iter()
+            .filter(|t| SUITES.iter().any(|l| l.is_test_unit(t)))
+            .map(String::as_str)
+            .collect();
+    }
+    decision.selected.keys().map(String::as_str).collect()
 }
 
 /// The whole suite, whatever the verdicts: what a shadow run runs (`gate shadow`), to judge

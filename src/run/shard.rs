@@ -7,7 +7,260 @@
 //! Everything is deterministic: ties break by name and by shard number, so every leg given
 //! the same durations computes the same split.
 
-use std::collections::BTreeMap;
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// A selection split over N shards, as frozen into the decision (`plans/frozen.schema.json`,
+/// `split`): every leg given that decision runs its shard of this, not a split of its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Split {
+    pub shards: u32,
+    /// What a unit is: `file` (a Python test file, a Go test package).
+    pub by: String,
+    /// The environment whose recorded durations were read, and the legs read: those recorded
+    /// before this time (seconds since the epoch).
+    pub environment: String,
+    pub recorded_before: i64,
+    /// The SHA-256 of the durations read (unit → milliseconds, canonical JSON).
+    pub durations_digest: String,
+    /// What an unrecorded unit weighs: `mean` (of the recorded ones, `stand_in_ms`), or
+    /// `file_size` (its bytes, when nothing is recorded); `none` when every unit is recorded.
+    pub stand_in: String,
+    pub stand_in_ms: Option<u64>,
+    /// Every unit → its shard (from 1) and the milliseconds it was packed by.
+    pub units: BTreeMap<String, Placed>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Placed {
+    pub shard: u32,
+    pub ms: u64,
+    /// Whether `ms` was recorded (else it is the stand-in); a reused unit weighs 0.
+    pub recorded: bool,
+}
+
+/// A leg's part of a split selection.
+pub(crate) struct Sharded {
+    pub shard: crate::history::provenance::Shard,
+    pub split: Split,
+    /// The units this leg runs (before the ledger's reuses leave).
+    pub own: BTreeSet<String>,
+    /// The earlier decision whose split this is, when one was used: its id and JSON. It is
+    /// this run's frozen decision.
+    pub decision: Option<(String, String)>,
+}
+
+impl Sharded {
+    /// What the reports say of it.
+    pub(crate) fn described(&self) -> Described<'_> {
+        let (ms, longest_ms) = self.split.loads(self.shard.index);
+        Described {
+            shard: self.shard,
+            units: self.own.iter().map(String::as_str).collect(),
+            of: self.split.units.len(),
+            ms,
+            longest_ms,
+            environment: &self.split.environment,
+            stand_in: &self.split.stand_in,
+            stand_in_ms: self.split.stand_in_ms,
+            unrecorded: self.split.units.values().filter(|p| !p.recorded).count(),
+            earlier: self.decision.is_some(),
+        }
+    }
+}
+
+/// A leg's shard as the JSON report has it (`plans/report.schema.json`, `shard`) and the human
+/// report says it.
+#[derive(Serialize)]
+pub(crate) struct Described<'a> {
+    /// `K/N`.
+    pub shard: crate::history::provenance::Shard,
+    /// The units this shard runs (the ledger's reuses among them are not run).
+    pub units: Vec<&'a str>,
+    /// Units in the whole split.
+    pub of: usize,
+    /// This shard's packed milliseconds, and the longest shard's.
+    pub ms: u64,
+    pub longest_ms: u64,
+    /// Whose recorded durations it was packed by.
+    pub environment: &'a str,
+    /// What an unrecorded unit weighed (`none`, `mean`, `file_size`), and how many there were.
+    pub stand_in: &'a str,
+    pub stand_in_ms: Option<u64>,
+    pub unrecorded: usize,
+    /// Whether the split was an earlier decision's (`--decision`, or the one frozen for this
+    /// commit, base and configuration) rather than made by this leg.
+    pub earlier: bool,
+}
+
+impl std::fmt::Display for Described<'_> {
+    /// `shard 2/3: 4 of 11 test units, ~12.3 s (longest shard ~12.9 s), by durations recorded
+    /// under `py3.12``.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let secs = |ms: u64| format!("{:.1} s", ms as f64 / 1000.0);
+        write!(
+            f,
+            "shard {}: {} of {} test units",
+            self.shard,
+            self.units.len(),
+            self.of
+        )?;
+        match (self.stand_in, self.stand_in_ms) {
+            ("file_size", _) => write!(
+                f,
+                ", by size (nothing recorded under `{}`)",
+                self.environment
+            )?,
+            (stand_in, mean) => {
+                write!(
+                    f,
+                    ", ~{} (longest shard ~{}), by durations recorded under `{}`",
+                    secs(self.ms),
+                    secs(self.longest_ms),
+                    self.environment
+                )?;
+                if let ("mean", Some(ms)) = (stand_in, mean) {
+                    write!(
+                        f,
+                        "; {} unrecorded weigh the mean, {}",
+                        self.unrecorded,
+                        secs(ms)
+                    )?;
+                }
+            }
+        }
+        if self.earlier {
+            write!(f, "; the split frozen earlier")?;
+        }
+        Ok(())
+    }
+}
+
+/// What a split is made from: the units the selection runs, the ledger's expected reuses
+/// among them, and the durations read.
+pub(crate) struct Inputs<'a> {
+    pub units: &'a [&'a str],
+    pub reused: &'a BTreeSet<String>,
+    pub durations: &'a BTreeMap<String, u64>,
+    /// A unit's bytes, the stand-in when nothing is recorded.
+    pub size: &'a dyn Fn(&str) -> u64,
+    pub environment: &'a str,
+    pub recorded_before: i64,
+}
+
+/// Splits `inputs.units` into `shards`. A unit the ledger will reuse weighs nothing but is
+/// placed all the same: a leg that cannot reuse it (another machine, another toolchain) runs
+/// it, so no unit is left to no one.
+pub(crate) fn split(inputs: &Inputs<'_>, shards: u32) -> Split {
+    let recorded: Vec<u64> = inputs.durations.values().copied().collect();
+    let unknown = inputs
+        .units
+        .iter()
+        .any(|u| !inputs.durations.contains_key(*u) && !inputs.reused.contains(*u));
+    let (stand_in, stand_in_ms) = match (unknown, recorded.is_empty()) {
+        (false, _) => ("none", None),
+        (true, false) => {
+            let mean = recorded.iter().sum::<u64>() / recorded.len() as u64;
+            ("mean", Some(mean.max(1)))
+        }
+        (true, true) => ("file_size", None),
+    };
+    let weighed: Vec<(u64, bool)> = inputs
+        .units
+        .iter()
+        .map(|u| match inputs.durations.get(*u) {
+            _ if inputs.reused.contains(*u) => (0, true),
+            Some(&ms) => (ms, true),
+            None => (
+                stand_in_ms.unwrap_or_else(|| (inputs.size)(u).max(1)),
+                false,
+            ),
+        })
+        .collect();
+    let weights: Vec<Weighted<'_>> = inputs
+        .units
+        .iter()
+        .zip(&weighed)
+        .map(|(unit, &(ms, _))| Weighted { unit, ms })
+        .collect();
+    let placed = pack(&weights, shards);
+    let digest = {
+        let value = serde_json::to_value(inputs.durations).expect("durations serialize");
+        crate::proof::frozen::digest_of_value(&value)
+    };
+    Split {
+        shards,
+        by: "file".into(),
+        environment: inputs.environment.to_string(),
+        recorded_before: inputs.recorded_before,
+        durations_digest: digest,
+        stand_in: stand_in.into(),
+        stand_in_ms,
+        units: inputs
+            .units
+            .iter()
+            .zip(weighed.iter().zip(&placed))
+            .map(|(u, (&(ms, recorded), &shard))| {
+                let placed = Placed {
+                    shard: shard + 1,
+                    ms,
+                    recorded,
+                };
+                (u.to_string(), placed)
+            })
+            .collect(),
+    }
+}
+
+impl Split {
+    /// The units of shard `k` (from 1); a unit the split does not hold (the selection grew
+    /// after it was frozen: a test newly failing on main) goes to the shard its name hashes
+    /// to, which every leg computes alike.
+    pub(crate) fn shard(&self, k: u32, selected: &[&str]) -> BTreeSet<String> {
+        let mut own: BTreeSet<String> = self
+            .units
+            .iter()
+            .filter(|(_, p)| p.shard == k)
+            .map(|(u, _)| u.clone())
+            .collect();
+        own.extend(
+            selected
+                .iter()
+                .filter(|u| !self.units.contains_key(**u) && hashed_shard(u, self.shards) == k)
+                .map(|u| u.to_string()),
+        );
+        own
+    }
+
+    /// The selected units the split does not hold.
+    pub(crate) fn outside<'s>(&self, selected: &[&'s str]) -> Vec<&'s str> {
+        selected
+            .iter()
+            .copied()
+            .filter(|u| !self.units.contains_key(*u))
+            .collect()
+    }
+
+    /// Shard `k`'s packed milliseconds and the longest shard's.
+    pub(crate) fn loads(&self, k: u32) -> (u64, u64) {
+        let mut load = vec![0u64; self.shards as usize];
+        for p in self.units.values() {
+            if let Some(l) = load.get_mut(p.shard.saturating_sub(1) as usize) {
+                *l += p.ms;
+            }
+        }
+        let own = load.get(k.saturating_sub(1) as usize).copied().unwrap_or(0);
+        (own, load.into_iter().max().unwrap_or(0))
+    }
+}
+
+/// The shard (from 1) a unit's name hashes to: the first 8 bytes of its SHA-256.
+fn hashed_shard(unit: &str, shards: u32) -> u32 {
+    use sha2::Digest;
+    let h = sha2::Sha256::digest(unit.as_bytes());
+    let x = u64::from_be_bytes(h[..8].try_into().expect("8 bytes"));
+    (x % u64::from(shards.max(1))) as u32 + 1
+}
 
 /// A unit to place and its expected milliseconds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +283,9 @@ pub(crate) fn pack(units: &[Weighted<'_>], shards: u32) -> Vec<u32> {
     let mut load = vec![0u64; n];
     let mut placed = vec![0u32; units.len()];
     for &i in &order {
-        let least = (0..n).min_by_key(|&s| (load[s], s)).expect("one shard at least");
+        let least = (0..n)
+            .min_by_key(|&s| (load[s], s))
+            .expect("one shard at least");
         load[least] += units[i].ms;
         placed[i] = least as u32;
     }
@@ -177,11 +432,17 @@ mod tests {
             reversed.reverse();
             let mut again = pack(&reversed, shards);
             again.reverse();
-            assert_eq!(placed, again, "seed {seed}: the split depends on the order given");
+            assert_eq!(
+                placed, again,
+                "seed {seed}: the split depends on the order given"
+            );
             let (made, bound) = makespan(&units, &placed, shards);
             assert!(made >= bound);
             // LPT's guarantee, which the search only improves on.
-            assert!(made * 3 <= bound * 4 + 3, "seed {seed}: {made} vs bound {bound}");
+            assert!(
+                made * 3 <= bound * 4 + 3,
+                "seed {seed}: {made} vs bound {bound}"
+            );
         }
     }
 

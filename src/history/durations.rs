@@ -1,0 +1,57 @@
+//! How long each test unit (a Python test file, a Go test package) takes, from the legs
+//! recorded in one environment: what a shard split packs by and `gate shards` suggests from.
+
+use super::{Param, Store, StoreError};
+use std::collections::BTreeMap;
+
+/// Recorded legs of an environment a unit's duration is read from: the latest ones.
+pub(crate) const LEGS: i64 = 50;
+
+/// The legs of environment `$1` recorded before store time `$2`, the latest `$3` of them; each
+/// one's results with a unit (`file`), every attempt.
+const UNIT_RESULTS: &str = "SELECT x.seq, x.file, x.outcome, x.duration_ms FROM results x \
+     WHERE x.file IS NOT NULL AND x.seq IN \
+       (SELECT seq FROM runs WHERE environment = $1 AND recorded_unix < $2 ORDER BY seq DESC LIMIT $3)";
+
+impl Store {
+    /// Each unit's median milliseconds over the recorded legs of `environment` (before
+    /// `before`, seconds since the epoch) in which it ran and passed: a leg's unit time is the
+    /// sum of its tests' attempts; a leg where any of its tests failed or erred is left out, a
+    /// failure's time being no guide to a pass's. Reading only legs before a fixed time is
+    /// what lets every leg of a run, started while others record, read the same figures.
+    pub(crate) fn unit_durations(
+        &mut self,
+        environment: &str,
+        before: i64,
+    ) -> Result<BTreeMap<String, u64>, StoreError> {
+        let rows = self.query(
+            UNIT_RESULTS,
+            &[
+                Param::Text(environment),
+                Param::Int(before),
+                Param::Int(LEGS),
+            ],
+        )?;
+        // (unit, leg) → (milliseconds, whether every attempt passed or was skipped)
+        let mut legs: BTreeMap<(String, i64), (u64, bool)> = BTreeMap::new();
+        for r in &rows {
+            let Some(unit) = r[1].text() else { continue };
+            let entry = legs.entry((unit, r[0].int())).or_insert((0, true));
+            entry.0 += r[3].int().max(0) as u64;
+            entry.1 &= matches!(r[2].string().as_str(), "passed" | "skipped");
+        }
+        let mut each: BTreeMap<String, Vec<u64>> = BTreeMap::new();
+        for ((unit, _), (ms, passed)) in legs {
+            if passed {
+                each.entry(unit).or_default().push(ms);
+            }
+        }
+        Ok(each
+            .into_iter()
+            .map(|(unit, mut ms)| {
+                ms.sort_unstable();
+                (unit, ms[(ms.len() - 1) / 2])
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,207 @@
+//! A selection split over CI legs (`--shard K/N`): the split a leg runs its shard of is the
+//! one frozen into the decision — the one `--decision ID` names, else the one frozen for the
+//! same commit, base and configuration, else made now from the durations recorded before the
+//! commit — so every leg runs the same split however many runs are being recorded meanwhile.
+
+use super::Options;
+use super::select::Inputs;
+use crate::error::{Error, Result};
+use crate::history::{Store, provenance::Shard};
+use crate::ledger::Ledger;
+use crate::run::shard::{self, Sharded, Split};
+use std::path::Path;
+
+/// The split of `at`'s selection into `opts.shard`'s N shards, and this leg's part; none
+/// without `--shard`.
+pub(super) fn split(
+    at: &Inputs<'_>,
+    opts: &Options<'_>,
+    ledger: &Ledger,
+    memo: &mut crate::fingerprint::Memo,
+    root: &Path,
+) -> Result<Option<Sharded>> {
+    let Some(shard) = opts.shard else {
+        return Ok(None);
+    };
+    let units = crate::run::select::units(at.decided, at.project, opts.citation.is_some());
+    let mut store = crate::history::open_for(at.repo, at.project, opts.db)?;
+    let (split, decision) = match opts.decision {
+        Some(id) => {
+            let (split, json) = named(&mut store, id, at, shard)?;
+            (split, Some((id.to_string(), json)))
+        }
+        None => match frozen_for(&mut store, at, shard, memo, root)? {
+            Some((split, id, json)) => (split, Some((id, json))),
+            None => (
+                made(&mut store, at, opts, &units, ledger, shard, root)?,
+                None,
+            ),
+        },
+    };
+    let outside = split.outside(&units);
+    if !outside.is_empty() {
+        crate::terminal::warn(format!(
+            "{} selected test unit(s) are not in the frozen split (selected after it was frozen, e.g. newly failing on main): each runs in the shard its name hashes to",
+            outside.len()
+        ));
+    }
+    let own = split.shard(shard.index, &units);
+    Ok(Some(Sharded {
+        shard,
+        split,
+        own,
+        decision,
+    }))
+}
+
+/// The split of the decision `id`, checked: kept whole in the store, frozen for this commit
+/// and base, split into N shards.
+fn named(store: &mut Store, id: &str, at: &Inputs<'_>, shard: Shard) -> Result<(Split, String)> {
+    let json = store.decision(id)?.ok_or_else(|| {
+        Error::Usage(format!(
+            "--decision {id}: the store holds no decision with this id (freeze it first: gate --affected RANGE --shard 1/{} --list --json, with the same --db)",
+            shard.of
+        ))
+    })?;
+    crate::proof::frozen::verify(id, &json)
+        .map_err(|why| Error::Usage(format!("--decision {id} cannot be used: {why}")))?;
+    let body: Body = serde_json::from_str(&json)
+        .map_err(|e| Error::Usage(format!("--decision {id} cannot be read: {e}")))?;
+    let head = at.input.head.map(|h| h.to_string());
+    let base = at.input.bases.first().map(ToString::to_string);
+    if body.commit != head || body.base != base {
+        return Err(Error::Usage(format!(
+            "--decision {id} was frozen for commit {} against {}, not for this gate's commit {} against {}",
+            shown(&body.commit),
+            shown(&body.base),
+            shown(&head),
+            shown(&base)
+        )));
+    }
+    match body.split {
+        Some(split) if split.shards == shard.of => Ok((split, json)),
+        Some(split) => Err(Error::Usage(format!(
+            "--decision {id} splits the selection into {} shards, not {}: give --shard K/{}",
+            split.shards, shard.of, split.shards
+        ))),
+        None => Err(Error::Usage(format!(
+            "--decision {id} was frozen without a split: freeze one with --shard 1/{}",
+            shard.of
+        ))),
+    }
+}
+
+fn shown(v: &Option<String>) -> &str {
+    v.as_deref().unwrap_or("none")
+}
+
+/// What a kept decision says that a leg checks before using its split.
+#[derive(serde::Deserialize)]
+struct Body {
+    commit: Option<String>,
+    base: Option<String>,
+    config_digest: String,
+    split: Option<Split>,
+}
+
+/// The split of the decision frozen last for this commit and base, when it splits into N
+/// shards under this configuration and is kept whole: its split, id and JSON.
+fn frozen_for(
+    store: &mut Store,
+    at: &Inputs<'_>,
+    shard: Shard,
+    memo: &mut crate::fingerprint::Memo,
+    root: &Path,
+) -> Result<Option<(Split, String, String)>> {
+    let Some(head) = at.input.head else {
+        return Ok(None);
+    };
+    let base = at.input.bases.first().map(ToString::to_string);
+    let Some((id, json)) = store.decision_for(&head.to_string(), base.as_deref())? else {
+        return Ok(None);
+    };
+    let Ok(body) = serde_json::from_str::<Body>(&json) else {
+        return Ok(None);
+    };
+    let Some(split) = body.split.filter(|s| s.shards == shard.of) else {
+        return Ok(None);
+    };
+    if let Err(why) = crate::proof::frozen::verify(&id, &json) {
+        crate::terminal::warn(format!(
+            "the decision {id} in the store is not used: {why}; a new split is made"
+        ));
+        return Ok(None);
+    }
+    let scope = crate::fingerprint::Scope {
+        repo: at.repo,
+        snapshot: &at.input.snapshot,
+        project: at.project,
+        root,
+    };
+    if scope.identity(memo).config != body.config_digest {
+        return Ok(None);
+    }
+    Ok(Some((split, id, json)))
+}
+
+/// A split made now: the durations recorded in this leg's environment before the gated
+/// commit was made (so a leg starting while others record reads the same ones), an unknown
+/// unit weighing the mean of the known, or its size when none is known.
+fn made(
+    store: &mut Store,
+    at: &Inputs<'_>,
+    opts: &Options<'_>,
+    units: &[&str],
+    ledger: &Ledger,
+    shard: Shard,
+    root: &Path,
+) -> Result<Split> {
+    let environment = opts.leg.unwrap_or("default");
+    let before = at
+        .input
+        .head
+        .and_then(|h| at.repo.find_commit(h).ok())
+        .map_or_else(now, |c| c.committer().when().seconds());
+    let durations = store.unit_durations(environment, before)?;
+    let size = |unit: &str| size_of(at, root, unit);
+    let inputs = shard::Inputs {
+        units,
+        reused: &ledger.reused_units(),
+        durations: &durations,
+        size: &size,
+        environment,
+        recorded_before: before,
+    };
+    Ok(shard::split(&inputs, shard.of))
+}
+
+fn now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// A unit's bytes in the gated tree: a test file's, or a Go package's test files'.
+fn size_of(at: &Inputs<'_>, root: &Path, unit: &str) -> u64 {
+    let len = |p: &str| std::fs::metadata(root.join(p)).map_or(0, |m| m.len());
+    match unit.strip_prefix("./") {
+        Some(dir) => {
+            let prefix = if dir.is_empty() {
+                String::new()
+            } else {
+                format!("{dir}/")
+            };
+            at.input
+                .snapshot
+                .files
+                .iter()
+                .filter(|f| {
+                    f.strip_prefix(prefix.as_str())
+                        .is_some_and(|rest| !rest.contains('/') && rest.ends_with("_test.go"))
+                })
+                .map(|f| len(f))
+                .sum()
+        }
+        None => len(unit),
+    }
+}
