@@ -80,6 +80,23 @@ impl Store {
             .map(|r| (r[0].string(), r[1].string())))
     }
 
+    /// Every decision frozen for `commit` against `base`, the first frozen first: their ids
+    /// and JSON.
+    pub(crate) fn decisions_for(
+        &mut self,
+        commit: &str,
+        base: Option<&str>,
+    ) -> Result<Vec<(String, String)>, StoreError> {
+        Ok(self
+            .query(
+                schema::DECISIONS_FOR,
+                &[Param::Text(commit), base.map_or(Param::Null, Param::Text)],
+            )?
+            .iter()
+            .map(|r| (r[0].string(), r[1].string()))
+            .collect())
+    }
+
     /// Records a shadow compare: the decision judged, the counts, each failing unit's class.
     pub(crate) fn shadow(&mut self, s: &ShadowRun<'_>) -> Result<(), StoreError> {
         let count = |class| s.classes.iter().filter(|c| **c == class).count() as i32;

@@ -458,6 +458,9 @@ pub(super) const FREEZE: &str = "INSERT INTO decisions (id, commit_sha, base_sha
      WHERE decisions.body <> excluded.body";
 pub(super) const DECISION: &str = "SELECT body FROM decisions WHERE id = $1";
 /// The decision frozen last for a commit and base.
+/// Every decision frozen for commit `$1` against base `$2`, the first frozen first.
+pub(super) const DECISIONS_FOR: &str = "SELECT id, body FROM decisions WHERE commit_sha = $1 \
+     AND base_sha IS NOT DISTINCT FROM $2 ORDER BY frozen_unix, id";
 pub(super) const DECISION_FOR: &str = "SELECT id, body FROM decisions WHERE commit_sha = $1 \
      AND base_sha IS NOT DISTINCT FROM $2 ORDER BY frozen_unix DESC, id LIMIT 1";
 pub(super) const SHADOW: &str = "INSERT INTO shadows (decision_id, commit_sha, base_sha, recorded_unix, failing, caught, missed, flaky, judged, durations, select_ms) \

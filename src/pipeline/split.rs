@@ -104,8 +104,9 @@ struct Body {
     split: Option<Split>,
 }
 
-/// The split of the decision frozen last for this commit and base, when it splits into N
-/// shards under this configuration and is kept whole: its split, id and JSON.
+/// The split of the first decision frozen for this commit and base that splits into N
+/// shards under this configuration and is kept whole — the one the first legs of the run
+/// used, whatever was frozen for the commit since: its split, id and JSON.
 fn frozen_for(
     store: &mut Store,
     at: &Inputs<'_>,
@@ -117,36 +118,37 @@ fn frozen_for(
         return Ok(None);
     };
     let base = at.input.bases.first().map(ToString::to_string);
-    let Some((id, json)) = store.decision_for(&head.to_string(), base.as_deref())? else {
-        return Ok(None);
-    };
-    let Ok(body) = serde_json::from_str::<Body>(&json) else {
-        return Ok(None);
-    };
-    let Some(split) = body.split.filter(|s| s.shards == shard.of) else {
-        return Ok(None);
-    };
-    if let Err(why) = crate::proof::frozen::verify(&id, &json) {
-        crate::terminal::warn(format!(
-            "the decision {id} in the store is not used: {why}; a new split is made"
-        ));
-        return Ok(None);
-    }
     let scope = crate::fingerprint::Scope {
         repo: at.repo,
         snapshot: &at.input.snapshot,
         project: at.project,
         root,
     };
-    if scope.identity(memo).config != body.config_digest {
-        return Ok(None);
+    let mut config = None;
+    for (id, json) in store.decisions_for(&head.to_string(), base.as_deref())? {
+        let Ok(body) = serde_json::from_str::<Body>(&json) else {
+            continue;
+        };
+        let Some(split) = body.split.filter(|s| s.shards == shard.of) else {
+            continue;
+        };
+        let ours = config.get_or_insert_with(|| scope.identity(memo).config);
+        if *ours != body.config_digest {
+            continue;
+        }
+        if let Err(why) = crate::proof::frozen::verify(&id, &json) {
+            crate::terminal::warn(format!("the decision {id} in the store is not used: {why}"));
+            continue;
+        }
+        return Ok(Some((split, id, json)));
     }
-    Ok(Some((split, id, json)))
+    Ok(None)
 }
 
-/// A split made now: the durations recorded in this leg's environment before the gated
-/// commit was made (so a leg starting while others record reads the same ones), an unknown
-/// unit weighing the mean of the known, or its size when none is known.
+/// A split made now: the durations recorded in this leg's environment before the start of
+/// the current ten minutes (so legs that start together read the same ones while other runs
+/// record), an unknown unit weighing the mean of the known, or its size when none is known.
+/// Legs that must agree whenever they start share one decision (`--decision ID`).
 fn made(
     store: &mut Store,
     at: &Inputs<'_>,
@@ -157,11 +159,7 @@ fn made(
     root: &Path,
 ) -> Result<Split> {
     let environment = opts.leg.unwrap_or("default");
-    let before = at
-        .input
-        .head
-        .and_then(|h| at.repo.find_commit(h).ok())
-        .map_or_else(now, |c| c.committer().when().seconds());
+    let before = now() / BUCKET * BUCKET;
     let durations = store.unit_durations(environment, before)?;
     let size = |unit: &str| size_of(at, root, unit);
     let inputs = shard::Inputs {
@@ -174,6 +172,11 @@ fn made(
     };
     Ok(shard::split(&inputs, shard.of))
 }
+
+/// Seconds: legs reading durations recorded before the start of the same span of this many
+/// read the same ones. A record is stamped when it is made, so a span that has passed holds
+/// no more.
+const BUCKET: i64 = 600;
 
 fn now() -> i64 {
     std::time::SystemTime::now()
