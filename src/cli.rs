@@ -118,12 +118,34 @@ pub struct LegArgs {
     /// It must be frozen for the same commit and base, split into N shards.
     #[arg(long, value_name = "ID", requires = "shard")]
     pub decision: Option<String>,
+    /// With --shard: split by test file (and Go package), or by pytest test.
+    ///
+    /// `test` splits a suite dominated by a few long files inside them: the select job lists
+    /// the selected files' node ids with pytest, and so does each leg.
+    #[arg(
+        long,
+        value_enum,
+        value_name = "BY",
+        default_value = "file",
+        requires = "shard"
+    )]
+    pub shard_by: ShardBy,
     /// The history store: `postgres://…`, `sqlite:PATH` or a path.
     ///
     /// Where runs are recorded, decisions frozen and durations read. Default: the GATE_DB
     /// variable, else .git/gate/history.sqlite.
     #[arg(long, value_name = "URL")]
     pub db: Option<String>,
+}
+
+/// What a shard split divides.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ShardBy {
+    /// Test files and Go packages.
+    #[default]
+    File,
+    /// pytest's tests (node ids); Go packages stay whole.
+    Test,
 }
 
 #[derive(Subcommand, Debug)]

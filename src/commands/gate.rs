@@ -61,6 +61,7 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
         recommendations: args.recommendations.as_deref(),
         shard,
         decision: legs.decision.as_deref(),
+        by_test: legs.shard_by == crate::cli::ShardBy::Test,
         db: legs.db.as_deref(),
         leg: legs.leg.as_deref(),
         ..Options::new(Caller::Command, styles, retry)

@@ -42,6 +42,7 @@ pub(super) fn run(dir: &Path, spec: &str, args: Args<'_>) -> Result<u8> {
         recommendations,
         shard,
         decision: legs.decision.as_deref(),
+        by_test: legs.shard_by == crate::cli::ShardBy::Test,
         db: legs.db.as_deref(),
         leg: legs.leg.as_deref(),
         ..Options::new(Caller::Verify, &styles, retry)

@@ -8,21 +8,23 @@ use std::collections::BTreeMap;
 pub(crate) const LEGS: i64 = 50;
 
 /// The legs of environment `$1` recorded before store time `$2`, the latest `$3` of them; each
-/// one's results with a unit (`file`), every attempt.
-const UNIT_RESULTS: &str = "SELECT x.seq, x.file, x.outcome, x.duration_ms FROM results x \
+/// one's results with a unit (`file`), every attempt: the leg, the unit, the test, how it
+/// ended and its milliseconds.
+const UNIT_RESULTS: &str = "SELECT x.seq, x.file, x.test_id, x.outcome, x.duration_ms FROM results x \
      WHERE x.file IS NOT NULL AND x.seq IN \
        (SELECT seq FROM runs WHERE environment = $1 AND recorded_unix < $2 ORDER BY seq DESC LIMIT $3)";
 
 impl Store {
-    /// Each unit's median milliseconds over the recorded legs of `environment` (before
-    /// `before`, seconds since the epoch) in which it ran and passed: a leg's unit time is the
-    /// sum of its tests' attempts; a leg where any of its tests failed or erred is left out, a
-    /// failure's time being no guide to a pass's. Reading only legs before a fixed time is
-    /// what lets every leg of a run, started while others record, read the same figures.
+    /// Each unit's (or, `by_test`, each test's) median milliseconds over the recorded legs of
+    /// `environment` (before `before`, seconds since the epoch) in which it ran and passed: a
+    /// leg's time for it is the sum of its attempts; a leg where it failed or erred is left
+    /// out, a failure's time being no guide to a pass's. Reading only legs before a fixed time
+    /// is what lets every leg of a run, started while others record, read the same figures.
     pub(crate) fn unit_durations(
         &mut self,
         environment: &str,
         before: i64,
+        by_test: bool,
     ) -> Result<BTreeMap<String, u64>, StoreError> {
         let rows = self.query(
             UNIT_RESULTS,
@@ -35,10 +37,11 @@ impl Store {
         // (unit, leg) → (milliseconds, whether every attempt passed or was skipped)
         let mut legs: BTreeMap<(String, i64), (u64, bool)> = BTreeMap::new();
         for r in &rows {
-            let Some(unit) = r[1].text() else { continue };
-            let entry = legs.entry((unit, r[0].int())).or_insert((0, true));
-            entry.0 += r[3].int().max(0) as u64;
-            entry.1 &= matches!(r[2].string().as_str(), "passed" | "skipped");
+            let key = if by_test { r[2].text() } else { r[1].text() };
+            let Some(key) = key else { continue };
+            let entry = legs.entry((key, r[0].int())).or_insert((0, true));
+            entry.0 += r[4].int().max(0) as u64;
+            entry.1 &= matches!(r[3].string().as_str(), "passed" | "skipped");
         }
         let mut each: BTreeMap<String, Vec<u64>> = BTreeMap::new();
         for ((unit, _), (ms, passed)) in legs {

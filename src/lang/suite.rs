@@ -47,6 +47,16 @@ pub(crate) trait Suite: Sync {
     ) -> Result<String, String>;
     /// How its test `unit` runs alone, as `gate audit` traces it: the argv and the folder.
     fn alone(&self, project: &Project, root: &Path, unit: &str) -> (Vec<String>, PathBuf);
+    /// Its tests in `units`, each unit → the ids of the tests it holds, for a shard split by
+    /// test (`--shard-by test`); a unit left out runs whole. Why it cannot, when it cannot.
+    fn tests_in(
+        &self,
+        _project: &Project,
+        _root: &Path,
+        _units: &[&str],
+    ) -> Result<BTreeMap<String, Vec<String>>, String> {
+        Ok(BTreeMap::new())
+    }
 }
 
 /// What a language's runners are asked to run.

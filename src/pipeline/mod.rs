@@ -62,6 +62,8 @@ pub(crate) struct Options<'a> {
     /// given (`--decision ID`).
     pub shard: Option<crate::history::provenance::Shard>,
     pub decision: Option<&'a str>,
+    /// Split by pytest test rather than by test file (`--shard-by test`).
+    pub by_test: bool,
     /// The history store (`--db`): where decisions are frozen and durations read.
     pub db: Option<&'a str>,
     /// The environment this leg runs in (`--leg`): whose recorded durations a split reads.
@@ -89,6 +91,7 @@ impl<'a> Options<'a> {
             recommendations: None,
             shard: None,
             decision: None,
+            by_test: false,
             db: None,
             leg: None,
         }

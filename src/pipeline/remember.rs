@@ -41,7 +41,14 @@ pub(super) fn conclude(
         (code, judged) =
             crate::proof::shadow::compare(at.repo, at.project, at.input, run, db, mode)?;
     }
-    if opts.runner_args.is_empty() {
+    if opts.by_test {
+        // A shard of tests ran part of a file: its pass does not stand for the whole file,
+        // nor does what it opened.
+        crate::terminal::warn(
+            "a shard split by test runs parts of files: no pass enters the ledger and no traced edge is kept"
+                .to_string(),
+        );
+    } else if opts.runner_args.is_empty() {
         keep(at, chosen, collected, complete);
     } else {
         // The user's arguments may have narrowed what ran (`-k`, `-run=`, `-x`): a file's run

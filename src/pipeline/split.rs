@@ -24,13 +24,24 @@ pub(super) fn split(
         return Ok(None);
     };
     let units = crate::run::select::units(at.decided, at.project, opts.citation.is_some());
+    let by = if opts.by_test { "test" } else { "file" };
+    let tests = if opts.by_test {
+        tests_of(at, root, &units)?
+    } else {
+        Vec::new()
+    };
+    let units: Vec<&str> = if opts.by_test {
+        tests.iter().map(String::as_str).collect()
+    } else {
+        units
+    };
     let mut store = crate::history::open_for(at.repo, at.project, opts.db)?;
     let (split, decision) = match opts.decision {
         Some(id) => {
-            let (split, json) = named(&mut store, id, at, shard)?;
+            let (split, json) = named(&mut store, id, at, (shard, by))?;
             (split, Some((id.to_string(), json)))
         }
-        None => match frozen_for(&mut store, at, shard, memo, root)? {
+        None => match frozen_for(&mut store, at, (shard, by), memo, root)? {
             Some((split, id, json)) => (split, Some((id, json))),
             None => (
                 made(&mut store, at, opts, &units, ledger, shard, root)?,
@@ -56,7 +67,12 @@ pub(super) fn split(
 
 /// The split of the decision `id`, checked: kept whole in the store, frozen for this commit
 /// and base, split into N shards.
-fn named(store: &mut Store, id: &str, at: &Inputs<'_>, shard: Shard) -> Result<(Split, String)> {
+fn named(
+    store: &mut Store,
+    id: &str,
+    at: &Inputs<'_>,
+    (shard, by): (Shard, &str),
+) -> Result<(Split, String)> {
     let json = store.decision(id)?.ok_or_else(|| {
         Error::Usage(format!(
             "--decision {id}: the store holds no decision with this id (freeze it first: gate --affected RANGE --shard 1/{} --list --json, with the same --db)",
@@ -79,6 +95,10 @@ fn named(store: &mut Store, id: &str, at: &Inputs<'_>, shard: Shard) -> Result<(
         )));
     }
     match body.split {
+        Some(split) if split.by != by => Err(Error::Usage(format!(
+            "--decision {id} splits by {}, not by {by}: give --shard-by {}",
+            split.by, split.by
+        ))),
         Some(split) if split.shards == shard.of => Ok((split, json)),
         Some(split) => Err(Error::Usage(format!(
             "--decision {id} splits the selection into {} shards, not {}: give --shard K/{}",
@@ -110,7 +130,7 @@ struct Body {
 fn frozen_for(
     store: &mut Store,
     at: &Inputs<'_>,
-    shard: Shard,
+    (shard, by): (Shard, &str),
     memo: &mut crate::fingerprint::Memo,
     root: &Path,
 ) -> Result<Option<(Split, String, String)>> {
@@ -129,7 +149,7 @@ fn frozen_for(
         let Ok(body) = serde_json::from_str::<Body>(&json) else {
             continue;
         };
-        let Some(split) = body.split.filter(|s| s.shards == shard.of) else {
+        let Some(split) = body.split.filter(|s| s.shards == shard.of && s.by == by) else {
             continue;
         };
         let ours = config.get_or_insert_with(|| scope.identity(memo).config);
@@ -160,7 +180,7 @@ fn made(
 ) -> Result<Split> {
     let environment = opts.leg.unwrap_or("default");
     let before = now() / BUCKET * BUCKET;
-    let durations = store.unit_durations(environment, before)?;
+    let durations = store.unit_durations(environment, before, opts.by_test)?;
     let size = |unit: &str| size_of(at, root, unit);
     let inputs = shard::Inputs {
         units,
@@ -169,6 +189,7 @@ fn made(
         size: &size,
         environment,
         recorded_before: before,
+        by: if opts.by_test { "test" } else { "file" },
     };
     Ok(shard::split(&inputs, shard.of))
 }
@@ -177,6 +198,32 @@ fn made(
 /// read the same ones. A record is stamped when it is made, so a span that has passed holds
 /// no more.
 const BUCKET: i64 = 600;
+
+/// The tests of `units`, for a split by test: each unit's tests by id as its language lists
+/// them (pytest's node ids, listed by pytest), a unit it does not list whole.
+fn tests_of(at: &Inputs<'_>, root: &Path, units: &[&str]) -> Result<Vec<String>> {
+    let mut tests = Vec::new();
+    for suite in crate::lang::suite::SUITES {
+        let own: Vec<&str> = units
+            .iter()
+            .copied()
+            .filter(|u| suite.is_test_unit(u))
+            .collect();
+        if own.is_empty() {
+            continue;
+        }
+        let listed = suite
+            .tests_in(at.project, root, &own)
+            .map_err(Error::Usage)?;
+        for unit in own {
+            match listed.get(unit) {
+                Some(ids) if !ids.is_empty() => tests.extend(ids.iter().cloned()),
+                _ => tests.push(unit.to_string()),
+            }
+        }
+    }
+    Ok(tests)
+}
 
 fn now() -> i64 {
     std::time::SystemTime::now()

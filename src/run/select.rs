@@ -55,7 +55,11 @@ pub(crate) fn select(
         Some(own) => own.iter().map(String::as_str).collect(),
         None => decision.selected.keys().map(String::as_str).collect(),
     };
-    let units: Vec<&str> = units.into_iter().filter(|k| !reused.contains(*k)).collect();
+    // A reused unit's tests (a split by test names them) are reused with it.
+    let units: Vec<&str> = units
+        .into_iter()
+        .filter(|k| !reused.contains(super::shard::unit_of(k)))
+        .collect();
     let mut commands = Vec::new();
     for language in SUITES.iter().filter(|_| runs) {
         let own: Vec<&str> = units
@@ -79,7 +83,11 @@ pub(crate) fn select(
             RunVerdict::Inert => "every change is inert",
             RunVerdict::Empty => "nothing changed",
             RunVerdict::Refused if !cited => "refused",
-            _ if shard.is_some_and(|own| own.iter().all(|u| reused.contains(u))) => {
+            _ if shard.is_some_and(|own| {
+                own.iter()
+                    .all(|u| reused.contains(super::shard::unit_of(u)))
+            }) =>
+            {
                 "this shard holds none of the selected tests left to run"
             }
             _ if !reused.is_empty() => {

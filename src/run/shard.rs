@@ -15,7 +15,8 @@ use std::collections::{BTreeMap, BTreeSet};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Split {
     pub shards: u32,
-    /// What a unit is: `file` (a Python test file, a Go test package).
+    /// What a unit is: `file` (a Python test file, a Go test package) or `test` (a pytest node
+    /// id; Go packages and files pytest listed no test of stay whole).
     pub by: String,
     /// The environment whose recorded durations were read, and the legs read: those recorded
     /// before this time (seconds since the epoch).
@@ -146,6 +147,8 @@ pub(crate) struct Inputs<'a> {
     pub size: &'a dyn Fn(&str) -> u64,
     pub environment: &'a str,
     pub recorded_before: i64,
+    /// `file`, or `test` when `units` are tests (pytest node ids).
+    pub by: &'a str,
 }
 
 /// Splits `inputs.units` into `shards`. A unit the ledger will reuse weighs nothing but is
@@ -153,10 +156,11 @@ pub(crate) struct Inputs<'a> {
 /// it, so no unit is left to no one.
 pub(crate) fn split(inputs: &Inputs<'_>, shards: u32) -> Split {
     let recorded: Vec<u64> = inputs.durations.values().copied().collect();
+    let reused = |u: &str| inputs.reused.contains(unit_of(u));
     let unknown = inputs
         .units
         .iter()
-        .any(|u| !inputs.durations.contains_key(*u) && !inputs.reused.contains(*u));
+        .any(|u| !inputs.durations.contains_key(*u) && !reused(u));
     let (stand_in, stand_in_ms) = match (unknown, recorded.is_empty()) {
         (false, _) => ("none", None),
         (true, false) => {
@@ -169,7 +173,7 @@ pub(crate) fn split(inputs: &Inputs<'_>, shards: u32) -> Split {
         .units
         .iter()
         .map(|u| match inputs.durations.get(*u) {
-            _ if inputs.reused.contains(*u) => (0, true),
+            _ if reused(u) => (0, true),
             Some(&ms) => (ms, true),
             None => (
                 stand_in_ms.unwrap_or_else(|| (inputs.size)(u).max(1)),
@@ -190,7 +194,7 @@ pub(crate) fn split(inputs: &Inputs<'_>, shards: u32) -> Split {
     };
     Split {
         shards,
-        by: "file".into(),
+        by: inputs.by.into(),
         environment: inputs.environment.to_string(),
         recorded_before: inputs.recorded_before,
         durations_digest: digest,
@@ -251,6 +255,15 @@ impl Split {
         }
         let own = load.get(k.saturating_sub(1) as usize).copied().unwrap_or(0);
         (own, load.into_iter().max().unwrap_or(0))
+    }
+}
+
+/// The unit a split's unit belongs to: a pytest node id's test file, else itself. The ledger
+/// reuses units, whole.
+pub(crate) fn unit_of(id: &str) -> &str {
+    match id.split_once("::") {
+        Some((file, _)) if !id.starts_with("./") => file,
+        _ => id,
     }
 }
 

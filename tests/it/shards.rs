@@ -377,3 +377,113 @@ fn two_real_shards_run_what_one_run_does() {
     );
     assert_eq!(once, whole);
 }
+
+/// `--shard-by test`: one file holds most of the tests; split by test, both shards run some of
+/// it, together exactly what one run does, each test once; the ledger keeps no pass of a part
+/// of a file. A project run by unittest cannot be split by test: refused by name.
+#[test]
+fn a_long_file_is_split_by_test() {
+    let t = TestRepo::from_fixture("shop");
+    let mut big = String::from("import shop\n\n");
+    for i in 0..8 {
+        big.push_str(&format!("\ndef test_{i}():\n    assert shop is not None\n"));
+    }
+    t.write("tests/test_big.py", &big);
+    t.commit("a long file");
+    change(&t);
+    let run = |args: &[&str]| -> (Vec<String>, Value) {
+        let mut all = vec!["--affected", "master...HEAD", "--json", "--no-reuse"];
+        all.extend(args);
+        let out = t.gate(&all).output().unwrap();
+        let r: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+        let ids = r["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x["id"].as_str().unwrap().to_string())
+            .collect();
+        (ids, r)
+    };
+    // What a run of the change would reuse (it runs the rest).
+    let reused = || {
+        let out = t
+            .gate(&["--affected", "master...HEAD", "--json"])
+            .output()
+            .unwrap();
+        let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+        again["reused"].to_string()
+    };
+    let (one, r1) = run(&["--shard", "1/2", "--shard-by", "test"]);
+    let (two, r2) = run(&["--shard", "2/2", "--shard-by", "test"]);
+    // No pass of a part of a file enters the ledger: the next run reuses none of it.
+    let after_shards = reused();
+    assert!(
+        !after_shards.contains("tests/test_big.py"),
+        "a part of the file entered the ledger: {after_shards}"
+    );
+    let (whole, _) = run(&[]);
+    let whole: BTreeSet<String> = whole.into_iter().collect();
+    assert_eq!(
+        whole
+            .iter()
+            .filter(|i| i.starts_with("tests/test_big.py::"))
+            .count(),
+        8
+    );
+    // The control: a whole file's pass is reused.
+    assert!(reused().contains("tests/test_big.py"));
+    for (ids, r) in [(&one, &r1), (&two, &r2)] {
+        assert!(
+            ids.iter().any(|i| i.starts_with("tests/test_big.py::")),
+            "a shard ran none of the long file: {ids:?}"
+        );
+        assert!(units(r).iter().any(|u| u.contains("::")), "{r}");
+    }
+    let mut both = one.clone();
+    both.extend(two);
+    let once: BTreeSet<String> = both.iter().cloned().collect();
+    assert_eq!(
+        once.len(),
+        both.len(),
+        "a test ran in both shards: {both:?}"
+    );
+    assert_eq!(once, whole);
+    let out = t
+        .gate(&[
+            "--affected",
+            "master...HEAD",
+            "--list",
+            "--shard-by",
+            "test",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "--shard-by without --shard: {}",
+        text(&out)
+    );
+    let u = TestRepo::from_fixture("unitshop");
+    u.append("shop/money.py", "\n# touched\n");
+    u.commit("change");
+    let out = u
+        .gate(&[
+            "--since",
+            "HEAD~1",
+            "--list",
+            "--shard",
+            "1/2",
+            "--shard-by",
+            "test",
+        ])
+        .output()
+        .unwrap();
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{shown}");
+    assert!(
+        shown.contains("--shard-by test splits pytest's node ids"),
+        "{shown}"
+    );
+}

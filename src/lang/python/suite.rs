@@ -54,6 +54,23 @@ impl Suite for Python {
         "python"
     }
 
+    /// pytest's node ids; unittest and Django name no test gate could give them.
+    fn tests_in(
+        &self,
+        project: &Project,
+        root: &Path,
+        units: &[&str],
+    ) -> Result<BTreeMap<String, Vec<String>>, String> {
+        if project.framework.kind != Kind::Pytest {
+            return Err(format!(
+                "--shard-by test splits pytest's node ids; this project's Python tests run with {}: split by file",
+                project.framework.kind.name()
+            ));
+        }
+        let base = pytest::base_argv(&project.config, &project.framework, root);
+        pytest::collect::node_ids(&base, root, units)
+    }
+
     fn runner_argv(&self, project: &Project, root: &Path) -> Vec<String> {
         pytest::base_argv(&project.config, &project.framework, root)
     }

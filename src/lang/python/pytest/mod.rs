@@ -15,6 +15,7 @@ use crate::run::{At, Outcome};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 
+pub(crate) mod collect;
 mod probe;
 
 use probe::{Probe, Ran, broken, failed, judge, passed};
