@@ -43,10 +43,13 @@ pub(super) fn split(
         }
         None => match frozen_for(&mut store, at, (shard, by), memo, root)? {
             Some((split, id, json)) => (split, Some((id, json))),
-            None => (
-                made(&mut store, at, opts, &units, ledger, shard, root)?,
-                None,
-            ),
+            None => {
+                warn_if_unshared(at, opts);
+                (
+                    made(&mut store, at, opts, &units, ledger, shard, root)?,
+                    None,
+                )
+            }
         },
     };
     let outside = split.outside(&units);
@@ -63,6 +66,24 @@ pub(super) fn split(
         own,
         decision,
     }))
+}
+
+/// In CI, a leg that makes its own split from a store on its own machine: legs on other
+/// machines read other figures and may split otherwise — a unit in no leg's shard. Said, with
+/// the two ways to share one split.
+fn warn_if_unshared(at: &Inputs<'_>, opts: &Options<'_>) {
+    let (_, outside_ci) = crate::history::provenance::run_id(None);
+    let state = crate::repo::state_dir(at.repo);
+    let configured = at.project.config.history.url.as_deref();
+    let local = matches!(
+        crate::history::location(opts.db, configured, &state),
+        Ok(crate::history::Location::Sqlite(_))
+    );
+    if !outside_ci && local {
+        crate::terminal::warn(
+            "this leg splits the selection from a store on its own machine: legs on other machines may split it otherwise; give every leg one decision (--decision ID from a select job) or one shared store (--db postgres://…)".to_string(),
+        );
+    }
 }
 
 /// The split of the decision `id`, checked: kept whole in the store, frozen for this commit

@@ -264,7 +264,17 @@ fn with_nothing_recorded_units_are_packed_by_size() {
         .gate(&["--affected", "master...HEAD", "--shard", "2/2", "--list"])
         .output()
         .unwrap();
-    assert!(text(&out).contains("by size (nothing recorded under `default`)"));
+    let shown = text(&out);
+    assert!(shown.contains("by size (nothing recorded under `default`)"));
+    let unshared = "legs on other machines may split it otherwise";
+    assert!(!shown.contains(unshared), "outside CI: {shown}");
+    // In CI, a leg splitting from its own machine's store is told how to share one split.
+    let out = t
+        .gate(&["--affected", "master...HEAD", "--shard", "1/3", "--list"])
+        .env("GITHUB_RUN_ID", "7")
+        .output()
+        .unwrap();
+    assert!(text(&out).contains(unshared), "{}", text(&out));
 }
 
 /// More shards than selected units: the empty ones run nothing (no runner starts, so no
