@@ -18,7 +18,7 @@ pub(super) fn run(dir: &Path, args: &GateArgs, styles: &Styles) -> Result<u8> {
     let shard = legs
         .shard
         .as_deref()
-        .map(crate::history::provenance::Shard::parse)
+        .map(crate::run::shard::Shard::parse)
         .transpose()?;
     let repo = repo::open(dir)?;
     let (target, retry) = if let Some(spec) = &args.affected {

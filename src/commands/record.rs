@@ -4,12 +4,13 @@
 
 use crate::error::{Error, Result};
 use crate::exit_codes;
-use crate::history::provenance::{Shard, attempt, branch_of, environment, is_mainline, run_id};
+use crate::history::provenance::{attempt, branch_of, environment, is_mainline, run_id};
 use crate::history::recorder::{change_of, store_leg};
 use crate::history::{Change, Leg};
 use crate::pipeline::{self, Target};
 use crate::project::Project;
 use crate::repo::{self, snapshot::Snapshot};
+use crate::run::shard::Shard;
 use std::path::{Path, PathBuf};
 
 pub(super) struct Args<'a> {

@@ -2,10 +2,10 @@
 //! and a JSON receipt of what was gated and run.
 
 use crate::error::{Error, Result};
-use crate::history::provenance::Shard;
 use crate::pipeline::{self, Caller, Options, Target};
 use crate::repo::{self, range};
 use crate::report::styles::{ColorChoice, Styles};
+use crate::run::shard::Shard;
 use std::path::Path;
 
 /// What `gate verify` was given beyond its range.

@@ -5,6 +5,7 @@
 
 use crate::error::{Error, Result};
 use crate::repo;
+use crate::run::shard::Shard;
 
 /// CI variables that name a run, and the ones that count its attempts (first match wins).
 const RUN_IDS: &[&str] = &[
@@ -85,49 +86,6 @@ pub(crate) fn branch_of(repo: &git2::Repository) -> Option<String> {
     head.filter(git2::Reference::is_branch)
         .and_then(|h| h.shorthand().ok().map(str::to_string))
         .or_else(|| first_env(BRANCHES))
-}
-
-/// The part of the suite a leg ran: shard `index` of `of` (`--shard K/N`). A leg is its
-/// environment (`--leg`: the matrix values it ran under) and, when the suite was split, its
-/// shard: history evidence is matched by environment, whichever shard ran a test, so the
-/// shard only keeps a run's shard legs apart and says where a result came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Shard {
-    pub index: u32,
-    pub of: u32,
-}
-
-impl Shard {
-    /// `K/N`, with 1 <= K <= N.
-    pub(crate) fn parse(text: &str) -> Result<Shard> {
-        let bad = || {
-            Error::Usage(format!(
-                "--shard `{text}`: give K/N, the shard's number K (from 1) of N shards, e.g. --shard 2/3"
-            ))
-        };
-        let (k, n) = text.split_once('/').ok_or_else(bad)?;
-        let (index, of) = (
-            k.trim().parse().map_err(|_| bad())?,
-            n.trim().parse().map_err(|_| bad())?,
-        );
-        if index == 0 || index > of {
-            return Err(bad());
-        }
-        Ok(Shard { index, of })
-    }
-}
-
-impl std::fmt::Display for Shard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}/{}", self.index, self.of)
-    }
-}
-
-/// As `K/N`, in JSON and in a leg's digest.
-impl serde::Serialize for Shard {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
 }
 
 /// The name a leg is stored and shown under: its environment, with its shard when the suite

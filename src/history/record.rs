@@ -1,9 +1,10 @@
 //! Recording a leg: its results numbered and digested, then written with the rollup moved on
 //! in the same transaction — and the whole rollup rebuilt when its window is asked anew.
 
-use super::provenance::{Shard, leg_name};
+use super::provenance::leg_name;
 use super::{Change, Store, StoreError, rollup};
 use crate::run::events::{TestOutcome, TestResult};
+use crate::run::shard::Shard;
 
 impl Store {
     /// Records one leg's results and what it knows of its change, all or nothing. The same

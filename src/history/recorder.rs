@@ -13,7 +13,7 @@ use crate::run::events::{Event, Sink, TestOutcome, TestResult};
 #[derive(Clone)]
 pub(crate) struct RecordTo {
     pub leg: String,
-    pub shard: Option<provenance::Shard>,
+    pub shard: Option<crate::run::shard::Shard>,
     pub db: Option<String>,
 }
 

@@ -52,7 +52,8 @@ fn store_locations() {
 /// A shard is K of N, 1 <= K <= N; a sharded leg is stored under its environment and shard.
 #[test]
 fn shards_and_leg_names() {
-    use super::provenance::{Shard, leg_name};
+    use super::provenance::leg_name;
+    use crate::run::shard::Shard;
     assert_eq!(Shard::parse("2/3").unwrap(), Shard { index: 2, of: 3 });
     for bad in ["0/3", "4/3", "3", "a/3", "1/", "-1/2"] {
         assert!(Shard::parse(bad).is_err(), "{bad}");

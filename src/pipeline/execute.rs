@@ -2,7 +2,7 @@
 //! (each missing fact, and how to cite a decision), the caller's steps with every step and test
 //! one event on one stream, and the closing output.
 
-use super::select::Inputs;
+use super::Inputs;
 use super::{Caller, Options, Shadow};
 use crate::config::{Step, When};
 use crate::error::Result;

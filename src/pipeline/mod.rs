@@ -60,7 +60,7 @@ pub(crate) struct Options<'a> {
     pub recommendations: Option<&'a Path>,
     /// Run one shard of the selection (`--shard K/N`), of the split `decision` froze when
     /// given (`--decision ID`).
-    pub shard: Option<crate::history::provenance::Shard>,
+    pub shard: Option<crate::run::shard::Shard>,
     pub decision: Option<&'a str>,
     /// Split by pytest test rather than by test file (`--shard-by test`).
     pub by_test: bool,
@@ -102,6 +102,14 @@ impl<'a> Options<'a> {
 pub(crate) struct Gated {
     pub code: u8,
     pub json: String,
+}
+
+/// What a gate knows once its target is analysed.
+struct Inputs<'a> {
+    pub repo: &'a git2::Repository,
+    pub input: &'a Input,
+    pub project: &'a Project,
+    pub decided: &'a Decision,
 }
 
 /// What a target is before anything runs: its changes and tree, the project gated under the
@@ -161,7 +169,7 @@ pub(crate) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     }
     let opts: &Options<'_> = &select::audit(opts, &project);
     let record_to = select::record_to(opts, &project);
-    let at = select::Inputs {
+    let at = Inputs {
         repo,
         input: &input,
         project: &project,

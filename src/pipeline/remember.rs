@@ -1,7 +1,8 @@
 //! What a run leaves behind: its exit code, a shadow run's judgements, the traced edges of what
 //! its test files opened, the ledger's entries, and the recorded leg.
 
-use super::select::{Chosen, Inputs};
+use super::Inputs;
+use super::select::Chosen;
 use super::{Options, Shadow};
 use crate::error::Result;
 use crate::exit_codes;

@@ -2,7 +2,7 @@
 //! audit, the ledger's reuses, the run plan, the cited decision, and the decision frozen
 //! before anything runs.
 
-use super::{Caller, Options, Shadow};
+use super::{Caller, Inputs, Options, Shadow};
 use crate::decision;
 use crate::error::Result;
 use crate::history::{provenance, recorder::RecordTo, traced};
@@ -15,14 +15,6 @@ use crate::run::select::RunPlan;
 use crate::verdict::Decision;
 use std::borrow::Cow;
 use std::path::PathBuf;
-
-/// What a gate knows once its target is analysed.
-pub(super) struct Inputs<'a> {
-    pub repo: &'a git2::Repository,
-    pub input: &'a Input,
-    pub project: &'a Project,
-    pub decided: &'a Decision,
-}
 
 /// What a gate chose before anything runs.
 pub(super) struct Chosen<'a> {

@@ -3,12 +3,12 @@
 //! same commit, base and configuration, else made now from the durations recorded before the
 //! commit — so every leg runs the same split however many runs are being recorded meanwhile.
 
+use super::Inputs;
 use super::Options;
-use super::select::Inputs;
 use crate::error::{Error, Result};
-use crate::history::{Store, provenance::Shard};
+use crate::history::Store;
 use crate::ledger::Ledger;
-use crate::run::shard::{self, Sharded, Split};
+use crate::run::shard::{self, Shard, Sharded, Split};
 use std::path::Path;
 
 /// The split of `at`'s selection into `opts.shard`'s N shards, and this leg's part; none

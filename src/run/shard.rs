@@ -7,8 +7,52 @@
 //! Everything is deterministic: ties break by name and by shard number, so every leg given
 //! the same durations computes the same split.
 
+use crate::error::{Error, Result};
 use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, BTreeSet};
+
+/// The part of the suite a leg ran: shard `index` of `of` (`--shard K/N`). A leg is its
+/// environment (`--leg`: the matrix values it ran under) and, when the suite was split, its
+/// shard: history evidence is matched by environment, whichever shard ran a test, so the
+/// shard only keeps a run's shard legs apart and says where a result came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Shard {
+    pub index: u32,
+    pub of: u32,
+}
+
+impl Shard {
+    /// `K/N`, with 1 <= K <= N.
+    pub(crate) fn parse(text: &str) -> Result<Shard> {
+        let bad = || {
+            Error::Usage(format!(
+                "--shard `{text}`: give K/N, the shard's number K (from 1) of N shards, e.g. --shard 2/3"
+            ))
+        };
+        let (k, n) = text.split_once('/').ok_or_else(bad)?;
+        let (index, of) = (
+            k.trim().parse().map_err(|_| bad())?,
+            n.trim().parse().map_err(|_| bad())?,
+        );
+        if index == 0 || index > of {
+            return Err(bad());
+        }
+        Ok(Shard { index, of })
+    }
+}
+
+impl std::fmt::Display for Shard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.of)
+    }
+}
+
+/// As `K/N`, in JSON and in a leg's digest.
+impl serde::Serialize for Shard {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
 
 /// A selection split over N shards, as frozen into the decision (`plans/frozen.schema.json`,
 /// `split`): every leg given that decision runs its shard of this, not a split of its own.
@@ -42,7 +86,7 @@ pub(crate) struct Placed {
 
 /// A leg's part of a split selection.
 pub(crate) struct Sharded {
-    pub shard: crate::history::provenance::Shard,
+    pub shard: Shard,
     pub split: Split,
     /// The units this leg runs (before the ledger's reuses leave).
     pub own: BTreeSet<String>,
@@ -75,7 +119,7 @@ impl Sharded {
 #[derive(Serialize)]
 pub(crate) struct Described<'a> {
     /// `K/N`.
-    pub shard: crate::history::provenance::Shard,
+    pub shard: Shard,
     /// The units this shard runs (the ledger's reuses among them are not run).
     pub units: Vec<&'a str>,
     /// Units in the whole split.
@@ -188,9 +232,14 @@ pub(crate) fn split(inputs: &Inputs<'_>, shards: u32) -> Split {
         .map(|(unit, &(ms, _))| Weighted { unit, ms })
         .collect();
     let placed = pack(&weights, shards);
+    // A map sorted by key, of strings to integers, serializes compact to its canonical JSON.
     let digest = {
-        let value = serde_json::to_value(inputs.durations).expect("durations serialize");
-        crate::proof::frozen::digest_of_value(&value)
+        use sha2::Digest;
+        let json = serde_json::to_vec(inputs.durations).expect("durations serialize");
+        sha2::Sha256::digest(&json)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>()
     };
     Split {
         shards,
