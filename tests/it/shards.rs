@@ -497,3 +497,32 @@ fn a_long_file_is_split_by_test() {
         "{shown}"
     );
 }
+
+/// `gate verify` runs its shard too, and its receipt says which: the two shards' units are
+/// the selection, and their tests ran.
+#[test]
+fn verify_runs_its_shard() {
+    let t = TestRepo::from_fixture("shop");
+    change(&t);
+    let mut seen = BTreeSet::new();
+    for k in ["1/2", "2/2"] {
+        let out = t
+            .gate(&["verify", "master...HEAD", "--shard", k, "--json"])
+            .output()
+            .unwrap();
+        let r: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+        assert_eq!(r["shard"]["shard"], k);
+        let ran: BTreeSet<String> = r["test_summary"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["file"].as_str().unwrap().to_string())
+            .collect();
+        let own: BTreeSet<String> = units(&r).into_iter().collect();
+        assert_eq!(ran, own, "verify {k} ran other files than its shard's");
+        seen.extend(own);
+    }
+    assert_eq!(seen, SHOP.iter().map(|s| s.to_string()).collect());
+}
