@@ -3,6 +3,8 @@
 mod audit;
 mod caches;
 mod checkouts;
+mod ci_cache;
+mod ci_files;
 mod cli;
 mod config_guard;
 mod doctests;
