@@ -55,6 +55,14 @@ fn workflow_problems(w: &Yaml) -> Vec<String> {
             bad.push(what.to_string());
         }
     };
+    jobs_problems(w, &mut want);
+    legs_problems(w, &mut want);
+    final_problems(w, &mut want);
+    bad
+}
+
+/// The workflow's settings and what every job does: checkout, install, cache; the select job.
+fn jobs_problems(w: &Yaml, want: &mut dyn FnMut(bool, &str)) {
     let jobs = &w["jobs"];
     let (select, legs, last) = (&jobs["select"], &jobs["legs"], &jobs["final"]);
     want(
@@ -112,6 +120,11 @@ fn workflow_problems(w: &Yaml) -> Vec<String> {
         s(&select["outputs"]["decision"]) == "${{ steps.select.outputs.decision }}",
         "select: the decision is the job's output",
     );
+}
+
+/// The legs: the matrix of shards of the select job's decision.
+fn legs_problems(w: &Yaml, want: &mut dyn FnMut(bool, &str)) {
+    let legs = &w["jobs"]["legs"];
     want(s(&legs["needs"]) == "select", "legs need select");
     want(
         legs["strategy"]["fail-fast"].as_bool() == Some(false),
@@ -145,6 +158,11 @@ fn workflow_problems(w: &Yaml) -> Vec<String> {
             .is_some_and(|st| s(&st["env"]["DECISION"]) == "${{ needs.select.outputs.decision }}"),
         "legs: DECISION is the select job's output",
     );
+}
+
+/// The final job: always, the triage, the report, the shadow run, the comment.
+fn final_problems(w: &Yaml, want: &mut dyn FnMut(bool, &str)) {
+    let last = &w["jobs"]["final"];
     want(
         last["needs"]
             .as_vec()
@@ -176,7 +194,6 @@ fn workflow_problems(w: &Yaml) -> Vec<String> {
         }),
         "final: the comment is skipped on forks, posted with the workflow's token",
     );
-    bad
 }
 
 fn comment_step(w: &Yaml) -> Option<&Yaml> {
@@ -413,4 +430,118 @@ fn the_audit_step_chooses_the_runs_gate_audits() {
         }
     }
     assert!(seen.0 > 0 && seen.1 > 0, "both choices exercised: {seen:?}");
+}
+
+/// The composite action: composite steps, each shell step naming its shell, gate built with
+/// the locked dependencies into a root of its own, that root cached under a key naming the ref.
+#[test]
+fn the_action_installs_gate_locked_and_caches_it_by_ref() {
+    let a = load("action.yml");
+    assert_eq!(s(&a["runs"]["using"]), "composite");
+    assert!(!a["inputs"]["ref"].is_badvalue());
+    let all = steps(&a["runs"]);
+    for st in all.iter().filter(|st| !st["run"].is_badvalue()) {
+        assert_eq!(s(&st["shell"]), "bash", "{st:?}");
+    }
+    let run: Vec<&str> = all.iter().map(|st| s(&st["run"])).collect();
+    let run = run.join("\n");
+    assert!(run.contains(r#"cargo install --locked --force --root "$ROOT" --path "$src""#));
+    assert!(run.contains(r#"key=gate-bin-${RUNNER_OS}-${REF:-action}-${src}"#));
+    let cache = all
+        .iter()
+        .find(|st| s(&st["uses"]).starts_with("actions/cache@"))
+        .expect("the cache step");
+    assert_eq!(s(&cache["with"]["key"]), "${{ steps.key.outputs.key }}");
+    assert_eq!(s(&cache["with"]["path"]), "${{ steps.key.outputs.root }}");
+    let build = all
+        .iter()
+        .find(|st| s(&st["run"]).contains("cargo install"))
+        .unwrap();
+    assert_eq!(s(&build["if"]), "steps.cache.outputs.cache-hit != 'true'");
+    assert!(run.contains(r#"echo "$ROOT/bin" >> "$GITHUB_PATH""#));
+}
+
+/// The GitLab example: select, `parallel: N` legs on CI_NODE_INDEX/CI_NODE_TOTAL of the
+/// select job's decision (its N the same), the report's JUnit file as the JUnit artifact.
+#[test]
+fn the_gitlab_example_shards_by_node_index_and_keeps_the_junit_report() {
+    let g = load("examples/gitlab-ci/gate.gitlab-ci.yml");
+    let stages: Vec<&str> = g["stages"].as_vec().unwrap().iter().map(s).collect();
+    assert_eq!(stages, ["select", "test", "report"]);
+    let script = |job: &str| -> String {
+        g[job]["script"]
+            .as_vec()
+            .unwrap()
+            .iter()
+            .map(s)
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let n = g["legs"]["parallel"].as_i64().expect("parallel: N");
+    assert!(script("select").contains(&format!(r#"--shard "1/{n}" --list --json"#)));
+    assert_eq!(
+        s(&g["select"]["artifacts"]["reports"]["dotenv"]),
+        "select.env"
+    );
+    assert!(script("select").contains("GATE_DECISION="));
+    let legs = script("legs");
+    assert!(
+        legs.contains(
+            r#"--shard "$CI_NODE_INDEX/$CI_NODE_TOTAL" --decision "$GATE_DECISION" --record"#
+        ),
+        "{legs}"
+    );
+    let report = script("report");
+    let junit = s(&g["report"]["artifacts"]["reports"]["junit"]);
+    assert!(
+        report.contains(&format!("gate report --junit {junit}")),
+        "{report}"
+    );
+    assert!(report.contains(r#"gate triage --run "$CI_PIPELINE_ID""#));
+    assert_eq!(s(&g["report"]["when"]), "always");
+    assert_eq!(s(&g["variables"]["GIT_DEPTH"]), "0");
+    let caches = g["default"]["cache"].as_vec().unwrap();
+    assert!(caches.iter().any(|c| {
+        c["paths"]
+            .as_vec()
+            .is_some_and(|p| p.iter().any(|p| s(p) == ".git/gate/cache/"))
+            && !c["fallback_keys"].is_badvalue()
+    }));
+}
+
+/// The pre-commit manifest: one hook `gate` at pre-push, every time, without file names, its
+/// entry an executable script of this repository.
+#[test]
+fn the_pre_commit_manifest_runs_gate_at_pre_push() {
+    let m = load(".pre-commit-hooks.yaml");
+    let hooks = m.as_vec().unwrap();
+    let gate = hooks
+        .iter()
+        .find(|h| s(&h["id"]) == "gate")
+        .expect("the gate hook");
+    let stages: Vec<&str> = gate["stages"].as_vec().unwrap().iter().map(s).collect();
+    assert_eq!(stages, ["pre-push"]);
+    assert_eq!(gate["pass_filenames"].as_bool(), Some(false));
+    assert_eq!(gate["always_run"].as_bool(), Some(true));
+    assert_eq!(s(&gate["language"]), "script");
+    let entry = shipped(s(&gate["entry"]));
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&entry).unwrap().permissions().mode();
+    assert!(mode & 0o111 != 0, "{} is executable", entry.display());
+    let script = std::fs::read_to_string(&entry).unwrap();
+    assert!(script.contains(r#"verify "$PRE_COMMIT_FROM_REF...$PRE_COMMIT_TO_REF""#));
+}
+
+/// The guide shows the workflow by including the shipped file (mdBook's `{{#include}}`, a path
+/// from the page's folder), so the page cannot drift from what is shipped.
+#[test]
+fn the_ci_chapter_includes_the_shipped_workflow() {
+    let page = std::fs::read_to_string(shipped("docs/src/ci.md")).unwrap();
+    let include = "{{#include ../../examples/github-actions/gate.yml}}";
+    assert!(page.contains(include));
+    let from_page = shipped("docs/src").join("../../examples/github-actions/gate.yml");
+    assert!(from_page.is_file(), "{}", from_page.display());
+    for key in [KEY, RESTORE] {
+        assert!(page.contains(key), "the chapter documents {key}");
+    }
 }
