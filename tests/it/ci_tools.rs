@@ -230,8 +230,12 @@ fn the_wheel_puts_gate_on_the_environments_path_at_cargo_tomls_version() {
         .expect("a wheel");
     let name = wheel.file_name().unwrap().to_string_lossy().into_owned();
     let version = cargo_version();
+    // A wheel for this machine, not repaired as manylinux: the repair patches the binary cargo
+    // keeps in the shared target directory, and install.sh would then install that patched
+    // binary, which cannot find its libssl (pyproject.toml's `compatibility`).
     assert!(
-        name.starts_with(&format!("gate_affected-{version}-")),
+        name.starts_with(&format!("gate_affected-{version}-"))
+            && name.ends_with("-linux_x86_64.whl"),
         "{name}"
     );
     let env = scratch.path().join("env");
@@ -249,4 +253,56 @@ fn the_wheel_puts_gate_on_the_environments_path_at_cargo_tomls_version() {
         "the wheel test: {:.1} s (maturin installed, wheel built, installed, run)",
         started.elapsed().as_secs_f64()
     );
+}
+
+/// The composite action's own steps, run as a runner runs them (each `run:` with bash, its
+/// `env:` with the expressions it names filled in): the key step, the build step (a real
+/// `cargo install --locked` from this checkout, the action's path, into a root of its own;
+/// the target directory is cargo's, so install.rs's release build serves it), and the step
+/// that puts the root on PATH. The installed gate prints Cargo.toml's version.
+#[test]
+fn the_actions_steps_install_gate_into_its_own_root_and_onto_path() {
+    let action = crate::ci_files::load("action.yml");
+    let steps = action["runs"]["steps"].as_vec().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let (output, path) = (scratch.path().join("output"), scratch.path().join("path"));
+    let home = scratch.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut outputs = std::collections::BTreeMap::<String, String>::new();
+    for step in steps.iter().filter(|st| !st["run"].is_badvalue()) {
+        let id = step["id"].as_str().unwrap_or("").to_string();
+        let mut cmd = Command::new("bash");
+        cmd.args(["-e", "-c", step["run"].as_str().unwrap()])
+            .env("GITHUB_ACTION_PATH", env!("CARGO_MANIFEST_DIR"))
+            .env("GITHUB_OUTPUT", &output)
+            .env("GITHUB_PATH", &path)
+            .env("RUNNER_OS", "Linux")
+            .env("RUNNER_TEMP", scratch.path())
+            .env("HOME", &home);
+        for (name, value) in step["env"].as_hash().into_iter().flatten() {
+            let value = value.as_str().unwrap();
+            let filled = match value {
+                "${{ inputs.ref }}" => String::new(),
+                "${{ inputs.repository }}" => "unused/unused".into(),
+                "${{ steps.key.outputs.root }}" => outputs["root"].clone(),
+                other => panic!("an expression the test does not fill: {other}"),
+            };
+            cmd.env(name.as_str().unwrap(), filled);
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "step {id}: {}", text(&out));
+        for line in std::fs::read_to_string(&output).unwrap_or_default().lines() {
+            let (k, v) = line.split_once('=').unwrap();
+            outputs.insert(k.to_string(), v.to_string());
+        }
+    }
+    let root = PathBuf::from(&outputs["root"]);
+    assert_eq!(root, home.join(".gate"));
+    assert!(
+        outputs["key"].starts_with("gate-bin-Linux-action-"),
+        "{outputs:?}"
+    );
+    let on_path = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(on_path.trim(), root.join("bin").to_str().unwrap());
+    assert_eq!(outputs["version"], format!("gate {}", cargo_version()));
 }
