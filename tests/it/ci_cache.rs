@@ -181,3 +181,47 @@ fn a_truncated_or_corrupt_restored_cache_never_changes_the_answer() {
         );
     }
 }
+
+/// The kept graph travels too: a commit with the same files as the one whose cache was
+/// restored patches the restored graph (`GATE_TIMINGS` names the stage) instead of building
+/// one, and answers as a cold clone does.
+#[test]
+fn a_restored_graph_serves_a_later_commit_with_the_same_files() {
+    let c = commits();
+    // C: B's files, one of them changed.
+    c.r.append("src/shop/tax.py", "\n# and again\n");
+    c.r.commit("C: tax");
+    let later = c.r.head();
+    c.r.git(&["push", "-q", "origin", "master"]);
+    let two = c.clone_at("two", &c.b);
+    c.select(&two, &format!("{}...{}", c.a, c.b));
+    assert!(two.join(".git/gate/cache/graph.bin").is_file());
+
+    let range = format!("{}...{}", c.b, later);
+    let stages = |clone: &Path| {
+        let out = std::process::Command::new(crate::push_support::gate_bin())
+            .args(["--affected", &range, "--json", "--list"])
+            .current_dir(clone)
+            .env("HOME", c.r.dir.path())
+            .env("NO_COLOR", "1")
+            .env("GATE_TIMINGS", "1")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", crate::support::text(&out));
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            answer(report),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let warm_clone = c.clone_at("warm", &later);
+    restore(&two, &warm_clone);
+    let (warm, said) = stages(&warm_clone);
+    assert!(said.contains("stored graph loaded"), "{said}");
+    assert!(said.contains("changed files parsed"), "{said}");
+    assert!(!said.contains("facts ready"), "{said}");
+    let (cold, said) = stages(&c.clone_at("cold", &later));
+    assert!(!said.contains("stored graph loaded"), "{said}");
+    assert!(said.contains("facts ready"), "{said}");
+    assert_eq!(warm, cold);
+}
