@@ -3,6 +3,9 @@
 mod audit;
 mod caches;
 mod checkouts;
+mod ci_cache;
+mod ci_files;
+mod ci_tools;
 mod cli;
 mod config_guard;
 mod doctests;
