@@ -52,15 +52,17 @@ pub(crate) struct Ledger {
 }
 
 impl Ledger {
-    /// Fingerprints the selected units of a subset run and looks each up. `reuse`: false with
-    /// `--no-reuse` (the units are still fingerprinted, to be entered after the run).
+    /// Fingerprints the selected units of a subset run and looks each up in the store `db`
+    /// names (`--db`; else `GATE_DB`'s or `[history] url`'s), where they are entered after the
+    /// run. `reuse`: false with `--no-reuse` (the units are still fingerprinted, to be entered
+    /// after the run).
     pub(crate) fn look_up(
         repo: &git2::Repository,
         snapshot: &Snapshot,
         project: &Project,
         decided: &Decision,
         run: &Run<'_>,
-        reuse: bool,
+        (reuse, db): (bool, Option<&str>),
         memo: &mut Memo,
     ) -> Ledger {
         let mut ledger = Ledger::default();
@@ -72,7 +74,7 @@ impl Ledger {
             return ledger;
         };
         let at = match history::location(
-            None,
+            db,
             config.history.url.as_deref(),
             &crate::repo::state_dir(repo),
         ) {

@@ -58,7 +58,13 @@ fn ingest(repo: &git2::Repository, target: Target, args: &ShadowArgs) -> Result<
         mut decided,
     } = pipeline::analyze(repo, target)?;
     let state = repo::state_dir(repo);
-    for note in history::signals::add(&state, &project, &input.changed(), &mut decided) {
+    for note in history::signals::add(
+        &state,
+        args.db.as_deref(),
+        &project,
+        &input.changed(),
+        &mut decided,
+    ) {
         crate::terminal::warn(note);
     }
     let root = repo::workdir(repo)?;

@@ -11,10 +11,12 @@ pub(crate) const REASON: &str = "history: ";
 use crate::project::Project;
 use crate::verdict::{Decision, RunVerdict};
 
-/// Adds the history's tests to `decided` for `changed` paths; returns notes for the report (a
-/// store that could not be read).
+/// Adds the history's tests to `decided` for `changed` paths, from the store `db` (`--db`)
+/// names, else `GATE_DB`'s or `[history] url`'s; returns notes for the report (a store that
+/// could not be read).
 pub(crate) fn add(
     state: &std::path::Path,
+    db: Option<&str>,
     project: &Project,
     changed: &[&str],
     decided: &mut Decision,
@@ -23,7 +25,7 @@ pub(crate) fn add(
     if !history.signals || !matches!(decided.verdict, RunVerdict::Bounded | RunVerdict::NamedFull) {
         return Vec::new();
     }
-    let at = match super::location(None, history.url.as_deref(), state) {
+    let at = match super::location(db, history.url.as_deref(), state) {
         Ok(at) => at,
         Err(e) => return vec![format!("history signals skipped: {e}")],
     };

@@ -26,13 +26,14 @@ type Readers = BTreeMap<String, BTreeMap<String, String>>;
 /// that could not be read).
 pub(crate) fn add(
     state: &std::path::Path,
+    db: Option<&str>,
     project: &Project,
     decided: &mut Decision,
 ) -> Vec<String> {
     if !matches!(decided.verdict, RunVerdict::Bounded | RunVerdict::NamedFull) {
         return Vec::new();
     }
-    let at = match super::location(None, project.config.history.url.as_deref(), state) {
+    let at = match super::location(db, project.config.history.url.as_deref(), state) {
         Ok(at) => at,
         Err(e) => return vec![format!("traced edges skipped: {e}")],
     };
@@ -151,6 +152,7 @@ fn select(
 /// why nothing was kept, when it could not be.
 pub(crate) fn keep(
     state: &std::path::Path,
+    db: Option<&str>,
     project: &Project,
     files: &BTreeSet<String>,
     commit: &str,
@@ -191,7 +193,7 @@ pub(crate) fn keep(
     if opened.is_empty() && read_by.is_empty() {
         return None;
     }
-    let at = super::location(None, project.config.history.url.as_deref(), state);
+    let at = super::location(db, project.config.history.url.as_deref(), state);
     at.and_then(|at| Store::open(&at))
         .and_then(|mut s| s.keep_traced(commit, &opened, &read_by, &loaded))
         .err()

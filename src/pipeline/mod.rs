@@ -163,7 +163,7 @@ pub(crate) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         mut decided,
     } = analyze(repo, target)?;
     crate::lang::suite::check_args(&project, opts.runner_args).map_err(Error::Usage)?;
-    select::add_history(repo, &project, &input, &mut decided);
+    select::add_history(repo, &project, &input, select::store_of(opts), &mut decided);
     if let Some(file) = opts.recommendations {
         select::recommend(repo, &input, &project, file, &mut decided)?;
     }

@@ -50,7 +50,7 @@ pub(super) fn conclude(
                 .to_string(),
         );
     } else if opts.runner_args.is_empty() {
-        keep(at, chosen, collected, complete);
+        keep(at, chosen, opts, collected, complete);
     } else {
         // The user's arguments may have narrowed what ran (`-k`, `-run=`, `-x`): a file's run
         // may look whole while only a part of it ran, so neither a trace (which a whole run
@@ -75,7 +75,13 @@ pub(super) fn conclude(
 
 /// What the run's test files opened is kept as their traced edges, then the ledger enters its
 /// units (their digests taking in those traces).
-fn keep(at: &Inputs<'_>, chosen: &Chosen<'_>, collected: &Collected, complete: bool) {
+fn keep(
+    at: &Inputs<'_>,
+    chosen: &Chosen<'_>,
+    opts: &Options<'_>,
+    collected: &Collected,
+    complete: bool,
+) {
     let scope = crate::fingerprint::Scope {
         repo: at.repo,
         snapshot: &at.input.snapshot,
@@ -86,7 +92,8 @@ fn keep(at: &Inputs<'_>, chosen: &Chosen<'_>, collected: &Collected, complete: b
     let head = at.input.head;
     let commit = head.map_or_else(|| "working tree".into(), |h| h.to_string());
     let files = &at.input.snapshot.files;
-    let kept = traced::keep(&state, at.project, files, &commit, collected);
+    let db = super::select::store_of(opts);
+    let kept = traced::keep(&state, db, at.project, files, &commit, collected);
     kept.into_iter()
         .chain(
             chosen

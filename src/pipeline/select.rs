@@ -37,11 +37,12 @@ pub(super) fn add_history(
     repo: &git2::Repository,
     project: &Project,
     input: &Input,
+    db: Option<&str>,
     decided: &mut Decision,
 ) {
     let state = repo::state_dir(repo);
-    let signals = crate::history::signals::add(&state, project, &input.changed(), decided);
-    let traced = traced::add(&state, project, decided);
+    let signals = crate::history::signals::add(&state, db, project, &input.changed(), decided);
+    let traced = traced::add(&state, db, project, decided);
     signals
         .into_iter()
         .chain(traced)
@@ -221,13 +222,19 @@ fn look_up(
         at.project,
         at.decided,
         this_run,
-        opts.reuse,
+        (opts.reuse, store_of(opts)),
         memo,
     );
     for note in &ledger.notes {
         crate::terminal::warn(note.clone());
     }
     ledger
+}
+
+/// The store the run reads history from and records into: `--db`, or `gate shadow`'s.
+pub(super) fn store_of<'o>(opts: &'o Options<'_>) -> Option<&'o str> {
+    opts.db
+        .or(opts.record.as_ref().and_then(|r| r.db.as_deref()))
 }
 
 /// What the ledger enters this run as: its commit, branch, whether it is the default branch,

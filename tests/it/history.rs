@@ -63,21 +63,23 @@ impl Store {
                 ),
                 database: None,
             },
-            Kind::Postgres => {
-                static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-                let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-                let name = format!("gate_it_{}_{n}", std::process::id());
-                let mut admin =
-                    postgres::Client::connect(&format!("{SERVER}/postgres"), postgres::NoTls)
-                        .expect("PostgreSQL answers at 127.0.0.1:5432 (.ci/run checks it)");
-                admin
-                    .batch_execute(&format!("CREATE DATABASE {name}"))
-                    .unwrap();
-                Store {
-                    url: format!("{SERVER}/{name}"),
-                    database: Some(name),
-                }
-            }
+            Kind::Postgres => Store::postgres(),
+        }
+    }
+
+    /// A fresh database of its own on the real PostgreSQL, dropped with the store.
+    pub(crate) fn postgres() -> Store {
+        static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+        let n = N.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let name = format!("gate_it_{}_{n}", std::process::id());
+        let mut admin = postgres::Client::connect(&format!("{SERVER}/postgres"), postgres::NoTls)
+            .expect("PostgreSQL answers at 127.0.0.1:5432 (.ci/run checks it)");
+        admin
+            .batch_execute(&format!("CREATE DATABASE {name}"))
+            .unwrap();
+        Store {
+            url: format!("{SERVER}/{name}"),
+            database: Some(name),
         }
     }
 

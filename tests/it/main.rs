@@ -11,6 +11,7 @@ mod config_guard;
 mod doctests;
 mod errors;
 mod fingerprint;
+mod fleet;
 mod forms;
 mod frameworks;
 mod go_anchors;
