@@ -213,7 +213,9 @@ fn look_up(
     opts: &Options<'_>,
     memo: &mut crate::fingerprint::Memo,
 ) -> Ledger {
-    if opts.list {
+    // A select job (`--list --shard`) looks up what the legs will reuse: its split packs
+    // by what they will run.
+    if opts.list && opts.shard.is_none() {
         return Ledger::default();
     }
     let ledger = Ledger::look_up(

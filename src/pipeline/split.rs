@@ -41,7 +41,7 @@ pub(super) fn split(
             let (split, json) = named(&mut store, id, at, (shard, by))?;
             (split, Some((id.to_string(), json)))
         }
-        None => match frozen_for(&mut store, at, (shard, by), memo, root)? {
+        None => match frozen_for(&mut store, at, opts, (shard, by), memo, root)? {
             Some((split, id, json)) => (split, Some((id, json))),
             None => {
                 warn_if_unshared(at, opts);
@@ -55,7 +55,7 @@ pub(super) fn split(
     let outside = split.outside(&units);
     if !outside.is_empty() {
         crate::terminal::warn(format!(
-            "{} selected test unit(s) are not in the frozen split (selected after it was frozen, e.g. newly failing on main): each runs in the shard its name hashes to",
+            "{} selected test unit(s) are not in the frozen split (selected after it was frozen, e.g. newly failing on main): this leg runs them, as does every leg that selects them",
             outside.len()
         ));
     }
@@ -120,7 +120,12 @@ fn named(
             "--decision {id} splits by {}, not by {by}: give --shard-by {}",
             split.by, split.by
         ))),
-        Some(split) if split.shards == shard.of => Ok((split, json)),
+        Some(split) if split.shards == shard.of => match split.check() {
+            Ok(()) => Ok((split, json)),
+            Err(why) => Err(Error::Usage(format!(
+                "--decision {id} cannot be used: {why}"
+            ))),
+        },
         Some(split) => Err(Error::Usage(format!(
             "--decision {id} splits the selection into {} shards, not {}: give --shard K/{}",
             split.shards, shard.of, split.shards
@@ -151,6 +156,7 @@ struct Body {
 fn frozen_for(
     store: &mut Store,
     at: &Inputs<'_>,
+    opts: &Options<'_>,
     (shard, by): (Shard, &str),
     memo: &mut crate::fingerprint::Memo,
     root: &Path,
@@ -159,6 +165,7 @@ fn frozen_for(
         return Ok(None);
     };
     let base = at.input.bases.first().map(ToString::to_string);
+    let environment = opts.leg.unwrap_or("default");
     let scope = crate::fingerprint::Scope {
         repo: at.repo,
         snapshot: &at.input.snapshot,
@@ -170,9 +177,18 @@ fn frozen_for(
         let Ok(body) = serde_json::from_str::<Body>(&json) else {
             continue;
         };
-        let Some(split) = body.split.filter(|s| s.shards == shard.of && s.by == by) else {
+        // Another environment's split packs by other durations: its legs share it, this
+        // environment's share their own.
+        let Some(split) = body
+            .split
+            .filter(|s| s.shards == shard.of && s.by == by && s.environment == environment)
+        else {
             continue;
         };
+        if let Err(why) = split.check() {
+            crate::terminal::warn(format!("the decision {id} in the store is not used: {why}"));
+            continue;
+        }
         let ours = config.get_or_insert_with(|| scope.identity(memo).config);
         if *ours != body.config_digest {
             continue;
@@ -186,10 +202,13 @@ fn frozen_for(
     Ok(None)
 }
 
-/// A split made now: the durations recorded in this leg's environment before the start of
-/// the current ten minutes (so legs that start together read the same ones while other runs
-/// record), an unknown unit weighing the mean of the known, or its size when none is known.
-/// Legs that must agree whenever they start share one decision (`--decision ID`).
+/// A split made now: by the durations recorded in this leg's environment before the gated
+/// commit was made — a record is stamped when it is made, so every leg of the commit, whenever
+/// it starts and whatever is recorded meanwhile, reads the same ones (the working tree: before
+/// the current ten minutes began); an unknown unit weighing the mean of the known, or its size
+/// when none is known. The ledger's expected reuses weigh nothing only for a select job
+/// (`--list`), the one that splits for every leg: legs that split for themselves see other
+/// reuses as they record, and must agree.
 fn made(
     store: &mut Store,
     at: &Inputs<'_>,
@@ -200,12 +219,21 @@ fn made(
     root: &Path,
 ) -> Result<Split> {
     let environment = opts.leg.unwrap_or("default");
-    let before = now() / BUCKET * BUCKET;
+    let before = match at.input.head.and_then(|h| at.repo.find_commit(h).ok()) {
+        Some(commit) => commit.committer().when().seconds(),
+        None => now() / BUCKET * BUCKET,
+    };
+    let none = std::collections::BTreeSet::new();
+    let reused = if opts.list {
+        ledger.reused_units()
+    } else {
+        none
+    };
     let durations = store.unit_durations(environment, before, opts.by_test)?;
     let size = |unit: &str| size_of(at, root, unit);
     let inputs = shard::Inputs {
         units,
-        reused: &ledger.reused_units(),
+        reused: &reused,
         durations: &durations,
         size: &size,
         environment,
@@ -215,14 +243,24 @@ fn made(
     Ok(shard::split(&inputs, shard.of))
 }
 
-/// Seconds: legs reading durations recorded before the start of the same span of this many
-/// read the same ones. A record is stamped when it is made, so a span that has passed holds
-/// no more.
+/// Seconds: a working tree's split reads durations recorded before the start of the current
+/// span of this many, so gates started together read the same ones.
 const BUCKET: i64 = 600;
 
 /// The tests of `units`, for a split by test: each unit's tests by id as its language lists
 /// them (pytest's node ids, listed by pytest), a unit it does not list whole.
 fn tests_of(at: &Inputs<'_>, root: &Path, units: &[&str]) -> Result<Vec<String>> {
+    // The runner lists the tests of the files in front of it: they must be the gated tree's,
+    // which the legs run (a temporary checkout when the working tree is not it).
+    let elsewhere = match at.input.head {
+        Some(head) => crate::repo::checkout::not_in_place(at.repo, head)?,
+        None => None,
+    };
+    if let Some(why) = elsewhere {
+        return Err(Error::Usage(format!(
+            "--shard-by test lists the tests pytest collects in the working tree, and it is not the gated commit's tree ({why}): check out the gated commit, or split by file"
+        )));
+    }
     let mut tests = Vec::new();
     for suite in crate::lang::suite::SUITES {
         let own: Vec<&str> = units

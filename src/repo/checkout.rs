@@ -80,7 +80,7 @@ impl Workspace {
 /// Why the working tree cannot stand for `commit`: HEAD is another commit, a tracked file
 /// differs, or untracked files that pytest, Python or go would load are there (an untracked
 /// root `conftest.py` that skips every test would decide the run).
-fn not_in_place(repo: &Repository, commit: Oid) -> Result<Option<String>> {
+pub(crate) fn not_in_place(repo: &Repository, commit: Oid) -> Result<Option<String>> {
     let head = repo.head().ok().and_then(|h| h.peel_to_commit().ok());
     if head.map(|c| c.id()) != Some(commit) {
         return Ok(Some("the working tree holds another commit".into()));

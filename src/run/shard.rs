@@ -37,6 +37,11 @@ impl Shard {
         if index == 0 || index > of {
             return Err(bad());
         }
+        if of > MAX_SHARDS {
+            return Err(Error::Usage(format!(
+                "--shard `{text}`: at most {MAX_SHARDS} shards"
+            )));
+        }
         Ok(Shard { index, of })
     }
 }
@@ -53,6 +58,10 @@ impl serde::Serialize for Shard {
         s.collect_str(self)
     }
 }
+
+/// The most shards a selection is split into: far beyond any CI matrix (GitHub's holds 256
+/// jobs), and a bound on what a split allocates.
+const MAX_SHARDS: u32 = 1024;
 
 /// A selection split over N shards, as frozen into the decision (`plans/frozen.schema.json`,
 /// `split`): every leg given that decision runs its shard of this, not a split of its own.
@@ -266,9 +275,10 @@ pub(crate) fn split(inputs: &Inputs<'_>, shards: u32) -> Split {
 }
 
 impl Split {
-    /// The units of shard `k` (from 1); a unit the split does not hold (the selection grew
-    /// after it was frozen: a test newly failing on main) goes to the shard its name hashes
-    /// to, which every leg computes alike.
+    /// The units of shard `k` (from 1), and every selected unit the split does not hold: one
+    /// selected after it was frozen (a test newly failing on main) may be seen by this leg
+    /// alone — a leg that started earlier never selected it — so each leg that sees one runs
+    /// it. Twice at worst, never by no one.
     pub(crate) fn shard(&self, k: u32, selected: &[&str]) -> BTreeSet<String> {
         let mut own: BTreeSet<String> = self
             .units
@@ -276,13 +286,24 @@ impl Split {
             .filter(|(_, p)| p.shard == k)
             .map(|(u, _)| u.clone())
             .collect();
-        own.extend(
-            selected
-                .iter()
-                .filter(|u| !self.units.contains_key(**u) && hashed_shard(u, self.shards) == k)
-                .map(|u| u.to_string()),
-        );
+        own.extend(self.outside(selected).into_iter().map(str::to_string));
         own
+    }
+
+    /// Why the split cannot be used: a unit placed outside shards 1..=N (a stored decision
+    /// whose body was rewritten and hashed again) would be run by no leg.
+    pub(crate) fn check(&self) -> std::result::Result<(), String> {
+        match self
+            .units
+            .iter()
+            .find(|(_, p)| p.shard == 0 || p.shard > self.shards)
+        {
+            Some((unit, p)) => Err(format!(
+                "it places {unit} in shard {} of {}",
+                p.shard, self.shards
+            )),
+            None => Ok(()),
+        }
     }
 
     /// The selected units the split does not hold.
@@ -314,14 +335,6 @@ pub(crate) fn unit_of(id: &str) -> &str {
         Some((file, _)) if !id.starts_with("./") => file,
         _ => id,
     }
-}
-
-/// The shard (from 1) a unit's name hashes to: the first 8 bytes of its SHA-256.
-fn hashed_shard(unit: &str, shards: u32) -> u32 {
-    use sha2::Digest;
-    let h = sha2::Sha256::digest(unit.as_bytes());
-    let x = u64::from_be_bytes(h[..8].try_into().expect("8 bytes"));
-    (x % u64::from(shards.max(1))) as u32 + 1
 }
 
 /// A unit to place and its expected milliseconds.

@@ -129,15 +129,15 @@ const SHOP: [&str; 5] = [
     "tests/test_plugins.py",
 ];
 
-/// Records `durations` for the shop's five selected test files under environment `py`, and
-/// makes them older than the ten minutes a split leaves out (legs starting together read the
-/// same ones).
+/// Records `durations` for the shop's five selected test files under environment `py`, dated
+/// before the test repository's commits (a split reads the legs recorded before its commit
+/// was made).
 fn recorded(t: &TestRepo, store: &Store, run: &str, durations: [u64; 5]) {
     let units: Vec<(&str, u64)> = SHOP.iter().copied().zip(durations).collect();
     let xml = junit(t, run, &units);
     let out = record(t, store, &["--junit", p(&xml), "--run", run, "--leg", "py"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    store.execute("UPDATE runs SET recorded_unix = recorded_unix - 3600");
+    store.execute("UPDATE runs SET recorded_unix = 1600000000");
 }
 
 fn change(t: &TestRepo) {
@@ -226,7 +226,7 @@ fn an_unrecorded_unit_weighs_the_mean_of_the_recorded(kind: Kind) {
         &["--junit", p(&xml), "--run", "m1", "--leg", "py"],
     );
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    store.execute("UPDATE runs SET recorded_unix = recorded_unix - 3600");
+    store.execute("UPDATE runs SET recorded_unix = 1600000000");
     change(&t);
     let r = leg(&t, &store, "1/2", &[]);
     assert_eq!(r["shard"]["stand_in"], "mean");

@@ -19,6 +19,8 @@ import pytest
 
 _files = {}
 _state = {"rootpath": None}
+# With GATE_PROBE_IDS: each collected test as [its file from the start folder, its name].
+_ids = []
 
 # What each test file's collection and run opened inside the directory pytest runs in: an
 # audit hook sees every `open` (an import's source or bytecode read too), whatever opened it.
@@ -345,6 +347,12 @@ def pytest_deselected(items):
 def pytest_collection_finish(session):
     for item in session.items:
         _entry(item.path)["selected"] += 1
+    if os.environ.get("GATE_PROBE_IDS"):
+        # Each test as an argument pytest takes from where the run started: its file relative
+        # to that folder (whatever the rootdir its node id is relative to), then its name.
+        for item in session.items:
+            name = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else ""
+            _ids.append([_rel(item.path), name])
 
 
 def pytest_runtest_logreport(report):
@@ -363,4 +371,4 @@ def pytest_sessionfinish(session, exitstatus):
             env = {k: sorted(v) for k, v in _env.items()}
             record = {"exitstatus": int(exitstatus), "files": _files, "opened": opened}
             loaded = {k: sorted(v) for k, v in _loaded.items()}
-            json.dump(dict(record, read_by=read_by, env=env, loaded=loaded), f)
+            json.dump(dict(record, read_by=read_by, env=env, loaded=loaded, ids=_ids), f)
