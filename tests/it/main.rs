@@ -36,6 +36,7 @@ mod results;
 mod runner_argv;
 mod selection;
 mod shadow;
+mod shards_suggest;
 mod snapshots;
 mod steps;
 mod support;
