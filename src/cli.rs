@@ -435,6 +435,35 @@ pub enum Sub {
         #[arg(long, value_name = "URL")]
         db: Option<String>,
     },
+    /// Suggest how many CI legs to split the tests over, from the durations recorded.
+    ///
+    /// For 1 to --max legs: the recorded test files (Go packages) split as `--shard K/N` splits
+    /// them, the longest leg against the best any split could do, the slowest leg's time and the
+    /// machine time, each leg paying --fixed-cost; then the fewest legs whose slowest leg is
+    /// within 10% of the fastest.
+    Shards {
+        /// Print the table for 1 to --max legs and the suggested number.
+        #[arg(long, required = true)]
+        suggest: bool,
+        /// What a leg costs before its tests start (checkout, setup): `180s`, `3m`, `500ms`.
+        #[arg(long, value_name = "DURATION", default_value = "60s")]
+        fixed_cost: humantime::Duration,
+        /// The environment whose recorded durations are read, as given to `--leg` when recording.
+        #[arg(long, value_name = "NAME", default_value = "default")]
+        leg: String,
+        /// The most legs to consider.
+        #[arg(long, value_name = "N", default_value_t = 32,
+              value_parser = clap::value_parser!(u32).range(1..=1024))]
+        max: u32,
+        /// Print the table as JSON (plans/shards.schema.json).
+        #[arg(long)]
+        json: bool,
+        /// The history store: `postgres://…`, `sqlite:PATH` or a path.
+        ///
+        /// Default: the GATE_DB variable, else .git/gate/history.sqlite.
+        #[arg(long, value_name = "URL")]
+        db: Option<String>,
+    },
     /// Manage the ledger of passing tests that later runs reuse by fingerprint.
     Ledger {
         #[command(subcommand)]
@@ -570,7 +599,8 @@ impl Cli {
                 | Sub::Shadow(ShadowArgs { json, .. })
                 | Sub::Costs { json, .. }
                 | Sub::Evaluate { json, .. }
-                | Sub::Triage { json, .. },
+                | Sub::Triage { json, .. }
+                | Sub::Shards { json, .. },
             ) => *json,
             Some(_) => false,
         }

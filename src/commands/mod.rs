@@ -15,6 +15,7 @@ mod record;
 mod report;
 mod rollup;
 mod shadow;
+mod shards;
 mod triage;
 mod verify;
 
@@ -106,6 +107,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
         Some(Sub::Ledger {
             action: LedgerAction::Prune { db },
         }) => rollup::prune(&dir, db.as_deref()),
+        Some(sub @ Sub::Shards { .. }) => shards(&dir, sub),
         Some(Sub::Decision { id, db }) => history::decision(&dir, &id, db.as_deref()),
         Some(Sub::History {
             test,
@@ -148,6 +150,31 @@ fn verify(dir: &std::path::Path, sub: Sub) -> Result<u8> {
         legs: &legs,
     };
     verify::run(dir, &range, args)
+}
+
+/// `gate shards --suggest`'s arguments, to its command.
+fn shards(dir: &std::path::Path, sub: Sub) -> Result<u8> {
+    let Sub::Shards {
+        suggest: _,
+        fixed_cost,
+        leg,
+        max,
+        json,
+        db,
+    } = sub
+    else {
+        return Err(crate::error::Error::Internal(format!(
+            "{sub:?} is not `gate shards`"
+        )));
+    };
+    let args = shards::Args {
+        leg: &leg,
+        fixed_cost: fixed_cost.into(),
+        max,
+        json,
+        db: db.as_deref(),
+    };
+    shards::suggest(dir, &args)
 }
 
 /// The proof loop's commands: shadow runs, their evaluation and costs, observation exports.

@@ -14,7 +14,20 @@ const UNIT_RESULTS: &str = "SELECT x.seq, x.file, x.test_id, x.outcome, x.durati
      WHERE x.file IS NOT NULL AND x.seq IN \
        (SELECT seq FROM runs WHERE environment = $1 AND recorded_unix < $2 ORDER BY seq DESC LIMIT $3)";
 
+/// Every environment a leg was recorded under, by name.
+const ENVIRONMENTS: &str = "SELECT DISTINCT environment FROM runs ORDER BY environment";
+
 impl Store {
+    /// The environments legs were recorded under (`--leg`), sorted: what a reader that found
+    /// nothing under the one it was given can name instead.
+    pub(crate) fn environments(&mut self) -> Result<Vec<String>, StoreError> {
+        Ok(self
+            .query(ENVIRONMENTS, &[])?
+            .iter()
+            .filter_map(|r| r[0].text())
+            .collect())
+    }
+
     /// Each unit's (or, `by_test`, each test's) median milliseconds over the recorded legs of
     /// `environment` (before `before`, seconds since the epoch) in which it ran and passed: a
     /// leg's time for it is the sum of its attempts; a leg where it failed or erred is left

@@ -7,6 +7,7 @@ pub(crate) mod reports;
 pub(crate) mod select;
 pub(crate) mod shard;
 pub(crate) mod steps;
+pub(crate) mod suggest;
 
 pub(crate) mod error;
 pub(crate) use error::RunnerError;

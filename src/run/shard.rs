@@ -451,7 +451,6 @@ fn step(
 /// The longest shard's milliseconds for `placed`, and the lower bound no split can beat:
 /// the larger of the total over N (rounded up) and the longest unit. Only the tests measure
 /// a split by it.
-#[cfg(test)]
 pub(crate) fn makespan(units: &[Weighted<'_>], placed: &[u32], shards: u32) -> (u64, u64) {
     let mut load: BTreeMap<u32, u64> = BTreeMap::new();
     for (w, &s) in units.iter().zip(placed) {

@@ -41,6 +41,7 @@ mod runner_argv;
 mod selection;
 mod shadow;
 mod shards;
+mod shards_suggest;
 mod snapshots;
 mod steps;
 mod support;
