@@ -550,6 +550,52 @@ mod tests {
         }
     }
 
+    fn placed(shards: u32, units: &[(&str, u32)]) -> Split {
+        Split {
+            shards,
+            by: "file".into(),
+            environment: "default".into(),
+            recorded_before: 0,
+            durations_digest: String::new(),
+            stand_in: "none".into(),
+            stand_in_ms: None,
+            units: units
+                .iter()
+                .map(|(u, shard)| {
+                    let p = Placed {
+                        shard: *shard,
+                        ms: 1,
+                        recorded: true,
+                    };
+                    (u.to_string(), p)
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_unit_selected_after_the_split_is_run_by_every_leg_that_selects_it() {
+        let split = placed(3, &[("a.py", 1), ("b.py", 2), ("c.py", 3)]);
+        let selected = ["a.py", "b.py", "c.py", "new.py"];
+        for k in 1..=3 {
+            let own = split.shard(k, &selected);
+            assert!(own.contains("new.py"), "leg {k}: {own:?}");
+            assert_eq!(own.len(), 2, "leg {k}: {own:?}");
+        }
+        assert_eq!(split.outside(&selected), vec!["new.py"]);
+    }
+
+    #[test]
+    fn a_split_placing_a_unit_outside_its_shards_is_refused() {
+        assert!(placed(3, &[("a.py", 1), ("b.py", 3)]).check().is_ok());
+        for bad in [0, 4] {
+            let why = placed(3, &[("a.py", 1), ("b.py", bad)])
+                .check()
+                .unwrap_err();
+            assert!(why.contains("b.py"), "{why}");
+        }
+    }
+
     #[test]
     fn the_search_beats_plain_longest_first_where_it_can() {
         // LPT puts 3+3 / 2+2+2 as 3,2,2 / 3,2 → 7 vs 5; the best is 6 / 6.

@@ -407,6 +407,8 @@ fn a_long_file_is_split_by_test() {
         let out = t.gate(&all).output().unwrap();
         let r: Value =
             serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+        // Every test passes: a leg given node ids is not "broken" for naming no whole file.
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", text(&out));
         let ids = r["tests"]
             .as_array()
             .unwrap()
@@ -525,4 +527,116 @@ fn verify_runs_its_shard() {
         seen.extend(own);
     }
     assert_eq!(seen, SHOP.iter().map(|s| s.to_string()).collect());
+}
+
+/// `--shard-by test` where pytest's rootdir is not the repository root (a runner option moves
+/// it): node ids are relative to the rootdir, so `sub/tests/test_a.py::test_x` reads
+/// `tests/test_a.py::test_x` — another selected file's name. Each test is placed by its own
+/// file: the failing root test runs in a shard and fails it.
+#[test]
+fn split_by_test_places_each_test_by_its_own_file_whatever_the_rootdir() {
+    let t = TestRepo::from_fixture("shop");
+    t.write(
+        ".gate.toml",
+        "runner = [\"python3\", \"-m\", \"pytest\", \"--rootdir=sub\", \"--import-mode=importlib\"]\n",
+    );
+    t.write(
+        "pyproject.toml",
+        "[tool.pytest.ini_options]\ntestpaths = [\"tests\", \"sub/tests\"]\npythonpath = [\"src\", \"tests\"]\n",
+    );
+    t.write(
+        "tests/test_a.py",
+        "import shop\n\n\ndef test_x():\n    assert shop\n\n\ndef test_y():\n    assert not hasattr(shop, 'BROKEN')\n",
+    );
+    t.write(
+        "sub/tests/test_a.py",
+        "import shop\n\n\ndef test_x():\n    assert shop\n",
+    );
+    t.commit("two files of one name");
+    t.branch("change");
+    t.checkout("change");
+    t.append("src/shop/__init__.py", "\nBROKEN = True\n");
+    t.commit("break test_y");
+    let mut failed = 0;
+    let mut ran = Vec::new();
+    for k in ["1/2", "2/2"] {
+        let out = t
+            .gate(&[
+                "--affected",
+                "master...HEAD",
+                "--json",
+                "--shard",
+                k,
+                "--shard-by",
+                "test",
+            ])
+            .output()
+            .unwrap();
+        let r: Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{e}: {}", text(&out)));
+        if out.status.code() == Some(1) {
+            failed += 1;
+        }
+        ran.extend(units(&r));
+    }
+    assert_eq!(failed, 1, "the failing test ran in no shard: {ran:?}");
+    assert!(
+        ran.contains(&"tests/test_a.py::test_y".to_string()),
+        "{ran:?}"
+    );
+    assert!(
+        ran.contains(&"sub/tests/test_a.py::test_x".to_string()),
+        "{ran:?}"
+    );
+}
+
+/// `--shard-by test` lists the working tree's tests: when the gated commit is not what the
+/// working tree holds, it is refused (a test only the gated commit has would be in no shard).
+#[test]
+fn split_by_test_refuses_a_working_tree_that_is_not_the_gated_tree() {
+    let t = TestRepo::from_fixture("shop");
+    change(&t);
+    t.checkout("master");
+    let out = t
+        .gate(&[
+            "--affected",
+            "master...change",
+            "--list",
+            "--shard",
+            "1/2",
+            "--shard-by",
+            "test",
+        ])
+        .output()
+        .unwrap();
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{shown}");
+    assert!(shown.contains("not the gated commit's tree"), "{shown}");
+    // By file, the tests run in a checkout of the gated commit: allowed.
+    let out = t
+        .gate(&["--affected", "master...change", "--list", "--shard", "1/2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+}
+
+/// More shards than any matrix holds is refused before anything is allocated.
+#[test]
+fn too_many_shards_are_refused() {
+    let t = TestRepo::from_fixture("shop");
+    change(&t);
+    let out = t
+        .gate(&[
+            "--affected",
+            "master...HEAD",
+            "--list",
+            "--json",
+            "--shard",
+            "1/4294967295",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(doc.to_string().contains("at most 1024 shards"), "{doc}");
 }
