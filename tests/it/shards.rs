@@ -390,7 +390,7 @@ fn two_real_shards_run_what_one_run_does() {
 
 /// `--shard-by test`: one file holds most of the tests; split by test, both shards run some of
 /// it, together exactly what one run does, each test once; the ledger keeps no pass of a part
-/// of a file. A project run by unittest cannot be split by test: refused by name.
+/// of a file.
 #[test]
 fn a_long_file_is_split_by_test() {
     let t = TestRepo::from_fixture("shop");
@@ -476,27 +476,6 @@ fn a_long_file_is_split_by_test() {
         Some(3),
         "--shard-by without --shard: {}",
         text(&out)
-    );
-    let u = TestRepo::from_fixture("unitshop");
-    u.append("shop/money.py", "\n# touched\n");
-    u.commit("change");
-    let out = u
-        .gate(&[
-            "--since",
-            "HEAD~1",
-            "--list",
-            "--shard",
-            "1/2",
-            "--shard-by",
-            "test",
-        ])
-        .output()
-        .unwrap();
-    let shown = text(&out);
-    assert_eq!(out.status.code(), Some(3), "{shown}");
-    assert!(
-        shown.contains("--shard-by test splits pytest's node ids"),
-        "{shown}"
     );
 }
 
@@ -639,4 +618,30 @@ fn too_many_shards_are_refused() {
     assert_eq!(out.status.code(), Some(3), "{}", text(&out));
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(doc.to_string().contains("at most 1024 shards"), "{doc}");
+}
+
+/// A project run by unittest cannot be split by test: refused by name.
+#[test]
+fn a_unittest_project_is_not_split_by_test() {
+    let u = TestRepo::from_fixture("unitshop");
+    u.append("shop/money.py", "\n# touched\n");
+    u.commit("change");
+    let out = u
+        .gate(&[
+            "--since",
+            "HEAD~1",
+            "--list",
+            "--shard",
+            "1/2",
+            "--shard-by",
+            "test",
+        ])
+        .output()
+        .unwrap();
+    let shown = text(&out);
+    assert_eq!(out.status.code(), Some(3), "{shown}");
+    assert!(
+        shown.contains("--shard-by test splits pytest's node ids"),
+        "{shown}"
+    );
 }
