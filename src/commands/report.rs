@@ -189,11 +189,15 @@ impl Read {
             .filter(|(unit, _)| !reused.contains_key(*unit))
             .map(|(unit, causes)| (unit.clone(), causes.join(", ")))
             .collect();
+        // A unit history added (failing on main, a co-failure, a traced edge) has no changed
+        // path as its cause: the frozen decision's first reason says why it was selected.
+        let reason = |unit: &str| frozen["selected"][unit][0].as_str().map(str::to_string);
         for r in &self.results {
             if let Some(file) = &r.file
                 && !reused.contains_key(file)
             {
-                ran.entry(file.clone()).or_insert_with(|| "ran".into());
+                ran.entry(file.clone())
+                    .or_insert_with(|| reason(file).unwrap_or_else(|| "ran".into()));
             }
         }
         let mut slowest: Vec<(String, u64)> = self
@@ -260,12 +264,13 @@ fn shadow_line(store: &mut Store, commit: &str, days: u64) -> Result<Option<Stri
     let judged: Vec<serde_json::Value> = serde_json::from_str(&s.judged).unwrap_or_default();
     let class = |c: &str| judged.iter().filter(|j| j["class"] == c).count();
     Ok(Some(format!(
-        "decision {}: {} failing in the whole suite: {} caught, {} missed, {} flaky",
+        "decision {}: {} failing in the whole suite: {} caught, {} missed, {} flaky, {} pre-existing",
         s.decision.get(..12).unwrap_or(&s.decision),
         judged.len(),
         class("caught"),
         class("missed"),
-        class("flaky")
+        class("flaky"),
+        class("pre_existing")
     )))
 }
 

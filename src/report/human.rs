@@ -316,7 +316,24 @@ pub(crate) fn summary(view: &View<'_>) -> String {
     } else {
         ""
     };
-    let reused = if view.reused.is_empty() {
+    let reused = if let Some(shard) = &view.shard {
+        // A leg runs its shard of the selection, its reuses among them left out.
+        let reused = shard
+            .units
+            .iter()
+            .filter(|u| view.reused.contains_key(crate::run::shard::unit_of(u)))
+            .count();
+        let of_them = if reused > 0 {
+            format!(" ({reused} reused)")
+        } else {
+            String::new()
+        };
+        format!(
+            ", shard {} runs {}{of_them}",
+            shard.shard,
+            shard.units.len() - reused
+        )
+    } else if view.reused.is_empty() {
         String::new()
     } else {
         format!(
