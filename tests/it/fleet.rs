@@ -9,6 +9,7 @@
 //! rewrites it). Each phase's wall time is printed.
 
 use crate::history::Store;
+use crate::legs::judged;
 use crate::support::text;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -419,28 +420,6 @@ fn each_unit_once(selection: &[String], legs: &[Value]) -> BTreeMap<String, usiz
         "the shards cover the selection"
     );
     placed
-}
-
-/// Each verdict as (test, verdict, confidence, evidence, from): what must not depend on how
-/// the run was split.
-fn judged(doc: &Value) -> Vec<(String, String, String, String, Value)> {
-    let mut out: Vec<_> = doc["verdicts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| {
-            let s = |k: &str| v[k].as_str().unwrap().to_string();
-            (
-                s("test"),
-                s("verdict"),
-                s("confidence"),
-                s("evidence"),
-                v["from"].clone(),
-            )
-        })
-        .collect();
-    out.sort_by(|a, b| a.0.cmp(&b.0));
-    out
 }
 
 fn timed<T>(phases: &mut Vec<(String, u128)>, name: &str, f: impl FnOnce() -> T) -> T {

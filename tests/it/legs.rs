@@ -31,7 +31,7 @@ fn rec(
 
 /// Each verdict as (test, verdict, confidence, evidence, from), sorted by test: what must not
 /// depend on how the triaged run was sharded.
-fn judged(doc: &Value) -> Vec<(String, String, String, String, Value)> {
+pub(crate) fn judged(doc: &Value) -> Vec<(String, String, String, String, Value)> {
     let mut out: Vec<_> = doc["verdicts"]
         .as_array()
         .unwrap()
