@@ -47,6 +47,29 @@ pub(crate) fn validate(schema: &str, value: &Value) {
     assert!(errors.is_empty(), "{schema}: {errors:#?}\n{value:#}");
 }
 
+/// A schema that does not parse fails only the tests that happen to validate against it; this
+/// reads every one, so a broken schema is caught by name even when no test uses it yet.
+#[test]
+fn every_schema_in_plans_parses_and_compiles() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("plans");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "json") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let schema: Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        jsonschema::options()
+            .with_retriever(PlansDir)
+            .build(&schema)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        seen += 1;
+    }
+    assert!(seen >= 14, "read {seen} schemas in {}", dir.display());
+}
+
 #[test]
 fn reports_match_the_schema() {
     let t = TestRepo::from_fixture("shop");
