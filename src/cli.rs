@@ -469,6 +469,14 @@ pub enum Sub {
         #[command(subcommand)]
         action: LedgerAction,
     },
+    /// Read every Python file under PATH… with the fast path and with tree-sitter alone and
+    /// require equal facts; print the share the fast path read (JSON).
+    // Hidden: gate's own equality check and bench mode, not a user's command.
+    #[command(hide = true)]
+    ScanCheck {
+        #[arg(required = true, value_name = "PATH")]
+        paths: Vec<PathBuf>,
+    },
     /// Entry points for git hooks (called by the installed hook scripts).
     // Hidden: a user never types it; the hook script gate installs does.
     #[command(hide = true)]

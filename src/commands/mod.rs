@@ -14,6 +14,7 @@ mod plan;
 mod record;
 mod report;
 mod rollup;
+mod scan_check;
 mod shadow;
 mod shards;
 mod triage;
@@ -108,6 +109,7 @@ pub fn dispatch(cli: Cli) -> Result<u8> {
             action: LedgerAction::Prune { db },
         }) => rollup::prune(&dir, db.as_deref()),
         Some(sub @ Sub::Shards { .. }) => shards(&dir, sub),
+        Some(Sub::ScanCheck { paths }) => scan_check::run(&paths),
         Some(Sub::Decision { id, db }) => history::decision(&dir, &id, db.as_deref()),
         Some(Sub::History {
             test,

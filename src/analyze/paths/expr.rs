@@ -59,6 +59,33 @@ const TEMPORARY: &[&str] = &[
     "tmpdir_factory.mktemp",
 ];
 
+/// Whether the evaluator reads a call of `function` (its callee's text) as a path: a wrapper,
+/// a join, a folder of it, the working or a temporary folder, a package resource, a path
+/// method. `str(…)` is left out: it is a path only around one, which the caller weighs.
+pub(crate) fn evaluates_call(function: &str) -> bool {
+    let last = function.rsplit('.').next().unwrap_or(function);
+    (WRAPPERS.contains(&function) && function != "str")
+        || matches!(
+            function,
+            "os.path.dirname"
+                | "path.dirname"
+                | "dirname"
+                | "os.path.join"
+                | "path.join"
+                | "os.getcwd"
+                | "Path.cwd"
+                | "pathlib.Path.cwd"
+                | "os.path.split"
+                | "path.split"
+        )
+        || TEMPORARY.contains(&function)
+        || RESOURCE_FILES.contains(&function)
+        || RESOURCE_READERS.contains(&function)
+        || (function.contains('.')
+            && (METHODS_KEEPING_PATH.contains(&last)
+                || matches!(last, "joinpath" | "with_name" | "glob" | "rglob")))
+}
+
 /// A folder outside the repository: a join onto it names nothing.
 fn outside() -> PathValue {
     PathValue::Relative("/tmp".into())

@@ -9,7 +9,7 @@ mod expr;
 
 use serde::{Deserialize, Serialize};
 
-pub(crate) use expr::{MAX_DEPTH, eval};
+pub(crate) use expr::{MAX_DEPTH, eval, evaluates_call};
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "anchor", content = "path")]

@@ -1,4 +1,5 @@
-//! Python: its sources (`.py`, `.pyi`) and their facts (`analyze`), pytest's discovery and
+//! Python: its sources (`.py`, `.pyi`) and their facts (`analyze`, and `scan`, the fast path
+//! that reads most files without a syntax tree), pytest's discovery and
 //! configuration (`pytest_ini`), the framework a project tests with (`framework`), its import
 //! roots (`roots`), the modules `--doctest-modules` collects from disk (`untracked`), and the
 //! runner with its collection probe (`pytest`, `gate_probe.py`).
@@ -8,6 +9,7 @@ pub(crate) mod framework;
 pub(crate) mod pytest;
 pub(crate) mod pytest_ini;
 pub(crate) mod roots;
+pub(crate) mod scan;
 mod shims;
 mod suite;
 pub(crate) mod toolchain;

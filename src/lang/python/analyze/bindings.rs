@@ -26,6 +26,13 @@ const LISTING_METHODS: &[&str] = &["iterdir", "walk"];
 /// How many items a loop's literal list may have to be bound as alternatives.
 const MAX_ALTERNATIVES: usize = 32;
 
+/// Whether a call of `function` reads a folder whole: a listing call, or a listing method
+/// (`.iterdir()`, `.walk()`) of whatever it is called on.
+pub(super) fn is_listing(function: &str) -> bool {
+    let last = function.rsplit('.').next().unwrap_or(function);
+    LISTINGS.contains(&function) || (function.contains('.') && LISTING_METHODS.contains(&last))
+}
+
 impl Pass<'_> {
     /// The bindings other than plain assignments: loops, `:=`, parameters, `as` targets and
     /// augmented assignments (`p += "/x"`, not followed: unbound).

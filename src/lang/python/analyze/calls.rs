@@ -84,7 +84,7 @@ const PATH_CALLS: &[&str] = &[
     "os.path.isdir",
 ];
 /// Keyword arguments whose value is a path (`template_folder="templates"`, `cwd=…`).
-pub(super) fn path_keyword(name: &str) -> bool {
+pub(crate) fn path_keyword(name: &str) -> bool {
     [
         "folder",
         "dir",
@@ -99,24 +99,54 @@ pub(super) fn path_keyword(name: &str) -> bool {
     .any(|s| name == *s || name.ends_with(&format!("_{s}")))
 }
 
+/// The context for the strings among the arguments of a call of `function` (its callee's
+/// text).
+pub(crate) fn argument_context_of(function: &str) -> Option<StringContext> {
+    let last = function.rsplit('.').next().unwrap_or(function);
+    if is_sys_path_call(function) {
+        return Some(StringContext::SysPath);
+    }
+    if PATH_CALLS.contains(&function) || PATH_CALLS.contains(&last) {
+        return Some(StringContext::PathArg);
+    }
+    if matches!(last, "scenarios" | "scenario") {
+        return Some(StringContext::Feature);
+    }
+    if is_process_call(function) {
+        return Some(StringContext::Argv);
+    }
+    None
+}
+
+/// Whether a call of `function` (its callee's text) is one the pass reads, whatever its
+/// arguments: it starts a process, imports or runs code, reads the environment, makes an app.
+/// (Calls whose arguments are paths are `argument_context_of`'s; those the path evaluator
+/// reads, `paths::evaluates_call`.)
+pub(crate) fn is_read_call(function: &str) -> bool {
+    let last = function.rsplit('.').next().unwrap_or(function);
+    is_process_call(function)
+        || is_sys_path_call(function)
+        || super::import_calls::IMPORT_FUNCTIONS.contains(&function)
+        || matches!(
+            last,
+            "run_path"
+                | "spec_from_file_location"
+                | "SourceFileLoader"
+                | "walk_packages"
+                | "attach_stub"
+        )
+        || matches!(
+            function,
+            "exec" | "compile" | "builtins.exec" | "Flask" | "flask.Flask"
+        )
+        || super::environ::ENV_READS.contains(&function)
+        || super::bindings::is_listing(function)
+}
+
 impl Pass<'_> {
     /// The context for the strings among a call's arguments.
     pub(super) fn argument_context(&self, call: Node<'_>) -> Option<StringContext> {
-        let function = self.text(call.child_by_field_name("function")?);
-        let last = function.rsplit('.').next().unwrap_or(&function);
-        if is_sys_path_call(&function) {
-            return Some(StringContext::SysPath);
-        }
-        if PATH_CALLS.contains(&function.as_str()) || PATH_CALLS.contains(&last) {
-            return Some(StringContext::PathArg);
-        }
-        if matches!(last, "scenarios" | "scenario") {
-            return Some(StringContext::Feature);
-        }
-        if is_process_call(&function) {
-            return Some(StringContext::Argv);
-        }
-        None
+        argument_context_of(&self.text(call.child_by_field_name("function")?))
     }
 
     pub(super) fn call(&mut self, node: Node<'_>, line: u32) {
@@ -316,7 +346,7 @@ impl Pass<'_> {
     }
 }
 
-fn is_process_call(function: &str) -> bool {
+pub(crate) fn is_process_call(function: &str) -> bool {
     let last = function.rsplit('.').next().unwrap_or(function);
     if !PROCESS_CALLS.contains(&last) {
         return false;

@@ -7,7 +7,7 @@ use super::strings::{has_interpolation, string_value};
 use tree_sitter::Node;
 
 /// Calls that read an environment variable named by their first argument.
-const ENV_READS: &[&str] = &[
+pub(super) const ENV_READS: &[&str] = &[
     "os.getenv",
     "getenv",
     "os.environ.get",

@@ -9,7 +9,7 @@ use crate::analyze::facts::{Anchor, DynamicImport, StringContext};
 use tree_sitter::Node;
 
 /// Calls that import (or run) a module named by their first argument.
-const IMPORT_FUNCTIONS: &[&str] = &[
+pub(super) const IMPORT_FUNCTIONS: &[&str] = &[
     "importlib.import_module",
     "import_module",
     "__import__",

@@ -31,8 +31,9 @@ mod environ;
 mod import_calls;
 mod strings;
 
-use calls::path_keyword;
-use strings::{from_import, one_line, text};
+pub(crate) use calls::{argument_context_of, is_read_call, path_keyword};
+use strings::{from_import, text};
+pub(crate) use strings::{keeps, one_line, reads_as_path};
 
 /// Per-file state of the one pass: module-level names bound to path expressions, and the
 /// lines whose expressions were too deep to evaluate.
@@ -45,7 +46,32 @@ pub(super) struct Pass<'s> {
     pub(super) skip_until: std::cell::Cell<usize>,
 }
 
+thread_local! {
+    /// Off while the fast path is checked against tree-sitter: the reference reads every file,
+    /// doctest examples and `python -c` code included, with tree-sitter alone.
+    static FAST: std::cell::Cell<bool> = const { std::cell::Cell::new(true) };
+}
+
+/// A file's facts: read by the fast path where it reads the file exactly, else by tree-sitter.
 pub(crate) fn analyze(source: &[u8]) -> Facts {
+    if FAST.with(std::cell::Cell::get)
+        && let Some(facts) = super::scan::facts(source)
+    {
+        return facts;
+    }
+    analyze_tree(source)
+}
+
+/// A file's facts as tree-sitter reads them, every nested source too: the fast path's
+/// reference.
+pub(crate) fn analyze_reference(source: &[u8]) -> Facts {
+    let was = FAST.with(|f| f.replace(false));
+    let facts = analyze_tree(source);
+    FAST.with(|f| f.set(was));
+    facts
+}
+
+fn analyze_tree(source: &[u8]) -> Facts {
     let Some(cut) = cut_point(source) else {
         return analyze_whole(source);
     };
@@ -235,22 +261,9 @@ impl<'s> Pass<'s> {
     }
     /// A string holding doctest examples: their imports, on the lines they stand on.
     pub(super) fn doctest(&mut self, text: &str, line: u32) {
-        let code = examples(text);
-        if code.trim().is_empty() {
-            return;
-        }
-        let read = analyze(code.as_bytes());
-        let imports = read
-            .imports
-            .into_iter()
-            .map(|mut import| {
-                import.line += line - 1;
-                import
-            })
-            .collect();
-        let errors = !read.parse_errors.is_empty();
-        let imports = example_imports(text, line, imports, errors);
-        self.facts.doctest_imports.extend(imports);
+        self.facts
+            .doctest_imports
+            .extend(doctest_imports(text, line));
     }
 
     /// A module-level `__getattr__` (PEP 562) runs on the first use of a name the module lacks
@@ -397,41 +410,65 @@ impl<'s> Pass<'s> {
         value
     }
     fn finish(mut self) -> Facts {
-        let facts = &mut self.facts;
-        facts.too_deep = std::mem::take(self.too_deep.get_mut());
-        facts.too_deep.sort_unstable();
-        facts.too_deep.dedup();
-        facts.imports.sort();
-        facts.imports.dedup();
-        facts.doctest_imports.sort();
-        facts.doctest_imports.dedup();
-        // A string given to an import function was also met as a plain string; keep the
-        // strongest context per line and value.
-        facts.strings.sort_by(|a, b| {
-            (a.line, &a.value, std::cmp::Reverse(a.context)).cmp(&(
-                b.line,
-                &b.value,
-                std::cmp::Reverse(b.context),
-            ))
-        });
-        facts
-            .strings
-            .dedup_by(|later, first| later.line == first.line && later.value == first.value);
-        facts.strings.sort();
-        facts.paths.sort();
-        facts.paths.dedup();
-        facts.dynamic_imports.sort();
-        facts.dynamic_imports.dedup();
-        facts.apps.sort_unstable();
-        facts.apps.dedup();
-        facts.env.sort();
-        facts.env.dedup();
-        facts.env_any.sort();
-        facts.env_any.dedup();
-        facts.parse_errors.sort_unstable();
-        facts.parse_errors.dedup();
+        self.facts.too_deep = std::mem::take(self.too_deep.get_mut());
+        normalize(&mut self.facts);
         self.facts
     }
+}
+
+/// Facts in their one order: sorted, without repeats, a string kept once per line and value
+/// with its strongest context. Both readers end here, so their facts compare equal.
+pub(crate) fn normalize(facts: &mut Facts) {
+    facts.too_deep.sort_unstable();
+    facts.too_deep.dedup();
+    facts.imports.sort();
+    facts.imports.dedup();
+    facts.doctest_imports.sort();
+    facts.doctest_imports.dedup();
+    // A string given to an import function was also met as a plain string; keep the
+    // strongest context per line and value.
+    facts.strings.sort_by(|a, b| {
+        (a.line, &a.value, std::cmp::Reverse(a.context)).cmp(&(
+            b.line,
+            &b.value,
+            std::cmp::Reverse(b.context),
+        ))
+    });
+    facts
+        .strings
+        .dedup_by(|later, first| later.line == first.line && later.value == first.value);
+    facts.strings.sort();
+    facts.paths.sort();
+    facts.paths.dedup();
+    facts.dynamic_imports.sort();
+    facts.dynamic_imports.dedup();
+    facts.apps.sort_unstable();
+    facts.apps.dedup();
+    facts.env.sort();
+    facts.env.dedup();
+    facts.env_any.sort();
+    facts.env_any.dedup();
+    facts.parse_errors.sort_unstable();
+    facts.parse_errors.dedup();
+}
+
+/// The imports of the doctest examples in a string that starts on `line`.
+pub(crate) fn doctest_imports(text: &str, line: u32) -> Vec<Import> {
+    let code = examples(text);
+    if code.trim().is_empty() {
+        return Vec::new();
+    }
+    let read = analyze(code.as_bytes());
+    let imports = read
+        .imports
+        .into_iter()
+        .map(|mut import| {
+            import.line += line - 1;
+            import
+        })
+        .collect();
+    let errors = !read.parse_errors.is_empty();
+    example_imports(text, line, imports, errors)
 }
 
 /// A text file's doctest examples read as one Python source, each line where the file has it:

@@ -21,14 +21,7 @@ impl Pass<'_> {
                 }
                 // Elsewhere, one that reads as a path (`f"{base}/data/{name}.json"`, passed
                 // on to a reader), as a literal with a `/` would.
-                Some(PathValue::Relative(glob))
-                    if glob.contains('/')
-                        && !glob.starts_with('/')
-                        && glob.chars().any(char::is_alphanumeric)
-                        && glob
-                            .chars()
-                            .all(|c| c.is_alphanumeric() || "._-/:+@*?[]{},~".contains(c)) =>
-                {
+                Some(PathValue::Relative(glob)) if reads_as_path(&glob) => {
                     let text = one_line(&self.text(node));
                     let value = PathValue::Relative(glob);
                     self.facts.paths.push(PathRef { line, value, text });
@@ -71,18 +64,7 @@ impl Pass<'_> {
         {
             return;
         }
-        let bare_allowed = !matches!(context, StringContext::Plain);
-        let looks_like_name = !value.is_empty()
-            && value.len() <= 256
-            && value
-                .chars()
-                .all(|c| c.is_alphanumeric() || "._-/:+@*?[]{},~".contains(c))
-            && (bare_allowed || value.contains('.') || value.contains('/'))
-            // A glob must say something besides its wildcards (`f"{x}"` names nothing), and
-            // only counts where a path is expected: `"*.md"` in a list is a pattern, not a read.
-            && (!value.contains(['*', '?', '[', ']', '{', '}'])
-                || (bare_allowed && value.chars().any(char::is_alphanumeric)));
-        if looks_like_name {
+        if keeps(&value, context) {
             self.facts.strings.push(StringRef {
                 line,
                 value,
@@ -90,6 +72,33 @@ impl Pass<'_> {
             });
         }
     }
+}
+
+/// Whether a string may name a module or a file where it stands: prose and docstrings are
+/// dropped so plans stay small.
+pub(crate) fn keeps(value: &str, context: StringContext) -> bool {
+    let bare_allowed = !matches!(context, StringContext::Plain);
+    !value.is_empty()
+        && value.len() <= 256
+        && value
+            .chars()
+            .all(|c| c.is_alphanumeric() || "._-/:+@*?[]{},~".contains(c))
+        && (bare_allowed || value.contains('.') || value.contains('/'))
+        // A glob must say something besides its wildcards (`f"{x}"` names nothing), and
+        // only counts where a path is expected: `"*.md"` in a list is a pattern, not a read.
+        && (!value.contains(['*', '?', '[', ']', '{', '}'])
+            || (bare_allowed && value.chars().any(char::is_alphanumeric)))
+}
+
+/// Whether an f-string's value (its holes sealed into globs) reads as a path where no path is
+/// expected: `f"{base}/data/{name}.json"`, passed on to a reader, as a literal with a `/` would.
+pub(crate) fn reads_as_path(glob: &str) -> bool {
+    glob.contains('/')
+        && !glob.starts_with('/')
+        && glob.chars().any(char::is_alphanumeric)
+        && glob
+            .chars()
+            .all(|c| c.is_alphanumeric() || "._-/:+@*?[]{},~".contains(c))
 }
 
 pub(super) fn has_interpolation(node: Node<'_>) -> bool {
@@ -112,7 +121,7 @@ pub(super) fn string_value(node: Node<'_>, source: &[u8]) -> String {
     out
 }
 
-pub(super) fn one_line(s: &str) -> String {
+pub(crate) fn one_line(s: &str) -> String {
     let flat: String = s.split_whitespace().collect::<Vec<_>>().join(" ");
     if flat.chars().count() > 120 {
         format!("{}…", flat.chars().take(119).collect::<String>())

@@ -1,0 +1,230 @@
+//! The fast path: a Python file's facts read at token level, without a syntax tree, for every
+//! file whose constructs it knows; any other file is read by tree-sitter (`analyze`). The rule
+//! is exactness: where the fast path answers, its facts are the facts tree-sitter's pass
+//! gives, field by field. So it answers only for a file that parses without an error (its
+//! parser accepts a subset of what tree-sitter reads cleanly) and that names nothing only the
+//! tree pass reads — a path, process, import or environment call, `__file__`, a join or
+//! template that can build a path — leaving it imports, strings and doctest examples.
+//! `gate scan-check` and `tests/it/scan.rs` hold it to that over real corpora.
+
+mod grammar;
+mod lexer;
+
+use crate::analyze::facts::{Facts, MAX_PARSED, StringRef};
+use crate::lang::python::analyze as tree;
+use grammar::{Line, Parser};
+use std::collections::BTreeSet;
+
+/// Names whose every use the tree pass reads (the file's own path, pytest's temporary
+/// folders, the environment, a module `__getattr__`, `pytest_plugins`): a file that holds one
+/// goes to tree-sitter.
+const TREE_NAMES: &[&str] = &[
+    "__file__",
+    "tmp_path",
+    "tmpdir",
+    "environ",
+    "environb",
+    "getenv",
+    "__getattr__",
+    "pytest_plugins",
+];
+
+/// Attributes the evaluator reads (`.parent`, `.parents[1]`, `os.sep`, `os.curdir`): a file
+/// that names one after a `.` goes to tree-sitter.
+const TREE_ATTRIBUTES: &[&str] = &["parent", "parents", "curdir", "pardir", "sep"];
+
+/// The first name or attribute of `tokens` only the tree pass reads.
+fn tree_name(source: &[u8], tokens: &[lexer::Token]) -> Option<&'static str> {
+    let mut after_dot = false;
+    for t in tokens {
+        let text = &source[t.start as usize..t.end as usize];
+        if t.kind == lexer::Kind::Name {
+            let found = TREE_NAMES
+                .iter()
+                .chain(TREE_ATTRIBUTES.iter().filter(|_| after_dot))
+                .find(|n| n.as_bytes() == text);
+            if found.is_some() {
+                return found.copied();
+            }
+        }
+        after_dot = t.kind == lexer::Kind::Op && text == b".";
+    }
+    None
+}
+
+/// The facts of `source`, if the fast path reads it exactly; `None` sends it to tree-sitter.
+pub(crate) fn facts(source: &[u8]) -> Option<Facts> {
+    read(source).ok()
+}
+
+/// The facts of `source`, or why the fast path leaves it to tree-sitter.
+fn read(source: &[u8]) -> Result<Facts, String> {
+    if source.len() > MAX_PARSED {
+        return Err("larger than the parsed limit".into());
+    }
+    if std::str::from_utf8(source).is_err() {
+        return Err("not UTF-8".into());
+    }
+    let lexed = lexer::lex(source).map_err(|_| "a token it does not know".to_string())?;
+    let found = std::iter::once(lexed.tokens.as_slice())
+        .chain(
+            lexed
+                .strings
+                .iter()
+                .flat_map(|s| s.holes.iter().map(Vec::as_slice)),
+        )
+        .find_map(|tokens| tree_name(source, tokens));
+    if let Some(name) = found {
+        return Err(format!("name {name}"));
+    }
+    let mut parser = Parser::new(source, &lexed);
+    parser
+        .file()
+        .map_err(|_| "a construct it does not parse".to_string())?;
+    if let Some(why) = parser.defer {
+        return Err(why);
+    }
+    if let Some(why) = paths_built(&parser.lines) {
+        return Err(why.into());
+    }
+    let mut facts = Facts {
+        imports: parser.imports,
+        paths: parser.paths,
+        ..Facts::default()
+    };
+    for (line, value, context) in parser.strings {
+        if value.contains(">>>") {
+            facts
+                .doctest_imports
+                .extend(tree::doctest_imports(&value, line));
+        }
+        if tree::keeps(&value, context) {
+            facts.strings.push(StringRef {
+                line,
+                value,
+                context,
+            });
+        }
+    }
+    tree::normalize(&mut facts);
+    Ok(facts)
+}
+
+/// Whether a call of `function` (the callee's text) with or without arguments is one only the
+/// tree pass reads.
+fn call_matters(function: &str, has_args: bool) -> bool {
+    (has_args && tree::argument_context_of(function).is_some())
+        || tree::is_read_call(function)
+        || crate::analyze::paths::evaluates_call(function)
+}
+
+/// Whether a line can build a path the tree pass would record, and how: names that may hold
+/// text (bound on a line with a literal, a join or another such name, to the end of the file)
+/// and the lines that join, template or wrap them are weighed together.
+fn paths_built(lines: &[Line<'_>]) -> Option<&'static str> {
+    let mut bound: BTreeSet<&str> = BTreeSet::new();
+    loop {
+        let before = bound.len();
+        for line in lines.iter().filter(|l| !l.targets.is_empty()) {
+            let evaluates = line.strings
+                || line.joins
+                || line.str_call
+                || line.holes
+                || line.names.iter().any(|n| bound.contains(n));
+            if evaluates {
+                bound.extend(line.targets.iter().copied());
+            }
+        }
+        if bound.len() == before {
+            break;
+        }
+    }
+    lines.iter().find_map(|line| {
+        // A name bound here is used only if it stands on the line more often than it is bound.
+        let count = |names: &[&str], n: &str| names.iter().filter(|m| **m == n).count();
+        let uses_bound = line
+            .names
+            .iter()
+            .any(|n| bound.contains(n) && count(&line.names, n) > count(&line.targets, n));
+        let builds = line.joins || line.str_call || line.divides;
+        // A join or template with any literal text is a path once its unknown parts are
+        // sealed into globs (`"Key %s" % k` is `{Key *,Key */**/*}`); an f-string's holes
+        // are unknown unless they name a bound name.
+        if builds && line.strings {
+            Some("a join or template with a literal")
+        } else if builds && uses_bound {
+            Some("a join of a name bound to text")
+        } else if line.holes && uses_bound {
+            Some("an f-string hole naming a name bound to text")
+        } else {
+            None
+        }
+    })
+}
+
+/// One file read both ways: whether the fast path answered, and where its facts differ from
+/// tree-sitter's (`None`: they are equal, or it did not answer), with the time each took.
+pub(crate) struct Checked {
+    pub fast: bool,
+    /// Why the fast path left it to tree-sitter.
+    pub deferred: Option<String>,
+    pub differs: Option<String>,
+    pub fast_time: std::time::Duration,
+    pub tree_time: std::time::Duration,
+}
+
+/// Reads `source` with the fast path and with tree-sitter alone, and compares them.
+pub(crate) fn check(source: &[u8]) -> Checked {
+    let started = std::time::Instant::now();
+    let read = read(source);
+    let fast_time = started.elapsed();
+    let (fast, deferred) = match read {
+        Ok(facts) => (Some(facts), None),
+        Err(why) => (None, Some(why)),
+    };
+    let started = std::time::Instant::now();
+    let reference = tree::analyze_reference(source);
+    let tree_time = started.elapsed();
+    let differs = fast
+        .as_ref()
+        .filter(|f| **f != reference)
+        .map(|f| first_difference(f, &reference));
+    Checked {
+        fast: fast.is_some(),
+        deferred,
+        differs,
+        fast_time,
+        tree_time,
+    }
+}
+
+/// The first field where `fast` and `reference` differ, both values shown.
+fn first_difference(fast: &Facts, reference: &Facts) -> String {
+    let (a, b) = (
+        serde_json::to_value(fast).unwrap_or_default(),
+        serde_json::to_value(reference).unwrap_or_default(),
+    );
+    let fields: BTreeSet<&String> = a
+        .as_object()
+        .into_iter()
+        .chain(b.as_object())
+        .flat_map(|o| o.keys())
+        .collect();
+    for field in fields {
+        if a.get(field) != b.get(field) {
+            let show = |v: Option<&serde_json::Value>| {
+                let text = v.map_or("absent".to_string(), ToString::to_string);
+                text.chars().take(400).collect::<String>()
+            };
+            return format!(
+                "{field}: fast {} / tree-sitter {}",
+                show(a.get(field)),
+                show(b.get(field))
+            );
+        }
+    }
+    "facts differ".to_string()
+}
+
+#[cfg(test)]
+mod tests;

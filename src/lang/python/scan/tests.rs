@@ -1,0 +1,215 @@
+//! The fast path against tree-sitter's pass: the forms it reads must give the same facts, the
+//! forms it must leave go to tree-sitter, and mutated sources never make it panic or disagree.
+//! The large corpora (the standard library, Django) are `gate scan-check`'s, in `.ci/run`.
+
+use super::{facts, read, tree};
+use proptest::prelude::*;
+
+/// Whether the fast path read `src`; when it did, its facts are tree-sitter's.
+fn agree(src: &str) -> bool {
+    let fast = facts(src.as_bytes());
+    if let Some(fast) = &fast {
+        let reference = tree::analyze_reference(src.as_bytes());
+        assert_eq!(fast, &reference, "facts differ for:\n{src}");
+    }
+    fast.is_some()
+}
+
+/// Sources that exercise the grammar the fast path reads, with imports, strings, doctests and
+/// f-strings in them.
+const READ_FAST: &[&str] = &[
+    "import a.b.c\nimport a.b as x, d\nfrom e.f import g, h as i\nfrom .. import j\nfrom .k import *\nfrom . import (l,\n  m as n,)\nfrom __future__ import annotations\n",
+    "def f(a, b=1, *args, c, d: int = 2, **kw) -> 'x.y':\n    '''Doc.\n\n    >>> from pkg.mod import thing\n    >>> thing()\n    '''\n    import inner.mod\n    return a\n",
+    "class A(B, metaclass=M):\n    x: int = 1\n    def __init__(self, /, y, *, z):\n        self.y = y\n\n    @property\n    def v(self):\n        return [i for i in range(3) if i]\n",
+    "try:\n    import json\nexcept ImportError:\n    json = None\nelse:\n    pass\nfinally:\n    del json\n",
+    "async def g():\n    async with a as b, c:\n        await d\n    async for x in y:\n        yield x\n    return {k: v for k, v in z.items()}\n",
+    "x = {'a.b': 1, **other}\ny = {1, 2, *rest}\nz = (1,)\nw = [*a, *b]\nv = a if b else c\nu = lambda q, *r, s=1, **t: q\n",
+    "s = 'templates/page.html'\nt = \"pkg.module\"\nu = r'C:\\\\x' 'more.txt'\nw = b'bytes.txt'\nv = '''multi\nline.txt'''\n",
+    "if a:\n    pass\nelif b:\n    pass\nelse:\n    pass\nwhile c:\n    break\nelse:\n    continue\n",
+    "for i, (j, k) in enumerate(items):\n    print(i, j, k, sep=', ', file=out)\n",
+    "x = f'{a!r:>{width}} and {b=} {{literal}}'\ny = f\"{name}_node\"\nz = f'plain'\n",
+    "def f(dir='src/data', root=None):\n    return call(template_dir='templates', path_root=x)\n",
+    "a[1:2, ::3, ...] = b[c][d:]\nx, *y = z\n(p, q) = r\n[m, n] = o\nq += 1\nw @= v\n",
+    "assert x, 'message'\nraise E from F\nglobal g\nnonlocal_ = 1\n",
+    "match = re.match(r'\\d+', s)\ntype = 'x'\ncase = 1\nprint('a.b')\n",
+    "@decorator(with_arg='x.y')\n@other\nclass C:\n    pass\n",
+    "with open_thing() as (a, b):\n    pass\n",
+    "x = (yield)\ny = yield from z\nif (n := len(a)) > 10:\n    pass\n",
+    "value = 0x1F + 0o17 + 0b101 + 1_000 + 1.5e-3 + 2j + .5\n",
+    "def f():\n    return not a and b or c is not d and e not in f\n",
+    "x = [\n    1,  # a comment\n    2,\n]\ny = 1 + \\\n    2\n",
+];
+
+#[test]
+fn the_common_forms_are_read_fast_and_give_tree_sitters_facts() {
+    for src in READ_FAST {
+        assert!(
+            agree(src),
+            "went to tree-sitter ({:?}):\n{src}",
+            read(src.as_bytes()).err()
+        );
+    }
+}
+
+#[test]
+fn an_f_string_that_reads_as_a_path_is_one_either_way() {
+    let src = "x = f'{base}/data/{name}.json'\ny = f'{cls}_node'\n";
+    assert!(agree(src));
+    let paths = facts(src.as_bytes()).unwrap().paths;
+    assert_eq!(paths.len(), 2, "{paths:?}");
+}
+
+#[test]
+fn what_only_the_tree_pass_reads_goes_there() {
+    let cases = [
+        // Paths, processes, imports by name, the environment, templates.
+        "from pathlib import Path\nDATA = Path(__file__).parent / 'data.json'\n",
+        "import os\nos.path.join('a', 'b')\n",
+        "import subprocess\nsubprocess.run(['python', '-m', 'pkg'])\n",
+        "import importlib\nimportlib.import_module('pkg.' + name)\n",
+        "import os\nx = os.environ['HOME']\n",
+        "x = open('data/file.txt')\n",
+        "x = 'Key %s' % key\n",
+        "x = base + '/data'\n",
+        "x = '{}/data'.format(base)\n",
+        "pytest_plugins = ['pkg.plugin']\n",
+        "def __getattr__(name):\n    return name\n",
+        "HERE = 'data'\ny = f'{HERE}'\n",
+        "exec('import x')\n",
+    ];
+    for src in cases {
+        assert!(
+            !agree(src),
+            "read fast, but only the tree pass reads:\n{src}"
+        );
+    }
+}
+
+#[test]
+fn a_file_with_a_syntax_error_goes_to_tree_sitter() {
+    let cases = [
+        "x = = 1\n",
+        "def f(:\n    pass\n",
+        "if x\n    pass\n",
+        "f() = 1\n",
+        "print 'hello'\n",
+        "x = (1, 2\n",
+        "class A:\npass\n",
+        "return return\n",
+        "x = 1 +\n",
+        "for x in:\n    pass\n",
+        "import\n",
+        "from . import\n",
+        "x = [1, 2,, 3]\n",
+        "try:\n    pass\n",
+        "@decorator\nx = 1\n",
+    ];
+    for src in cases {
+        assert!(
+            !agree(src),
+            "read fast, but tree-sitter finds an error:\n{src}"
+        );
+    }
+}
+
+/// Mutations of real sources at the places syntax breaks: a token's worth deleted, a piece
+/// repeated, a token inserted.
+fn mutated() -> impl Strategy<Value = String> {
+    let seeds: Vec<&'static str> = READ_FAST.to_vec();
+    let tokens = prop::sample::select(vec![
+        "(",
+        ")",
+        "[",
+        "]",
+        "{",
+        "}",
+        ":",
+        ",",
+        "=",
+        "+",
+        "%",
+        "/",
+        "'",
+        "\"",
+        "f'",
+        "\n",
+        "    ",
+        "\\\n",
+        "#",
+        "import ",
+        "from ",
+        "lambda",
+        "yield",
+        "*",
+        "**",
+        ".",
+        "..",
+        "os.path.join(",
+        "Path(",
+        "__file__",
+        "'a/b'",
+        "f'{x}/'",
+        " % x",
+        "async ",
+        "await ",
+        "if ",
+        "else",
+        ":=",
+        "'''",
+        "\t",
+        "\r",
+        "@",
+        "->",
+        "not ",
+        "in ",
+        "is ",
+    ]);
+    (
+        prop::sample::select(seeds),
+        prop::collection::vec(
+            (any::<prop::sample::Index>(), 0usize..3, tokens, 0usize..6),
+            1..4,
+        ),
+    )
+        .prop_map(|(seed, edits)| {
+            let mut s: Vec<u8> = seed.as_bytes().to_vec();
+            for (at, kind, token, len) in edits {
+                let i = at.index(s.len() + 1);
+                match kind {
+                    0 => {
+                        let end = (i + len).min(s.len());
+                        s.drain(i..end);
+                    }
+                    1 => {
+                        let end = (i + len * 4).min(s.len());
+                        let piece = s[i..end].to_vec();
+                        s.splice(i..i, piece);
+                    }
+                    _ => {
+                        s.splice(i..i, token.bytes());
+                    }
+                }
+            }
+            String::from_utf8_lossy(&s).into_owned()
+        })
+}
+
+proptest! {
+    // PROPTEST_CASES=100000 fuzzes longer.
+    #![proptest_config(ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|n| n.parse().ok()).unwrap_or(3000),
+        .. ProptestConfig::default()
+    })]
+
+    #[test]
+    fn mutated_sources_never_disagree(src in mutated()) {
+        agree(&src);
+    }
+
+    #[test]
+    fn random_python_shaped_text_never_disagrees(
+        src in "[a-z_().\\[\\]{}'\"+/%,:=@*\n #fimport]{0,400}"
+    ) {
+        agree(&src);
+    }
+}
