@@ -469,11 +469,11 @@ pub enum Sub {
         #[command(subcommand)]
         action: LedgerAction,
     },
-    /// Read every Python file under PATH… with the fast path and with tree-sitter alone and
-    /// require equal facts; print the share the fast path read (JSON).
+    /// Check the fast Python reader against tree-sitter on every file under PATH… (JSON).
     // Hidden: gate's own equality check and bench mode, not a user's command.
     #[command(hide = true)]
     ScanCheck {
+        /// Files or folders to read.
         #[arg(required = true, value_name = "PATH")]
         paths: Vec<PathBuf>,
     },

@@ -580,7 +580,7 @@ mod tests {
     fn logical_lines_indents_and_brackets() {
         use Kind::*;
         assert_eq!(
-            kinds("if x:\n    y = (1,\n  2)\n# c\n\nz\n"),
+            kinds("if x:\n    y = (1,\n      2)\n# c\n\nz\n"),
             [
                 Name, Name, Op, Newline, Indent, Name, Op, Op, Number, Op, Number, Op, Newline,
                 Dedent, Name, Newline, End
@@ -592,6 +592,10 @@ mod tests {
             "a dedent to no open level"
         );
         assert!(lex(b"x = (1\n").is_err());
+        assert!(
+            lex(b"if x:\n    y = (1,\n  2)\n").is_err(),
+            "a bracketed line left of its block: tree-sitter's scanner may dedent"
+        );
         assert!(lex(b"x = 'abc\n").is_err());
     }
 
