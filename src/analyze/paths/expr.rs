@@ -86,6 +86,126 @@ pub(crate) fn evaluates_call(function: &str) -> bool {
                 || matches!(last, "joinpath" | "with_name" | "glob" | "rglob")))
 }
 
+/// A join operand's text: its literal value, or the unknown marker when it is computed.
+fn part(value: Option<PathValue>) -> String {
+    match value {
+        Some(PathValue::Relative(p)) => p,
+        _ => UNKNOWN.to_string(),
+    }
+}
+
+/// `left op right` from the operands' values (not sealed): `/` joins, `+` concatenates.
+pub(crate) fn binary_value(
+    op: &str,
+    left: Option<PathValue>,
+    right: Option<PathValue>,
+) -> Option<PathValue> {
+    let r = part(right);
+    match (op, left) {
+        ("/", Some(l)) => l.join(&r),
+        ("+", Some(l)) => l.concat(&r),
+        // `settings.BASE / "x.json"`: a folder not known here, under a known tail.
+        ("/", None) if known(&r) => Some(PathValue::Relative(format!("{UNKNOWN}/{r}"))),
+        // `base + os.sep + "data"`: text not known here, then more; recorded only
+        // where it says enough to name something.
+        ("+", None) => Some(PathValue::Relative(format!("{UNKNOWN}{r}"))),
+        _ => None,
+    }
+}
+
+/// A wrapper or join of `n` arguments (`str(p)`, `os.path.join(base, "x")`): the first
+/// argument's value (else, with a known part after it, a folder not known here) joined with
+/// the rest. `value(k)` is the `k`th argument's.
+pub(crate) fn wrapped_value(
+    n: usize,
+    value: impl Fn(usize) -> Option<PathValue>,
+) -> Option<PathValue> {
+    let base = (n > 0).then(|| value(0)).flatten().or_else(|| {
+        (1..n)
+            .any(|k| known(&part(value(k))))
+            .then(|| PathValue::Relative(UNKNOWN.to_string()))
+    })?;
+    let mut out = base;
+    for k in 1..n {
+        out = out.join(&part(value(k)))?;
+    }
+    Some(out)
+}
+
+/// A `%` template filled: `next()` gives the next positional value (`%(name)s` takes none).
+pub(crate) fn percent_value(
+    template: &str,
+    mut next: impl FnMut() -> Option<PathValue>,
+) -> Option<PathValue> {
+    let mut chunks = Vec::new();
+    let mut text = String::new();
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            text.push(c);
+            continue;
+        }
+        if chars.next_if_eq(&'%').is_some() {
+            text.push('%');
+            continue;
+        }
+        // `%(name)s` takes no positional value; then flags, width, precision, conversion.
+        let named = chars.next_if_eq(&'(').is_some();
+        if named {
+            chars.by_ref().find(|d| *d == ')');
+        }
+        chars.by_ref().find(char::is_ascii_alphabetic);
+        chunks.push(Chunk::Text(std::mem::take(&mut text)));
+        let value = if named { None } else { next() };
+        chunks.push(Chunk::Value(value));
+    }
+    chunks.push(Chunk::Text(text));
+    assemble(chunks)
+}
+
+/// A `.format` template filled: fields by position (`positional(k)`), index or keyword.
+pub(crate) fn format_value(
+    template: &str,
+    positional: impl Fn(usize) -> Option<PathValue>,
+    keyword: impl Fn(&str) -> Option<PathValue>,
+) -> Option<PathValue> {
+    let mut chunks = Vec::new();
+    let mut text = String::new();
+    let mut next = 0;
+    let mut chars = template.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '{' if chars.peek() == Some(&'{') => {
+                chars.next();
+                text.push('{');
+            }
+            '}' if chars.peek() == Some(&'}') => {
+                chars.next();
+                text.push('}');
+            }
+            '{' => {
+                let field: String = chars.by_ref().take_while(|d| *d != '}').collect();
+                let name = field.split([':', '!']).next().unwrap_or_default();
+                let value = if name.is_empty() {
+                    next += 1;
+                    positional(next - 1)
+                } else if let Ok(k) = name.parse::<usize>() {
+                    positional(k)
+                } else if name.contains(['.', '[']) {
+                    None
+                } else {
+                    keyword(name)
+                };
+                chunks.push(Chunk::Text(std::mem::take(&mut text)));
+                chunks.push(Chunk::Value(value));
+            }
+            _ => text.push(c),
+        }
+    }
+    chunks.push(Chunk::Text(text));
+    assemble(chunks)
+}
+
 /// A folder outside the repository: a join onto it names nothing.
 fn outside() -> PathValue {
     PathValue::Relative("/tmp".into())
@@ -246,18 +366,7 @@ impl Eval<'_> {
         if op == "%" {
             return self.percent(left, right);
         }
-        let l = self.eval(left);
-        let r = self.part(right);
-        match (op, l) {
-            ("/", Some(l)) => l.join(&r),
-            ("+", Some(l)) => l.concat(&r),
-            // `settings.BASE / "x.json"`: a folder not known here, under a known tail.
-            ("/", None) if known(&r) => Some(PathValue::Relative(format!("{UNKNOWN}/{r}"))),
-            // `base + os.sep + "data"`: text not known here, then more; recorded only
-            // where it says enough to name something.
-            ("+", None) => Some(PathValue::Relative(format!("{UNKNOWN}{r}"))),
-            _ => None,
-        }
+        binary_value(op, self.eval(left), self.eval(right))
     }
 
     fn call(&self, node: Node<'_>) -> Option<PathValue> {
@@ -271,16 +380,17 @@ impl Eval<'_> {
                 .collect()
         };
         let first = || args.first().and_then(|a| self.eval(*a));
-        let rest = args.get(1..).unwrap_or_default();
         if WRAPPERS.contains(&name) {
             if args.is_empty() && name != "str" {
                 return Some(PathValue::Relative(".".into())); // `Path()`: the working folder
             }
-            return self.join_rest(self.base(&args)?, rest);
+            return wrapped_value(args.len(), |k| self.eval(args[k]));
         }
         match name {
             "os.path.dirname" | "path.dirname" | "dirname" => return first()?.parent(),
-            "os.path.join" | "path.join" => return self.join_rest(self.base(&args)?, rest),
+            "os.path.join" | "path.join" => {
+                return wrapped_value(args.len(), |k| self.eval(args[k]));
+            }
             // The working folder: the root, where tests run from.
             "os.getcwd" | "Path.cwd" | "pathlib.Path.cwd" => {
                 return Some(PathValue::Relative(".".into()));
@@ -306,17 +416,6 @@ impl Eval<'_> {
             return self.method(node, function, &args);
         }
         None
-    }
-
-    /// The first argument of a join, else (`os.path.join(base, "x.json")` with `base` not
-    /// known here) a folder under a known tail.
-    fn base(&self, args: &[Node<'_>]) -> Option<PathValue> {
-        let rest = args.get(1..).unwrap_or_default();
-        args.first().and_then(|a| self.eval(*a)).or_else(|| {
-            rest.iter()
-                .any(|a| known(&self.part(*a)))
-                .then(|| PathValue::Relative(UNKNOWN.to_string()))
-        })
     }
 
     fn join_rest(&self, mut value: PathValue, rest: &[Node<'_>]) -> Option<PathValue> {
@@ -375,10 +474,7 @@ impl Eval<'_> {
 
     /// A join operand: its literal value, or the unknown marker when it is computed.
     fn part(&self, node: Node<'_>) -> String {
-        match self.eval(node) {
-            Some(PathValue::Relative(p)) => p,
-            _ => UNKNOWN.to_string(),
-        }
+        part(self.eval(node))
     }
 
     /// `"%s/data/%s.json" % (HERE, name)`: the template's holes filled in order.
@@ -393,30 +489,7 @@ impl Eval<'_> {
             _ => vec![args],
         };
         let mut values = values.into_iter();
-        let mut chunks = Vec::new();
-        let mut text = String::new();
-        let mut chars = template.chars().peekable();
-        while let Some(c) = chars.next() {
-            if c != '%' {
-                text.push(c);
-                continue;
-            }
-            if chars.next_if_eq(&'%').is_some() {
-                text.push('%');
-                continue;
-            }
-            // `%(name)s` takes no positional value; then flags, width, precision, conversion.
-            let named = chars.next_if_eq(&'(').is_some();
-            if named {
-                chars.by_ref().find(|d| *d == ')');
-            }
-            chars.by_ref().find(char::is_ascii_alphabetic);
-            chunks.push(Chunk::Text(std::mem::take(&mut text)));
-            let value = if named { None } else { values.next() };
-            chunks.push(Chunk::Value(value.and_then(|v| self.eval(v))));
-        }
-        chunks.push(Chunk::Text(text));
-        assemble(chunks)
+        percent_value(&template, || values.next().and_then(|v| self.eval(v)))
     }
 
     /// `"{}/data/{name}.json".format(HERE, name=x)`: fields by position, index or keyword.
@@ -436,41 +509,11 @@ impl Eval<'_> {
                 _ => positional.push(a),
             }
         }
-        let mut chunks = Vec::new();
-        let mut text = String::new();
-        let mut next = 0;
-        let mut chars = template.chars().peekable();
-        while let Some(c) = chars.next() {
-            match c {
-                '{' if chars.peek() == Some(&'{') => {
-                    chars.next();
-                    text.push('{');
-                }
-                '}' if chars.peek() == Some(&'}') => {
-                    chars.next();
-                    text.push('}');
-                }
-                '{' => {
-                    let field: String = chars.by_ref().take_while(|d| *d != '}').collect();
-                    let name = field.split([':', '!']).next().unwrap_or_default();
-                    let value = if name.is_empty() {
-                        next += 1;
-                        positional.get(next - 1).copied()
-                    } else if let Ok(k) = name.parse::<usize>() {
-                        positional.get(k).copied()
-                    } else if name.contains(['.', '[']) {
-                        None
-                    } else {
-                        keywords.get(name).copied()
-                    };
-                    chunks.push(Chunk::Text(std::mem::take(&mut text)));
-                    chunks.push(Chunk::Value(value.and_then(|v| self.eval(v))));
-                }
-                _ => text.push(c),
-            }
-        }
-        chunks.push(Chunk::Text(text));
-        assemble(chunks)
+        format_value(
+            &template,
+            |k| positional.get(k).and_then(|v| self.eval(*v)),
+            |name| keywords.get(name).and_then(|v| self.eval(*v)),
+        )
     }
 
     /// A template's text: a plain literal (an f-string's holes are no template's).

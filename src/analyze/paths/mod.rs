@@ -9,7 +9,9 @@ mod expr;
 
 use serde::{Deserialize, Serialize};
 
-pub(crate) use expr::{MAX_DEPTH, eval, evaluates_call};
+pub(crate) use expr::{
+    MAX_DEPTH, binary_value, eval, evaluates_call, format_value, percent_value, wrapped_value,
+};
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case", tag = "anchor", content = "path")]
@@ -95,7 +97,7 @@ impl PathValue {
         })
     }
 
-    fn join(self, rest: &str) -> Option<PathValue> {
+    pub(crate) fn join(self, rest: &str) -> Option<PathValue> {
         if rest.starts_with('/') || rest.starts_with('~') {
             return None; // absolute: outside the repository
         }
@@ -124,7 +126,7 @@ impl PathValue {
     /// String concatenation: `HERE + "/data.json"`. Onto a folder itself, a leading `/` is
     /// the separator; anything else names a sibling whose name starts with the folder's
     /// (`HERE + "_old"`), a name not known here.
-    fn concat(mut self, rest: &str) -> Option<PathValue> {
+    pub(crate) fn concat(mut self, rest: &str) -> Option<PathValue> {
         let text = matches!(self, PathValue::Relative(_));
         let path = self.path_mut()?;
         let folder =

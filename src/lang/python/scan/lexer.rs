@@ -47,6 +47,8 @@ pub(super) struct StrLit {
 pub(super) struct Lexed {
     pub tokens: Vec<Token>,
     pub strings: Vec<StrLit>,
+    /// Where each comment starts: the tree pass counts one among a tuple's elements.
+    pub comments: Vec<u32>,
 }
 
 /// Operators, longest first.
@@ -234,6 +236,7 @@ impl Lexer<'_> {
     }
 
     fn comment(&mut self) {
+        self.out.comments.push(self.pos as u32);
         while !matches!(self.peek(0), b'\n' | b'\r') && self.pos < self.src.len() {
             self.pos += 1;
         }

@@ -7,6 +7,7 @@
 //! template that can build a path — leaving it imports, strings and doctest examples.
 //! `gate scan-check` and `tests/it/scan.rs` hold it to that over real corpora.
 
+mod expressions;
 mod grammar;
 mod lexer;
 
@@ -89,7 +90,7 @@ fn read(source: &[u8]) -> Result<Facts, String> {
     }
     let mut facts = Facts {
         imports: parser.imports,
-        paths: parser.paths,
+        paths: parser.paths.into_iter().flatten().collect(),
         ..Facts::default()
     };
     for (line, value, context) in parser.strings {
@@ -112,7 +113,7 @@ fn read(source: &[u8]) -> Result<Facts, String> {
 
 /// Whether a call of `function` (the callee's text) with or without arguments is one only the
 /// tree pass reads.
-fn call_matters(function: &str, has_args: bool) -> bool {
+pub(super) fn call_matters(function: &str, has_args: bool) -> bool {
     (has_args && tree::argument_context_of(function).is_some())
         || tree::is_read_call(function)
         || crate::analyze::paths::evaluates_call(function)
@@ -128,7 +129,7 @@ fn paths_built(lines: &[Line<'_>]) -> Option<&'static str> {
         for line in lines.iter().filter(|l| !l.targets.is_empty()) {
             let evaluates = line.strings
                 || line.joins
-                || line.str_call
+                || line.wraps
                 || line.holes
                 || line.names.iter().any(|n| bound.contains(n));
             if evaluates {
@@ -146,19 +147,10 @@ fn paths_built(lines: &[Line<'_>]) -> Option<&'static str> {
             .names
             .iter()
             .any(|n| bound.contains(n) && count(&line.names, n) > count(&line.targets, n));
-        let builds = line.joins || line.str_call || line.divides;
-        // A join or template with any literal text is a path once its unknown parts are
-        // sealed into globs (`"Key %s" % k` is `{Key *,Key */**/*}`); an f-string's holes
-        // are unknown unless they name a bound name.
-        if builds && line.strings {
-            Some("a join or template with a literal")
-        } else if builds && uses_bound {
-            Some("a join of a name bound to text")
-        } else if line.holes && uses_bound {
-            Some("an f-string hole naming a name bound to text")
-        } else {
-            None
-        }
+        // The evaluator reads every other operand; a name's value is its binding's, which
+        // the fast path does not follow.
+        let evaluates = line.joins || line.wraps || line.divides || line.holes;
+        (evaluates && uses_bound).then_some("a join, template or f-string of a name bound to text")
     })
 }
 

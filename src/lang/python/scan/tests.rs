@@ -59,6 +59,44 @@ fn an_f_string_that_reads_as_a_path_is_one_either_way() {
     assert_eq!(paths.len(), 2, "{paths:?}");
 }
 
+const JOINS: &[(&str, usize)] = &[
+    // Sealed, `Key *` has no `/`: text, no path.
+    ("x = 'Key %s' % key\n", 0),
+    ("raise E(\"Key '%s' not found\" % key)\n", 1),
+    ("x = base + '/data'\n", 1),
+    ("x = '{}/data/{name}.json'.format(base, name=n)\n", 1),
+    ("x = 'a/' + b + '/c' + d\n", 1),
+    ("x = ('a/' + b) + c\n", 2),
+    ("x = str('a/' + b)\n", 1),
+    ("x = str(b, 'utf-8')\n", 1),
+    ("x = f('a/' + b, c='d/' + e)\n", 2),
+    ("x = '%s/%s.json' % (a, b)\n", 1),
+    ("x = '%(name)s/x' % {'name': a}\n", 1),
+    ("x = ( # why\n  'a/b') + c\n", 0),
+    ("x = a / 'b.json'\n", 1),
+    ("x = a / b\n", 0),
+    ("x = a + b\n", 0),
+    ("x = 'a' 'b/' + c\n", 1),
+    ("x = -('a/' + b)\n", 1),
+    ("x = ['a/' + y for b in c]\n", 1),
+];
+
+/// Joins and templates the evaluator reads, each with the paths it records: what a parent
+/// builds on is not one, parentheses stop a chain, a comment first in parentheses hides it.
+#[test]
+fn joins_and_templates_are_evaluated_as_the_tree_pass_does() {
+    let cases = JOINS;
+    for (src, n) in cases {
+        assert!(
+            agree(src),
+            "went to tree-sitter ({:?}):\n{src}",
+            read(src.as_bytes()).err()
+        );
+        let paths = facts(src.as_bytes()).unwrap().paths;
+        assert_eq!(paths.len(), *n, "{src}{paths:#?}");
+    }
+}
+
 #[test]
 fn what_only_the_tree_pass_reads_goes_there() {
     let cases = [
@@ -69,9 +107,6 @@ fn what_only_the_tree_pass_reads_goes_there() {
         "import importlib\nimportlib.import_module('pkg.' + name)\n",
         "import os\nx = os.environ['HOME']\n",
         "x = open('data/file.txt')\n",
-        "x = 'Key %s' % key\n",
-        "x = base + '/data'\n",
-        "x = '{}/data'.format(base)\n",
         "pytest_plugins = ['pkg.plugin']\n",
         "def __getattr__(name):\n    return name\n",
         "HERE = 'data'\ny = f'{HERE}'\n",
@@ -115,7 +150,11 @@ fn a_file_with_a_syntax_error_goes_to_tree_sitter() {
 /// Mutations of real sources at the places syntax breaks: a token's worth deleted, a piece
 /// repeated, a token inserted.
 fn mutated() -> impl Strategy<Value = String> {
-    let seeds: Vec<&'static str> = READ_FAST.to_vec();
+    let seeds: Vec<&'static str> = READ_FAST
+        .iter()
+        .copied()
+        .chain(JOINS.iter().map(|(src, _)| *src))
+        .collect();
     let tokens = prop::sample::select(vec![
         "(",
         ")",

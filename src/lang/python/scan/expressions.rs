@@ -1,0 +1,829 @@
+//! The fast path's expressions: Python's precedence levels, each giving the shape assignment
+//! targets need, how deep it nests, and what the path evaluator makes of it — the same shared
+//! functions (`paths::binary_value`, `percent_value`, `format_value`, `wrapped_value`) on the
+//! values of literals, joins, `%` and `.format` templates and `str(…)`. A node that evaluates
+//! to a path is recorded where the tree pass records one: a call or binary operator whose
+//! parent does not build on it.
+
+use super::grammar::{AUGMENTED, KEYWORDS, MAX_EXPR_DEPTH, Parser};
+use super::lexer::{Kind, Result, StrLit, Token, Unsure};
+use crate::analyze::facts::{PathRef, StringContext};
+use crate::analyze::paths::{self, PathValue, UNKNOWN};
+
+/// An expression: its shape as a target, how deep it nests, and its value as a path.
+#[derive(Clone)]
+pub(super) struct Expr {
+    /// A name, attribute or subscript: a single target.
+    pub single: bool,
+    /// A target tree-sitter reads as a pattern: a single one, or a tuple or list of them.
+    pub pattern: bool,
+    /// A bare name: what an assignment or loop binds.
+    pub name: Option<(u32, u32)>,
+    /// `*x`: valid only among others (`*a, b`, `[*a]`), never alone.
+    pub starred: bool,
+    pub depth: u32,
+    /// What the evaluator makes of it, not sealed: a literal's text, a join, a template.
+    value: Option<PathValue>,
+    /// A single string without holes: its content, a `%` or `.format` template.
+    template: Option<(u32, u32)>,
+    /// A parenthesized tuple: its elements' values, and whether a comment stands among them
+    /// (the tree pass counts a comment as an element).
+    elements: Option<(Vec<Option<PathValue>>, bool)>,
+    /// The path this node recorded, taken back if its parent builds on it.
+    candidate: Option<usize>,
+    start: u32,
+    end: u32,
+    line: u32,
+}
+
+impl Expr {
+    pub(super) fn other(depth: u32) -> Expr {
+        Expr {
+            single: false,
+            pattern: false,
+            name: None,
+            starred: false,
+            depth,
+            value: None,
+            template: None,
+            elements: None,
+            candidate: None,
+            start: 0,
+            end: 0,
+            line: 0,
+        }
+    }
+
+    /// A node of its own (an operator applied, a call) from `start` to `end`.
+    fn node(depth: u32, start: Token, end: Token) -> Expr {
+        Expr {
+            start: start.start,
+            end: end.end,
+            line: start.line,
+            ..Expr::other(depth)
+        }
+    }
+}
+
+impl<'s> Parser<'s> {
+    fn last(&self) -> Token {
+        self.toks[self.pos - 1]
+    }
+
+    /// A node that may be a path where the tree pass looks for one (a call or binary
+    /// operator): recorded unless a parent builds on it, which takes it back.
+    fn record(&mut self, e: &mut Expr) {
+        if self.in_hole {
+            return;
+        }
+        let Some(value) = e.value.clone().map(PathValue::seal) else {
+            return;
+        };
+        if matches!(&value, PathValue::Relative(p) if !p.contains('/') || p.starts_with('/'))
+            || value.is_anchor()
+            || !value.is_specific()
+        {
+            return;
+        }
+        let text = crate::lang::python::analyze::one_line(self.span(e.start, e.end));
+        e.candidate = Some(self.paths.len());
+        self.paths.push(Some(PathRef {
+            line: e.line,
+            value,
+            text,
+        }));
+    }
+
+    /// A parent that evaluates to a path builds on its child: the child's path is not one.
+    fn built_on(&mut self, child: &Expr) {
+        if let Some(i) = child.candidate {
+            self.paths[i] = None;
+        }
+    }
+
+    /// Comma-separated expressions, starred ones allowed; a tuple without parentheses.
+    pub(super) fn star_expressions(&mut self) -> Result<Expr> {
+        let start = self.tok();
+        let first = self.star_expression()?;
+        if !self.is_op(",") {
+            if first.starred {
+                return Err(Unsure);
+            }
+            return Ok(first);
+        }
+        let (mut pattern, mut depth) = (first.pattern, first.depth);
+        while self.eat_op(",") {
+            if self.ends_list() {
+                break;
+            }
+            let e = self.star_expression()?;
+            pattern &= e.pattern;
+            depth = depth.max(e.depth);
+        }
+        Ok(Expr {
+            pattern,
+            ..Expr::node(depth + 1, start, self.last())
+        })
+    }
+
+    /// Whether the token ends a comma list (after a trailing comma).
+    fn ends_list(&self) -> bool {
+        let t = self.tok();
+        matches!(t.kind, Kind::Newline | Kind::End)
+            || (t.kind == Kind::Op && matches!(self.text_of(t), ")" | "]" | "}" | "=" | ";" | ":"))
+            || AUGMENTED.contains(&self.text_of(t))
+            || self.is_kw("in")
+    }
+
+    fn star_expression(&mut self) -> Result<Expr> {
+        let start = self.tok();
+        if self.eat_op("*") {
+            let e = self.bitwise_or()?;
+            return Ok(Expr {
+                // A starred target is a name, attribute or subscript (`*rest`), no tuple.
+                pattern: e.single,
+                starred: true,
+                ..Expr::node(e.depth + 1, start, self.last())
+            });
+        }
+        self.named_expression()
+    }
+
+    /// `name := value` or an expression.
+    pub(super) fn named_expression(&mut self) -> Result<Expr> {
+        let t = self.tok();
+        if t.kind == Kind::Name && self.op_at(1, ":=") {
+            self.name()?;
+            self.pos += 1;
+            let e = self.expression()?;
+            self.line.targets.push(self.text_of(t));
+            return Ok(Expr::node(e.depth + 1, t, self.last()));
+        }
+        self.expression()
+    }
+
+    /// A conditional expression or a lambda.
+    pub(super) fn expression(&mut self) -> Result<Expr> {
+        self.enter()?;
+        let result = self.expression_inner();
+        self.leave();
+        let e = result?;
+        if e.depth > MAX_EXPR_DEPTH {
+            return Err(Unsure);
+        }
+        Ok(e)
+    }
+
+    fn expression_inner(&mut self) -> Result<Expr> {
+        let start = self.tok();
+        if self.eat_kw("lambda") {
+            self.parameters(":", false)?;
+            self.expect_op(":")?;
+            let e = self.expression()?;
+            return Ok(Expr::node(e.depth + 1, start, self.last()));
+        }
+        let e = self.disjunction()?;
+        if self.eat_kw("if") {
+            let c = self.disjunction()?;
+            self.expect_kw("else")?;
+            let o = self.expression()?;
+            let depth = e.depth.max(c.depth).max(o.depth) + 1;
+            return Ok(Expr::node(depth, start, self.last()));
+        }
+        Ok(e)
+    }
+
+    /// An expression without a top-level conditional (comprehension conditions).
+    pub(super) fn disjunction(&mut self) -> Result<Expr> {
+        let start = self.tok();
+        let mut e = self.conjunction()?;
+        while self.eat_kw("or") {
+            let r = self.conjunction()?;
+            e = Expr::node(e.depth.max(r.depth) + 1, start, self.last());
+        }
+        Ok(e)
+    }
+
+    fn conjunction(&mut self) -> Result<Expr> {
+        let start = self.tok();
+        let mut e = self.inversion()?;
+        while self.eat_kw("and") {
+            let r = self.inversion()?;
+            e = Expr::node(e.depth.max(r.depth) + 1, start, self.last());
+        }
+        Ok(e)
+    }
+
+    fn inversion(&mut self) -> Result<Expr> {
+        let start = self.tok();
+        if self.eat_kw("not") {
+            self.enter()?;
+            let e = self.inversion();
+            self.leave();
+            return Ok(Expr::node(e?.depth + 1, start, self.last()));
+        }
+        self.comparison()
+    }
+
+    fn comparison(&mut self) -> Result<Expr> {
+        let start = self.tok();
+        let mut e = self.bitwise_or()?;
+        loop {
+            let t = self.tok();
+            let text = self.text_of(t);
+            let compare = match t.kind {
+                Kind::Op => matches!(text, "<" | ">" | "==" | ">=" | "<=" | "!="),
+                Kind::Name => {
+                    matches!(text, "in" | "is")
+                        || (text == "not"
+                            && self.ahead(1).kind == Kind::Name
+                            && self.text_of(self.ahead(1)) == "in")
+                }
+                _ => false,
+            };
+            if !compare {
+                return Ok(e);
+            }
+            self.pos += 1;
+            if text == "not" || (text == "is" && self.is_kw("not")) {
+                self.pos += 1;
+            }
+            let r = self.bitwise_or()?;
+            e = Expr::node(e.depth.max(r.depth) + 1, start, self.last());
+        }
+    }
+
+    /// The binary operators, loosest first, down to the unary ones.
+    pub(super) fn bitwise_or(&mut self) -> Result<Expr> {
+        self.binary(0)
+    }
+
+    fn binary(&mut self, level: usize) -> Result<Expr> {
+        const LEVELS: &[&[&str]] = &[
+            &["|"],
+            &["^"],
+            &["&"],
+            &["<<", ">>"],
+            &["+", "-"],
+            &["*", "/", "//", "%", "@"],
+        ];
+        let Some(ops) = LEVELS.get(level) else {
+            return self.unary();
+        };
+        let start = self.tok();
+        let mut e = self.binary(level + 1)?;
+        loop {
+            let t = self.tok();
+            let op = self.text_of(t);
+            if t.kind != Kind::Op || !ops.contains(&op) {
+                return Ok(e);
+            }
+            self.pos += 1;
+            let r = self.binary(level + 1)?;
+            let mut node = Expr::node(e.depth.max(r.depth) + 1, start, self.last());
+            node.value = match op {
+                "+" | "/" => {
+                    self.line.joins = true;
+                    self.line.divides |= op == "/";
+                    paths::binary_value(op, e.value.clone(), r.value.clone())
+                }
+                "%" => {
+                    self.line.joins = true;
+                    self.percent(&e, &r)
+                }
+                _ => None,
+            };
+            if node.value.is_some() {
+                self.built_on(&e);
+                self.built_on(&r);
+            }
+            self.record(&mut node);
+            e = node;
+            if e.depth > MAX_EXPR_DEPTH {
+                return Err(Unsure);
+            }
+        }
+    }
+
+    /// `template % values`: a single string's holes filled from a tuple's elements or the one
+    /// value.
+    fn percent(&mut self, template: &Expr, values: &Expr) -> Option<PathValue> {
+        let (start, end) = template.template?;
+        let template = self.span(start, end);
+        match &values.elements {
+            Some((_, true)) => {
+                self.defer_for("a % template over a tuple with a comment".into());
+                None
+            }
+            Some((elements, false)) => {
+                let mut elements = elements.iter();
+                paths::percent_value(template, || elements.next().cloned().flatten())
+            }
+            None => {
+                let mut one = std::iter::once(values.value.clone());
+                paths::percent_value(template, || one.next().flatten())
+            }
+        }
+    }
+
+    fn unary(&mut self) -> Result<Expr> {
+        let start = self.tok();
+        if self.is_op("-") || self.is_op("+") || self.is_op("~") {
+            self.pos += 1;
+            self.enter()?;
+            let e = self.unary();
+            self.leave();
+            return Ok(Expr::node(e?.depth + 1, start, self.last()));
+        }
+        self.power()
+    }
+
+    fn power(&mut self) -> Result<Expr> {
+        let start = self.tok();
+        let e = if self.eat_kw("await") {
+            let p = self.primary()?;
+            Expr::node(p.depth + 1, start, self.last())
+        } else {
+            self.primary()?
+        };
+        if self.eat_op("**") {
+            self.enter()?;
+            let r = self.unary();
+            self.leave();
+            return Ok(Expr::node(e.depth.max(r?.depth) + 1, start, self.last()));
+        }
+        Ok(e)
+    }
+
+    /// An atom and its trailers: `.name`, `(arguments)`, `[subscript]`.
+    fn primary(&mut self) -> Result<Expr> {
+        let start = self.tok();
+        let mut e = self.atom()?;
+        // `"{}/x".format(…)`: the template a call of the string's `.format` fills.
+        let mut format = None;
+        loop {
+            if self.eat_op(".") {
+                let t = self.tok();
+                if t.kind != Kind::Name || KEYWORDS.contains(&self.text_of(t)) {
+                    return Err(Unsure);
+                }
+                self.pos += 1;
+                let attribute = self.text_of(t);
+                self.line.names.push(attribute);
+                format = (attribute == "format").then_some(e.template).flatten();
+                e = Expr {
+                    single: true,
+                    pattern: true,
+                    ..Expr::node(e.depth + 1, start, t)
+                };
+                continue;
+            }
+            if self.is_op("(") {
+                let function = self.span(start.start, self.last().end);
+                self.pos += 1;
+                if crate::lang::python::scan::call_matters(function, !self.is_op(")")) {
+                    self.defer_for(format!("call {function}"));
+                }
+                let args = self.arguments()?;
+                self.expect_op(")")?;
+                let mut node = Expr::node(e.depth.max(args.depth) + 1, start, self.last());
+                node.value = self.call_value(function, format.take(), &args);
+                if node.value.is_some() {
+                    for arg in &args.positional {
+                        self.built_on(arg);
+                    }
+                }
+                self.record(&mut node);
+                e = node;
+            } else if self.eat_op("[") {
+                let d = self.subscript()?;
+                self.expect_op("]")?;
+                e = Expr {
+                    single: true,
+                    pattern: true,
+                    ..Expr::node(e.depth.max(d) + 1, start, self.last())
+                };
+            } else {
+                return Ok(e);
+            }
+            format = None;
+            if e.depth > MAX_EXPR_DEPTH {
+                return Err(Unsure);
+            }
+        }
+    }
+
+    /// What a call evaluates to: `str(…)` looks through to its argument, a template's
+    /// `.format(…)` fills it; any other call the fast path reads is no path.
+    fn call_value(
+        &mut self,
+        function: &str,
+        format: Option<(u32, u32)>,
+        args: &Arguments<'_>,
+    ) -> Option<PathValue> {
+        let value = |k: usize| args.positional.get(k).and_then(|a| a.value.clone());
+        if let Some((start, end)) = format {
+            self.line.wraps = true;
+            let keyword = |name: &str| {
+                args.keywords
+                    .iter()
+                    .rev()
+                    .find(|(n, _)| *n == name)
+                    .and_then(|(_, v)| v.clone())
+            };
+            return paths::format_value(self.span(start, end), value, keyword);
+        }
+        if function == "str" && !args.positional.is_empty() {
+            self.line.wraps = true;
+            if args.generator {
+                self.defer_for("str() of a generator".into());
+                return None;
+            }
+            return paths::wrapped_value(args.positional.len(), value);
+        }
+        None
+    }
+
+    /// A class's bases and keywords, read as call arguments (the tree pass builds on none).
+    pub(super) fn class_arguments(&mut self) -> Result<()> {
+        self.arguments().map(|_| ())
+    }
+
+    /// Call arguments up to `)`: positional, `*a`, `**k`, `name=value`, or one generator.
+    fn arguments(&mut self) -> Result<Arguments<'s>> {
+        let mut args = Arguments::default();
+        let mut count = 0;
+        while !self.is_op(")") {
+            count += 1;
+            let t = self.tok();
+            let e = if self.eat_op("**") || self.eat_op("*") {
+                // A splat is an argument the evaluator reads as no value.
+                let e = self.expression()?;
+                args.positional
+                    .push(Expr::node(e.depth + 1, t, self.last()));
+                e
+            } else if t.kind == Kind::Name && self.op_at(1, "=") {
+                let keyword = self.name()?;
+                self.pos += 1;
+                let outer = self.context;
+                if crate::lang::python::analyze::path_keyword(keyword) {
+                    self.context = StringContext::PathArg;
+                }
+                let e = self.expression();
+                self.context = outer;
+                let e = e?;
+                args.keywords.push((keyword, e.value.clone()));
+                e
+            } else {
+                let e = self.named_expression()?;
+                if self.is_kw("for") || self.is_kw("async") {
+                    // A generator as the only argument.
+                    if count != 1 {
+                        return Err(Unsure);
+                    }
+                    let d = self.comprehension()?;
+                    if !self.is_op(")") {
+                        return Err(Unsure);
+                    }
+                    args.generator = true;
+                    args.depth = e.depth.max(d) + 1;
+                    return Ok(args);
+                }
+                args.positional.push(e.clone());
+                e
+            };
+            args.depth = args.depth.max(e.depth);
+            if !self.eat_op(",") {
+                break;
+            }
+        }
+        args.depth += 1;
+        Ok(args)
+    }
+
+    /// The inside of `[…]` after a value: slices and indexes.
+    fn subscript(&mut self) -> Result<u32> {
+        let mut depth = 0;
+        loop {
+            depth = depth.max(self.slice()?);
+            if !self.eat_op(",") || self.is_op("]") {
+                return Ok(depth + 1);
+            }
+        }
+    }
+
+    fn slice(&mut self) -> Result<u32> {
+        let mut depth = 0;
+        if !self.is_op(":") {
+            if self.is_op("*") {
+                return Err(Unsure); // `a[*b]` (3.11)
+            }
+            let e = self.named_expression()?;
+            if !self.is_op(":") {
+                return Ok(e.depth);
+            }
+            depth = e.depth;
+        }
+        // `a:b:c`, each part optional.
+        for _ in 0..2 {
+            if !self.eat_op(":") {
+                break;
+            }
+            if !self.is_op(":") && !self.is_op(",") && !self.is_op("]") {
+                depth = depth.max(self.expression()?.depth);
+            }
+        }
+        Ok(depth + 1)
+    }
+
+    /// `for … in … [if …]…`, after a comprehension's element.
+    pub(super) fn comprehension(&mut self) -> Result<u32> {
+        let mut depth = 0;
+        loop {
+            let asynchronous = self.eat_kw("async");
+            if !self.eat_kw("for") {
+                return if asynchronous { Err(Unsure) } else { Ok(depth) };
+            }
+            let target = self.targets()?;
+            self.expect_kw("in")?;
+            depth = depth.max(self.disjunction()?.depth);
+            self.bind(&target);
+            while self.eat_kw("if") {
+                depth = depth.max(self.disjunction()?.depth);
+            }
+            if !self.is_kw("for") && !self.is_kw("async") {
+                return Ok(depth + 1);
+            }
+        }
+    }
+
+    fn atom(&mut self) -> Result<Expr> {
+        let t = self.tok();
+        match t.kind {
+            Kind::Name => {
+                let text = self.text_of(t);
+                if matches!(text, "None" | "True" | "False") {
+                    self.pos += 1;
+                    return Ok(Expr::node(1, t, t));
+                }
+                self.name()?;
+                Ok(Expr {
+                    single: true,
+                    pattern: true,
+                    name: Some((t.start, t.end)),
+                    ..Expr::node(1, t, t)
+                })
+            }
+            Kind::Number => {
+                self.pos += 1;
+                Ok(Expr::node(1, t, t))
+            }
+            Kind::Str => self.strings(),
+            Kind::Op => match self.text_of(t) {
+                "..." => {
+                    self.pos += 1;
+                    Ok(Expr::node(1, t, t))
+                }
+                "(" => self.enclosed(")"),
+                "[" => self.enclosed("]"),
+                "{" => self.braces(),
+                _ => Err(Unsure),
+            },
+            _ => Err(Unsure),
+        }
+    }
+
+    /// `(…)` or `[…]`: empty, a yield, one expression, a tuple or list, or a comprehension.
+    fn enclosed(&mut self, close: &str) -> Result<Expr> {
+        self.pos += 1;
+        self.enter()?;
+        let result = self.enclosed_inner(close);
+        self.leave();
+        result
+    }
+
+    fn enclosed_inner(&mut self, close: &str) -> Result<Expr> {
+        let open = self.last();
+        let tuple = |parser: &Self, elements: Vec<Option<PathValue>>, pattern, depth| {
+            let node = Expr::node(depth, open, parser.last());
+            let commented = parser.has_comment(node.start, node.end);
+            Expr {
+                pattern,
+                elements: (close == ")").then_some((elements, commented)),
+                ..node
+            }
+        };
+        if self.eat_op(close) {
+            return Ok(tuple(self, Vec::new(), false, 1));
+        }
+        if close == ")" && self.is_kw("yield") {
+            let e = self.yield_expression()?;
+            self.expect_op(close)?;
+            return Ok(Expr::node(e.depth + 1, open, self.last()));
+        }
+        let first = self.star_expression()?;
+        if self.is_kw("for") || self.is_kw("async") {
+            let d = self.comprehension()?;
+            self.expect_op(close)?;
+            return Ok(Expr::node(first.depth.max(d) + 1, open, self.last()));
+        }
+        if close == ")" && first.starred && self.is_op(close) {
+            return Err(Unsure);
+        }
+        if close == ")" && self.eat_op(close) {
+            // A parenthesized expression: its value is the inside's (unless a comment comes
+            // first, which the tree pass takes for the inside), and it is no target here.
+            let value = if self.has_comment(open.end, first.start) {
+                None
+            } else {
+                first.value.clone()
+            };
+            return Ok(Expr {
+                value,
+                ..Expr::node(first.depth + 1, open, self.last())
+            });
+        }
+        let (mut pattern, mut depth) = (first.pattern, first.depth);
+        let mut elements = vec![first.value];
+        while self.eat_op(",") {
+            if self.is_op(close) {
+                break;
+            }
+            let e = self.star_expression()?;
+            pattern &= e.pattern;
+            depth = depth.max(e.depth);
+            elements.push(e.value);
+        }
+        self.expect_op(close)?;
+        Ok(tuple(self, elements, pattern, depth + 1))
+    }
+
+    fn has_comment(&self, start: u32, end: u32) -> bool {
+        let comments = &self.lexed.comments;
+        let i = comments.partition_point(|&c| c < start);
+        comments.get(i).is_some_and(|&c| c < end)
+    }
+
+    /// `{…}`: a dict, a set, or a comprehension of either.
+    fn braces(&mut self) -> Result<Expr> {
+        let open = self.tok();
+        self.pos += 1;
+        self.enter()?;
+        let result = self.braces_inner();
+        self.leave();
+        Ok(Expr::node(result?, open, self.last()))
+    }
+
+    fn braces_inner(&mut self) -> Result<u32> {
+        if self.eat_op("}") {
+            return Ok(1);
+        }
+        let mut depth = 0;
+        let mut dict = None;
+        let mut first = true;
+        loop {
+            let d = if self.eat_op("**") {
+                if dict == Some(false) {
+                    return Err(Unsure);
+                }
+                dict = Some(true);
+                self.bitwise_or()?.depth
+            } else if self.is_op("*") {
+                if dict == Some(true) {
+                    return Err(Unsure);
+                }
+                dict = Some(false);
+                self.star_expression()?.depth
+            } else {
+                let key = self.named_expression()?;
+                if self.eat_op(":") {
+                    if dict == Some(false) {
+                        return Err(Unsure);
+                    }
+                    dict = Some(true);
+                    key.depth.max(self.expression()?.depth)
+                } else {
+                    if dict == Some(true) {
+                        return Err(Unsure);
+                    }
+                    dict = Some(false);
+                    key.depth
+                }
+            };
+            depth = depth.max(d);
+            if first && (self.is_kw("for") || self.is_kw("async")) {
+                depth = depth.max(self.comprehension()?);
+                self.expect_op("}")?;
+                return Ok(depth + 1);
+            }
+            first = false;
+            if !self.eat_op(",") || self.is_op("}") {
+                break;
+            }
+        }
+        self.expect_op("}")?;
+        Ok(depth + 1)
+    }
+
+    /// Adjacent string literals: one value (holes unknown), recorded as a string where it
+    /// has no hole and as a path where an f-string reads as one.
+    fn strings(&mut self) -> Result<Expr> {
+        let first = self.tok();
+        let mut parts: Vec<&'s StrLit> = Vec::new();
+        let mut bytes_kind = None;
+        while self.tok().kind == Kind::Str {
+            let t = self.tok();
+            // Bytes and text literals do not concatenate.
+            let is_bytes = self.src[t.start as usize..]
+                .iter()
+                .take_while(|b| b.is_ascii_alphabetic())
+                .any(|b| b | 0x20 == b'b');
+            if *bytes_kind.get_or_insert(is_bytes) != is_bytes {
+                return Err(Unsure);
+            }
+            parts.push(&self.lexed.strings[t.aux as usize]);
+            self.pos += 1;
+        }
+        self.line.strings = true;
+        // The value with every hole unknown, as the evaluator reads a literal.
+        let mut text = String::new();
+        for part in &parts {
+            let mut at = part.content.0;
+            for &(start, end) in &part.spans {
+                text.push_str(self.span(at, start));
+                text.push(UNKNOWN);
+                at = end;
+            }
+            text.push_str(self.span(at, part.content.1));
+        }
+        let mut e = Expr::node(2, first, self.last());
+        e.template = (parts.len() == 1 && parts[0].holes.is_empty()).then_some(parts[0].content);
+        let holes = parts.iter().any(|p| !p.holes.is_empty());
+        if !holes {
+            self.strings.push((first.line, text.clone(), self.context));
+            e.value = Some(PathValue::Relative(text));
+            return Ok(e);
+        }
+        self.line.holes = true;
+        if self.context != StringContext::Plain {
+            self.defer_for("an f-string in a path argument".into());
+        }
+        for part in &parts {
+            for hole in &part.holes {
+                // A hole the evaluator could give a value (a literal, a join) is its.
+                let evaluated = hole.iter().any(|t| {
+                    t.kind == Kind::Str
+                        || (t.kind == Kind::Op && matches!(self.text_of(*t), "+" | "/" | "%"))
+                });
+                if evaluated {
+                    self.defer_for("an f-string hole with a literal or a join".into());
+                }
+                self.hole(hole)?;
+            }
+        }
+        let value = PathValue::Relative(text.clone()).seal();
+        if !self.in_hole
+            && let PathValue::Relative(glob) = &value
+            && crate::lang::python::analyze::reads_as_path(glob)
+        {
+            self.paths.push(Some(PathRef {
+                line: first.line,
+                value,
+                text: crate::lang::python::analyze::one_line(self.span(e.start, e.end)),
+            }));
+        }
+        e.value = Some(PathValue::Relative(text));
+        Ok(e)
+    }
+
+    /// An f-string hole's expression list, parsed from its own tokens.
+    fn hole(&mut self, tokens: &'s [Token]) -> Result<()> {
+        let (outer, at, was) = (self.toks, self.pos, self.in_hole);
+        self.toks = tokens;
+        self.pos = 0;
+        self.in_hole = true;
+        self.enter()?;
+        let result = self.star_expressions();
+        self.leave();
+        let ended = self.tok().kind == Kind::End;
+        self.toks = outer;
+        self.pos = at;
+        self.in_hole = was;
+        result?;
+        if !ended {
+            return Err(Unsure);
+        }
+        Ok(())
+    }
+}
+
+/// A call's arguments as the evaluator reads them.
+#[derive(Default)]
+struct Arguments<'s> {
+    /// Positional arguments and splats, in order: what `str(…)` and `.format` read by place.
+    positional: Vec<Expr>,
+    keywords: Vec<(&'s str, Option<PathValue>)>,
+    /// The only argument is a generator.
+    generator: bool,
+    depth: u32,
+}
