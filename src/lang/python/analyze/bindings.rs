@@ -33,6 +33,35 @@ pub(super) fn is_listing(function: &str) -> bool {
     LISTINGS.contains(&function) || (function.contains('.') && LISTING_METHODS.contains(&last))
 }
 
+/// What a loop over a literal list binds its name to: one of the items, a glob alternation
+/// (`{a.json,b.json}`), when each is a plain file name (`Some`: a string literal's value).
+/// Items that are no plain file names (a `/`, a glob character) or anything else leave it
+/// unknown.
+pub(crate) fn loop_value(items: Vec<Option<String>>) -> Option<PathValue> {
+    let mut plain: Vec<String> = Vec::new();
+    for value in items {
+        let value = value?;
+        let ok = !value.is_empty()
+            && value != "."
+            && value != ".."
+            && !value.contains(['/', '\\', '*', '?', '[', ']', '{', '}', ',']);
+        if !ok {
+            return None;
+        }
+        if !plain.contains(&value) {
+            plain.push(value);
+        }
+    }
+    if plain.is_empty() || plain.len() > MAX_ALTERNATIVES {
+        return None;
+    }
+    Some(PathValue::Relative(if plain.len() == 1 {
+        plain.swap_remove(0)
+    } else {
+        format!("{{{}}}", plain.join(","))
+    }))
+}
+
 impl Pass<'_> {
     /// The bindings other than plain assignments: loops, `:=`, parameters, `as` targets and
     /// augmented assignments (`p += "/x"`, not followed: unbound).
@@ -106,45 +135,26 @@ impl Pass<'_> {
         let Some(left) = node.child_by_field_name("left") else {
             return;
         };
-        let items = node
+        let value = node
             .child_by_field_name("right")
             .filter(|r| matches!(r.kind(), "list" | "tuple"))
-            .and_then(|list| self.plain_items(list));
-        match items {
-            Some(items) if left.kind() == "identifier" => {
-                let value = if items.len() == 1 {
-                    items[0].clone()
-                } else {
-                    format!("{{{}}}", items.join(","))
-                };
-                self.names
-                    .insert(self.text(left), PathValue::Relative(value));
+            .and_then(|list| {
+                let mut cursor = list.walk();
+                let items: Vec<Option<String>> = list
+                    .named_children(&mut cursor)
+                    .map(|item| {
+                        (item.kind() == "string" && !has_interpolation(item))
+                            .then(|| string_value(item, self.source))
+                    })
+                    .collect();
+                loop_value(items)
+            });
+        match value {
+            Some(value) if left.kind() == "identifier" => {
+                self.names.insert(self.text(left), value);
             }
             _ => self.unbind(left),
         }
-    }
-
-    /// A literal list's items, when each is a plain file name.
-    fn plain_items(&self, list: Node<'_>) -> Option<Vec<String>> {
-        let mut cursor = list.walk();
-        let mut items: Vec<String> = Vec::new();
-        for item in list.named_children(&mut cursor) {
-            if item.kind() != "string" || has_interpolation(item) {
-                return None;
-            }
-            let value = string_value(item, self.source);
-            let plain = !value.is_empty()
-                && value != "."
-                && value != ".."
-                && !value.contains(['/', '\\', '*', '?', '[', ']', '{', '}', ',']);
-            if !plain {
-                return None;
-            }
-            if !items.contains(&value) {
-                items.push(value);
-            }
-        }
-        (!items.is_empty() && items.len() <= MAX_ALTERNATIVES).then_some(items)
     }
 
     /// `os.listdir(HERE)`, `DATA.iterdir()`: the folder is read whole, so it is recorded even

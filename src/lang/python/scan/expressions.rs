@@ -23,7 +23,7 @@ pub(super) struct Expr {
     pub starred: bool,
     pub depth: u32,
     /// What the evaluator makes of it, not sealed: a literal's text, a join, a template.
-    value: Option<PathValue>,
+    pub value: Option<PathValue>,
     /// A single string without holes: its content, a `%` or `.format` template.
     template: Option<(u32, u32)>,
     /// A parenthesized tuple: its elements' values, and whether a comment stands among them
@@ -31,6 +31,11 @@ pub(super) struct Expr {
     elements: Option<(Vec<Option<PathValue>>, bool)>,
     /// The path this node recorded, taken back if its parent builds on it.
     candidate: Option<usize>,
+    /// As a target, the names a tuple, list or starred target binds (a bare name is `name`).
+    pub pattern_names: Vec<(u32, u32)>,
+    /// A list or tuple literal: each item's value where it is a single string without holes
+    /// (what a loop over it binds its name to).
+    pub items: Option<Vec<Option<String>>>,
     start: u32,
     end: u32,
     line: u32,
@@ -48,6 +53,8 @@ impl Expr {
             template: None,
             elements: None,
             candidate: None,
+            pattern_names: Vec::new(),
+            items: None,
             start: 0,
             end: 0,
             line: 0,
@@ -112,6 +119,7 @@ impl<'s> Parser<'s> {
             return Ok(first);
         }
         let (mut pattern, mut depth) = (first.pattern, first.depth);
+        let mut names = target_names(&first);
         while self.eat_op(",") {
             if self.ends_list() {
                 break;
@@ -119,9 +127,11 @@ impl<'s> Parser<'s> {
             let e = self.star_expression()?;
             pattern &= e.pattern;
             depth = depth.max(e.depth);
+            names.extend(target_names(&e));
         }
         Ok(Expr {
             pattern,
+            pattern_names: names,
             ..Expr::node(depth + 1, start, self.last())
         })
     }
@@ -143,6 +153,7 @@ impl<'s> Parser<'s> {
                 // A starred target is a name, attribute or subscript (`*rest`), no tuple.
                 pattern: e.single,
                 starred: true,
+                pattern_names: target_names(&e),
                 ..Expr::node(e.depth + 1, start, self.last())
             });
         }
@@ -153,10 +164,17 @@ impl<'s> Parser<'s> {
     pub(super) fn named_expression(&mut self) -> Result<Expr> {
         let t = self.tok();
         if t.kind == Kind::Name && self.op_at(1, ":=") {
-            self.name()?;
+            // The tree pass binds at the `:=`, then reads the value.
+            let mark = self.mark();
+            self.atom()?;
             self.pos += 1;
             let e = self.expression()?;
-            self.line.targets.push(self.text_of(t));
+            let changes = vec![(self.text_of(t), e.value.clone())];
+            self.rebind(mark, changes, &[t.start], |p| {
+                p.atom()?;
+                p.pos += 1;
+                p.expression().map(|_| ())
+            })?;
             return Ok(Expr::node(e.depth + 1, t, self.last()));
         }
         self.expression()
@@ -282,15 +300,8 @@ impl<'s> Parser<'s> {
             let r = self.binary(level + 1)?;
             let mut node = Expr::node(e.depth.max(r.depth) + 1, start, self.last());
             node.value = match op {
-                "+" | "/" => {
-                    self.line.joins = true;
-                    self.line.divides |= op == "/";
-                    paths::binary_value(op, e.value.clone(), r.value.clone())
-                }
-                "%" => {
-                    self.line.joins = true;
-                    self.percent(&e, &r)
-                }
+                "+" | "/" => paths::binary_value(op, e.value.clone(), r.value.clone()),
+                "%" => self.percent(&e, &r),
                 _ => None,
             };
             if node.value.is_some() {
@@ -369,7 +380,6 @@ impl<'s> Parser<'s> {
                 }
                 self.pos += 1;
                 let attribute = self.text_of(t);
-                self.line.names.push(attribute);
                 format = (attribute == "format").then_some(e.template).flatten();
                 e = Expr {
                     single: true,
@@ -423,7 +433,6 @@ impl<'s> Parser<'s> {
     ) -> Option<PathValue> {
         let value = |k: usize| args.positional.get(k).and_then(|a| a.value.clone());
         if let Some((start, end)) = format {
-            self.line.wraps = true;
             let keyword = |name: &str| {
                 args.keywords
                     .iter()
@@ -434,7 +443,6 @@ impl<'s> Parser<'s> {
             return paths::format_value(self.span(start, end), value, keyword);
         }
         if function == "str" && !args.positional.is_empty() {
-            self.line.wraps = true;
             if args.generator {
                 self.defer_for("str() of a generator".into());
                 return None;
@@ -544,10 +552,7 @@ impl<'s> Parser<'s> {
             if !self.eat_kw("for") {
                 return if asynchronous { Err(Unsure) } else { Ok(depth) };
             }
-            let target = self.targets()?;
-            self.expect_kw("in")?;
-            depth = depth.max(self.disjunction()?.depth);
-            self.bind(&target);
+            depth = depth.max(self.loop_clause(true)?);
             while self.eat_kw("if") {
                 depth = depth.max(self.disjunction()?.depth);
             }
@@ -567,10 +572,12 @@ impl<'s> Parser<'s> {
                     return Ok(Expr::node(1, t, t));
                 }
                 self.name()?;
+                self.used.push((t.start, text));
                 Ok(Expr {
                     single: true,
                     pattern: true,
                     name: Some((t.start, t.end)),
+                    value: self.names.get(text).cloned(),
                     ..Expr::node(1, t, t)
                 })
             }
@@ -604,12 +611,20 @@ impl<'s> Parser<'s> {
 
     fn enclosed_inner(&mut self, close: &str) -> Result<Expr> {
         let open = self.last();
-        let tuple = |parser: &Self, elements: Vec<Option<PathValue>>, pattern, depth| {
+        let tuple = |parser: &Self, parts: Vec<Expr>, pattern, depth| {
             let node = Expr::node(depth, open, parser.last());
             let commented = parser.has_comment(node.start, node.end);
+            let elements = parts.iter().map(|e| e.value.clone()).collect();
+            // A comment is an item too, and no string: no loop binds over it.
+            let items = parts
+                .iter()
+                .map(|e| e.template.map(|(s, e)| parser.span(s, e).to_string()))
+                .collect();
             Expr {
                 pattern,
                 elements: (close == ")").then_some((elements, commented)),
+                items: (!commented).then_some(items),
+                pattern_names: parts.iter().flat_map(target_names).collect(),
                 ..node
             }
         };
@@ -640,11 +655,12 @@ impl<'s> Parser<'s> {
             };
             return Ok(Expr {
                 value,
+                pattern_names: target_names(&first),
                 ..Expr::node(first.depth + 1, open, self.last())
             });
         }
         let (mut pattern, mut depth) = (first.pattern, first.depth);
-        let mut elements = vec![first.value];
+        let mut parts = vec![first];
         while self.eat_op(",") {
             if self.is_op(close) {
                 break;
@@ -652,10 +668,10 @@ impl<'s> Parser<'s> {
             let e = self.star_expression()?;
             pattern &= e.pattern;
             depth = depth.max(e.depth);
-            elements.push(e.value);
+            parts.push(e);
         }
         self.expect_op(close)?;
-        Ok(tuple(self, elements, pattern, depth + 1))
+        Ok(tuple(self, parts, pattern, depth + 1))
     }
 
     fn has_comment(&self, start: u32, end: u32) -> bool {
@@ -744,7 +760,6 @@ impl<'s> Parser<'s> {
             parts.push(&self.lexed.strings[t.aux as usize]);
             self.pos += 1;
         }
-        self.line.strings = true;
         // The value with every hole unknown, as the evaluator reads a literal.
         let mut text = String::new();
         for part in &parts {
@@ -760,26 +775,29 @@ impl<'s> Parser<'s> {
         e.template = (parts.len() == 1 && parts[0].holes.is_empty()).then_some(parts[0].content);
         let holes = parts.iter().any(|p| !p.holes.is_empty());
         if !holes {
-            self.strings.push((first.line, text.clone(), self.context));
+            // The tree pass does not walk an f-string's holes: a string there is no fact.
+            if !self.in_hole {
+                self.strings.push((first.line, text.clone(), self.context));
+            }
             e.value = Some(PathValue::Relative(text));
             return Ok(e);
         }
-        self.line.holes = true;
         if self.context != StringContext::Plain {
             self.defer_for("an f-string in a path argument".into());
         }
+        // Each hole's value where the evaluator knows it, else unknown.
+        let mut text = String::new();
         for part in &parts {
-            for hole in &part.holes {
-                // A hole the evaluator could give a value (a literal, a join) is its.
-                let evaluated = hole.iter().any(|t| {
-                    t.kind == Kind::Str
-                        || (t.kind == Kind::Op && matches!(self.text_of(*t), "+" | "/" | "%"))
-                });
-                if evaluated {
-                    self.defer_for("an f-string hole with a literal or a join".into());
+            let mut at = part.content.0;
+            for (hole, &(start, end)) in part.holes.iter().zip(&part.spans) {
+                text.push_str(self.span(at, start));
+                match self.hole(hole)? {
+                    Some(PathValue::Relative(known)) => text.push_str(&known),
+                    _ => text.push(UNKNOWN),
                 }
-                self.hole(hole)?;
+                at = end;
             }
+            text.push_str(self.span(at, part.content.1));
         }
         let value = PathValue::Relative(text.clone()).seal();
         if !self.in_hole
@@ -796,8 +814,8 @@ impl<'s> Parser<'s> {
         Ok(e)
     }
 
-    /// An f-string hole's expression list, parsed from its own tokens.
-    fn hole(&mut self, tokens: &'s [Token]) -> Result<()> {
+    /// An f-string hole's expression list, parsed from its own tokens: its value.
+    fn hole(&mut self, tokens: &'s [Token]) -> Result<Option<PathValue>> {
         let (outer, at, was) = (self.toks, self.pos, self.in_hole);
         self.toks = tokens;
         self.pos = 0;
@@ -809,11 +827,11 @@ impl<'s> Parser<'s> {
         self.toks = outer;
         self.pos = at;
         self.in_hole = was;
-        result?;
+        let e = result?;
         if !ended {
             return Err(Unsure);
         }
-        Ok(())
+        Ok(e.value)
     }
 }
 
@@ -826,4 +844,12 @@ struct Arguments<'s> {
     /// The only argument is a generator.
     generator: bool,
     depth: u32,
+}
+
+/// The names a target binds: a bare name, or those of a tuple, list or starred target.
+fn target_names(e: &Expr) -> Vec<(u32, u32)> {
+    e.name
+        .into_iter()
+        .chain(e.pattern_names.iter().copied())
+        .collect()
 }

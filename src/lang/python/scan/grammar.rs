@@ -3,35 +3,20 @@
 //! reads without an error (anything else is `Unsure`, and tree-sitter reads the file), and on
 //! the way it records what facts are made of in a file that names no path, process, import
 //! function or environment: the import statements, the strings and the context they stand in
-//! (plain, or a path keyword's value), and, per logical line, what could make an expression a
-//! path (a `+`, `/` or `%`, a `str(…)`, an f-string hole, a name bound to a string).
+//! (plain, or a path keyword's value), and the names bound to text, in the order the tree
+//! pass binds and unbinds them, for the expressions (`expressions`) to evaluate.
 
 use super::expressions::Expr;
 use super::lexer::{Kind, Lexed, Result, Token, Unsure};
 use crate::analyze::facts::{Import, PathRef, StringContext};
+use crate::analyze::paths::PathValue;
+use std::collections::HashMap;
 
 /// How deep an expression may nest before the file goes to tree-sitter: below the evaluator's
 /// own limit (`paths::MAX_DEPTH`), so a file the fast path reads never meets it.
 pub(super) const MAX_EXPR_DEPTH: u32 = 120;
 /// How deep the parser recurses (each level is a few frames) before it gives up.
 const MAX_RECURSION: u32 = 100;
-
-/// What one logical line holds that could make an expression evaluate to a path.
-#[derive(Default)]
-pub(super) struct Line<'s> {
-    pub strings: bool,
-    /// A binary `/`: a join onto whatever its left side evaluates to.
-    pub divides: bool,
-    /// A binary `+`, `/` or `%`: the evaluator builds text or paths from these.
-    pub joins: bool,
-    /// A `str(…)` or a template's `.format(…)`: the evaluator reads their arguments.
-    pub wraps: bool,
-    /// An f-string with holes: its holes are evaluated.
-    pub holes: bool,
-    pub names: Vec<&'s str>,
-    /// Names a plain assignment, loop or `:=` binds.
-    pub targets: Vec<&'s str>,
-}
 
 pub(super) struct Parser<'s> {
     pub(super) src: &'s [u8],
@@ -48,8 +33,14 @@ pub(super) struct Parser<'s> {
     pub paths: Vec<Option<PathRef>>,
     /// Inside an f-string hole, whose nodes the tree pass evaluates but does not visit.
     pub(super) in_hole: bool,
-    pub line: Line<'s>,
-    pub lines: Vec<Line<'s>>,
+    /// Names bound to a value the evaluator reads (`HERE = "data"`), as the tree pass binds
+    /// them: in source order, one flat map per file.
+    pub(super) names: HashMap<&'s str, PathValue>,
+    /// Every name read as a value, with where it stands: a binding read after the part that
+    /// uses it makes that part read again.
+    pub(super) used: Vec<(u32, &'s str)>,
+    /// How many bindings were made: one made inside a part read again would be made twice.
+    pub(super) binds: u32,
     /// Found something only tree-sitter's pass reads (a path call, an f-string in a path
     /// argument): the file goes there, though it parses. Says what.
     pub defer: Option<String>,
@@ -79,8 +70,9 @@ impl<'s> Parser<'s> {
             strings: Vec::new(),
             paths: Vec::new(),
             in_hole: false,
-            line: Line::default(),
-            lines: Vec::new(),
+            names: HashMap::new(),
+            used: Vec::new(),
+            binds: 0,
             defer: None,
         }
     }
@@ -143,7 +135,7 @@ impl<'s> Parser<'s> {
         if self.eat_kw(kw) { Ok(()) } else { Err(Unsure) }
     }
 
-    /// A name that is not a keyword; recorded as used on this line.
+    /// A name that is not a keyword.
     pub(super) fn name(&mut self) -> Result<&'s str> {
         let t = self.tok();
         if t.kind != Kind::Name {
@@ -154,7 +146,6 @@ impl<'s> Parser<'s> {
             return Err(Unsure);
         }
         self.pos += 1;
-        self.line.names.push(text);
         Ok(text)
     }
 
@@ -163,12 +154,113 @@ impl<'s> Parser<'s> {
             return Err(Unsure);
         }
         self.pos += 1;
-        self.lines.push(std::mem::take(&mut self.line));
         Ok(())
     }
 
     pub(super) fn defer_for(&mut self, why: String) {
         self.defer.get_or_insert(why);
+    }
+
+    // ---- bindings ----
+
+    pub(super) fn mark(&self) -> Mark {
+        Mark {
+            pos: self.pos,
+            paths: self.paths.len(),
+            strings: self.strings.len(),
+            used: self.used.len(),
+            binds: self.binds,
+        }
+    }
+
+    /// The tree pass binds where it meets a binding (an assignment, a loop, a `:=`) and then
+    /// reads what stands under it; this parser has read that part already (since `mark`). So
+    /// `changes` (a name's new value, or none) are made now, and if one changed a name the
+    /// part used as a value (anywhere but at `bound`, the places of the names bound), the
+    /// part is read again by `again`.
+    pub(super) fn rebind(
+        &mut self,
+        mark: Mark,
+        changes: Vec<(&'s str, Option<PathValue>)>,
+        bound: &[u32],
+        again: fn(&mut Self) -> Result<()>,
+    ) -> Result<()> {
+        if self.in_hole {
+            return Ok(()); // the tree pass does not walk an f-string's holes
+        }
+        let mut changed = Vec::new();
+        for (name, value) in changes {
+            let old = match &value {
+                Some(v) => self.names.insert(name, v.clone()),
+                None => self.names.remove(name),
+            };
+            if old != value {
+                changed.push(name);
+            }
+        }
+        self.binds += 1;
+        let used = self.used[mark.used..]
+            .iter()
+            .any(|(at, name)| !bound.contains(at) && changed.contains(name));
+        if !used {
+            return Ok(());
+        }
+        if self.binds - 1 > mark.binds {
+            self.defer_for("a binding inside a part its own binding changes".into());
+            return Ok(());
+        }
+        let end = self.pos;
+        self.pos = mark.pos;
+        self.paths.truncate(mark.paths);
+        self.strings.truncate(mark.strings);
+        self.used.truncate(mark.used);
+        again(self)?;
+        if self.pos != end {
+            return Err(Unsure);
+        }
+        Ok(())
+    }
+
+    /// The names a target binds, with where they stand (`a`, `a, *b`, `[a, (b, c)]`; not the
+    /// names inside an attribute or subscript).
+    pub(super) fn target_names(&self, target: &Expr) -> Vec<(u32, &'s str)> {
+        target
+            .name
+            .iter()
+            .chain(&target.pattern_names)
+            .map(|&(start, end)| (start, self.span(start, end)))
+            .collect()
+    }
+
+    /// Every name `target` binds, unbound.
+    pub(super) fn unbinding(&self, target: &Expr) -> Vec<(&'s str, Option<PathValue>)> {
+        self.target_names(target)
+            .into_iter()
+            .map(|(_, n)| (n, None))
+            .collect()
+    }
+
+    /// What `target = value` binds: a bare name to a value the evaluator reads, else every
+    /// name the target holds to none.
+    pub(super) fn binding(
+        &self,
+        target: &Expr,
+        value: Option<PathValue>,
+    ) -> Vec<(&'s str, Option<PathValue>)> {
+        match (target.name, value) {
+            (Some((start, end)), Some(value)) => vec![(self.span(start, end), Some(value))],
+            _ => self.unbinding(target),
+        }
+    }
+
+    /// Names unbound where the parser meets them (imports, `as` targets, parameters): the
+    /// tree pass meets them in the same order.
+    pub(super) fn unbind_now(&mut self, names: &[&'s str]) {
+        if !self.in_hole {
+            for name in names {
+                self.names.remove(name);
+            }
+        }
     }
 
     pub(super) fn enter(&mut self) -> Result<()> {
@@ -294,6 +386,53 @@ impl<'s> Parser<'s> {
     }
 
     fn expression_statement(&mut self) -> Result<()> {
+        let mark = self.mark();
+        let statement = self.statement_parts()?;
+        let places =
+            |names: Vec<(u32, &'s str)>| names.into_iter().map(|(at, _)| at).collect::<Vec<u32>>();
+        let (changes, bound): (Vec<_>, Vec<u32>) = match &statement {
+            Statement::Assign(chunks, value_used) => {
+                let (value, targets) = chunks.split_last().ok_or(Unsure)?;
+                let (last, earlier) = targets.split_last().ok_or(Unsure)?;
+                let (mut changes, mut bound) = (Vec::new(), Vec::new());
+                // `a = b = v`: the outer assignment's value is an assignment, no path: `a` is
+                // unbound before `v` is evaluated for `b`.
+                for t in earlier {
+                    let names = self.target_names(t);
+                    let named = self.used[*value_used..]
+                        .iter()
+                        .any(|(_, n)| names.iter().any(|(_, m)| m == n));
+                    if named {
+                        self.defer_for("a chained assignment whose value names a target".into());
+                    }
+                    changes.extend(self.unbinding(t));
+                    bound.extend(places(names));
+                }
+                changes.extend(self.binding(last, value.value.clone()));
+                bound.extend(places(self.target_names(last)));
+                (changes, bound)
+            }
+            // `x += v` unbinds `x` (an attribute or subscript binds nothing).
+            Statement::Augmented(target) => {
+                let changes = target
+                    .name
+                    .map(|(start, end)| (self.span(start, end), None))
+                    .into_iter()
+                    .collect();
+                (changes, places(self.target_names(target)))
+            }
+            Statement::Annotated(target, value) => (
+                self.binding(target, value.clone()),
+                places(self.target_names(target)),
+            ),
+            Statement::Expression => return Ok(()),
+        };
+        self.rebind(mark, changes, &bound, |p| p.statement_parts().map(|_| ()))
+    }
+
+    /// An expression statement's parts: an assignment's targets and value, an augmented or
+    /// annotated one's target, or a plain expression.
+    fn statement_parts(&mut self) -> Result<Statement> {
         let first = if self.is_kw("yield") {
             self.yield_expression()?
         } else {
@@ -306,15 +445,16 @@ impl<'s> Parser<'s> {
             ""
         };
         if op == "=" {
-            let mut target = first;
+            let mut chunks = vec![first];
+            let mut value_used = 0;
             while self.eat_op("=") {
-                if !target.pattern {
+                if !chunks.last().is_some_and(|c| c.pattern) {
                     return Err(Unsure);
                 }
-                self.bind(&target);
-                target = self.assigned_value()?;
+                value_used = self.used.len();
+                chunks.push(self.assigned_value()?);
             }
-            return Ok(());
+            return Ok(Statement::Assign(chunks, value_used));
         }
         if AUGMENTED.contains(&op) {
             if !first.single {
@@ -322,7 +462,7 @@ impl<'s> Parser<'s> {
             }
             self.pos += 1;
             self.assigned_value()?;
-            return Ok(());
+            return Ok(Statement::Augmented(first));
         }
         if op == ":" {
             if !first.single {
@@ -330,22 +470,14 @@ impl<'s> Parser<'s> {
             }
             self.pos += 1;
             self.expression()?;
-            if self.eat_op("=") {
-                self.assigned_value()?;
-            }
-            self.bind(&first);
-            return Ok(());
+            let value = if self.eat_op("=") {
+                self.assigned_value()?.value
+            } else {
+                None
+            };
+            return Ok(Statement::Annotated(first, value));
         }
-        Ok(())
-    }
-
-    /// A bare name assigned, looped over or bound by `:=` may hold a path: weighed with the
-    /// line at the end of the file.
-    pub(super) fn bind(&mut self, target: &Expr) {
-        if let Some((start, end)) = target.name {
-            let name = self.span(start, end);
-            self.line.targets.push(name);
-        }
+        Ok(Statement::Expression)
     }
 
     fn assigned_value(&mut self) -> Result<Expr> {
@@ -384,9 +516,13 @@ impl<'s> Parser<'s> {
         self.pos += 1;
         loop {
             let (start, end) = self.dotted()?;
-            if self.eat_kw("as") {
-                self.name()?;
-            }
+            let module = self.span(start, end);
+            let bound = if self.eat_kw("as") {
+                self.name()?
+            } else {
+                module.split('.').next().unwrap_or_default()
+            };
+            self.unbind_now(&[bound]);
             self.imports.push(Import {
                 line,
                 level: 0,
@@ -425,9 +561,15 @@ impl<'s> Parser<'s> {
             let parens = self.eat_op("(");
             loop {
                 let (start, end) = self.dotted()?;
-                names.push(self.span(start, end).to_string());
-                if self.eat_kw("as") {
-                    self.name()?;
+                let name = self.span(start, end);
+                names.push(name.to_string());
+                let bound = if self.eat_kw("as") {
+                    self.name()?
+                } else {
+                    name
+                };
+                if !future {
+                    self.unbind_now(&[bound]);
                 }
                 if !self.eat_op(",") {
                     break;
@@ -492,17 +634,54 @@ impl<'s> Parser<'s> {
 
     fn for_statement(&mut self) -> Result<()> {
         self.expect_kw("for")?;
-        let target = self.targets()?;
-        self.expect_kw("in")?;
-        self.star_expressions()?;
-        self.bind(&target);
+        self.loop_clause(false)?;
         self.block()?;
         self.else_block()
     }
 
-    /// Loop targets: patterns up to `in`. A lone bare name is what the loop binds.
+    /// `target in iterable` of a loop (or of a comprehension, whose iterable is a
+    /// disjunction): a bare name looping over a literal list of file names is bound to them
+    /// (`{a.json,b.json}`), any other target unbound — before the tree pass reads the iterable.
+    pub(super) fn loop_clause(&mut self, comprehension: bool) -> Result<u32> {
+        let mark = self.mark();
+        let target = self.targets()?;
+        self.expect_kw("in")?;
+        let iterable = if comprehension {
+            self.disjunction()?
+        } else {
+            self.star_expressions()?
+        };
+        let value = iterable
+            .items
+            .clone()
+            .and_then(crate::lang::python::analyze::loop_value);
+        let changes = self.binding(&target, value);
+        let bound: Vec<u32> = self
+            .target_names(&target)
+            .iter()
+            .map(|(at, _)| *at)
+            .collect();
+        let again: fn(&mut Self) -> Result<()> = if comprehension {
+            |p| {
+                p.targets()?;
+                p.expect_kw("in")?;
+                p.disjunction().map(|_| ())
+            }
+        } else {
+            |p| {
+                p.targets()?;
+                p.expect_kw("in")?;
+                p.star_expressions().map(|_| ())
+            }
+        };
+        self.rebind(mark, changes, &bound, again)?;
+        Ok(iterable.depth)
+    }
+
+    /// Loop targets: patterns up to `in`. A lone bare name is what a loop binds; a tuple's
+    /// names are what it unbinds.
     pub(super) fn targets(&mut self) -> Result<Expr> {
-        let (mut items, mut only) = (0, Expr::other(1));
+        let (mut items, mut only, mut names) = (0, Expr::other(1), Vec::new());
         loop {
             let starred = self.eat_op("*");
             let e = self.bitwise_or()?;
@@ -510,6 +689,7 @@ impl<'s> Parser<'s> {
                 return Err(Unsure);
             }
             items += 1;
+            names.extend(e.name.into_iter().chain(e.pattern_names.iter().copied()));
             if items == 1 && !starred {
                 only = e;
             }
@@ -524,7 +704,12 @@ impl<'s> Parser<'s> {
                 break;
             }
         }
-        Ok(if items == 1 { only } else { Expr::other(1) })
+        if items == 1 {
+            return Ok(only);
+        }
+        let mut tuple = Expr::other(1);
+        tuple.pattern_names = names;
+        Ok(tuple)
     }
 
     fn try_statement(&mut self) -> Result<()> {
@@ -540,7 +725,8 @@ impl<'s> Parser<'s> {
             if !self.is_op(":") {
                 self.expression()?;
                 if self.eat_kw("as") {
-                    self.name()?;
+                    let name = self.name()?;
+                    self.unbind_now(&[name]);
                 } else if self.is_op(",") {
                     return Err(Unsure);
                 }
@@ -573,6 +759,8 @@ impl<'s> Parser<'s> {
                 if !e.pattern {
                     return Err(Unsure);
                 }
+                let names: Vec<&str> = self.target_names(&e).into_iter().map(|(_, n)| n).collect();
+                self.unbind_now(&names);
             }
             if !self.eat_op(",") {
                 break;
@@ -598,6 +786,9 @@ impl<'s> Parser<'s> {
 
     /// Parameters up to `close` (`)` for a def, `:` for a lambda); annotations only in a def.
     pub(super) fn parameters(&mut self, close: &str, annotated: bool) -> Result<()> {
+        // The tree pass unbinds every parameter before it reads any default.
+        let names = self.parameter_names(close)?;
+        self.unbind_now(&names);
         while !self.is_op(close) {
             if self.eat_op("/") {
             } else if self.eat_op("**") {
@@ -614,6 +805,28 @@ impl<'s> Parser<'s> {
             }
         }
         Ok(())
+    }
+
+    /// The names of the parameters up to `close` (at bracket depth 0), looked ahead.
+    fn parameter_names(&self, close: &str) -> Result<Vec<&'s str>> {
+        let (mut names, mut depth, mut after_separator) = (Vec::new(), 0usize, true);
+        for t in &self.toks[self.pos..] {
+            let text = self.text_of(*t);
+            match t.kind {
+                Kind::Op if depth == 0 && text == close => return Ok(names),
+                Kind::Op if matches!(text, "(" | "[" | "{") => depth += 1,
+                Kind::Op if matches!(text, ")" | "]" | "}") => {
+                    depth = depth.checked_sub(1).ok_or(Unsure)?;
+                }
+                // A lambda in a default: its `:` would end a lambda's parameters here.
+                Kind::Name if text == "lambda" => return Err(Unsure),
+                Kind::Name if depth == 0 && after_separator => names.push(text),
+                Kind::Newline | Kind::End => return Err(Unsure),
+                _ => {}
+            }
+            after_separator = depth == 0 && t.kind == Kind::Op && matches!(text, "," | "*" | "**");
+        }
+        Err(Unsure)
     }
 
     fn parameter(&mut self, annotated: bool, default: bool) -> Result<()> {
@@ -655,4 +868,22 @@ impl<'s> Parser<'s> {
             _ => Err(Unsure),
         }
     }
+}
+
+/// Where the parse stood and what it had recorded: where a part is read again from.
+pub(super) struct Mark {
+    pos: usize,
+    paths: usize,
+    strings: usize,
+    used: usize,
+    binds: u32,
+}
+
+/// An expression statement, as bindings need it.
+enum Statement {
+    /// Targets then the value; where the value's names start in `used`.
+    Assign(Vec<Expr>, usize),
+    Augmented(Expr),
+    Annotated(Expr, Option<PathValue>),
+    Expression,
 }

@@ -388,6 +388,7 @@ impl Lexer<'_> {
             b"f" | b"fr" | b"rf" => true,
             _ => return Err(Unsure),
         };
+        let raw = lower.contains(&b'r');
         let quote = self.peek(0);
         let triple = self.peek(1) == quote && self.peek(2) == quote;
         let width = if triple { 3 } else { 1 };
@@ -435,6 +436,15 @@ impl Lexer<'_> {
             }
         }
         let content_end = self.pos;
+        // A raw string of escapes alone (`r'\\'`, `r'\''`): tree-sitter keeps no content.
+        let content = &self.src[content_start..content_end];
+        let escapes_alone = content.len().is_multiple_of(2)
+            && content
+                .chunks(2)
+                .all(|pair| pair[0] == b'\\' && matches!(pair[1], b'\\' | b'\'' | b'"'));
+        if raw && !content.is_empty() && escapes_alone {
+            return Err(Unsure);
+        }
         self.pos += width;
         let aux = self.out.strings.len() as u32;
         self.out.strings.push(StrLit {

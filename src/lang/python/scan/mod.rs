@@ -13,7 +13,7 @@ mod lexer;
 
 use crate::analyze::facts::{Facts, MAX_PARSED, StringRef};
 use crate::lang::python::analyze as tree;
-use grammar::{Line, Parser};
+use grammar::Parser;
 use std::collections::BTreeSet;
 
 /// Names whose every use the tree pass reads (the file's own path, pytest's temporary
@@ -85,9 +85,6 @@ fn read(source: &[u8]) -> Result<Facts, String> {
     if let Some(why) = parser.defer {
         return Err(why);
     }
-    if let Some(why) = paths_built(&parser.lines) {
-        return Err(why.into());
-    }
     let mut facts = Facts {
         imports: parser.imports,
         paths: parser.paths.into_iter().flatten().collect(),
@@ -117,41 +114,6 @@ pub(super) fn call_matters(function: &str, has_args: bool) -> bool {
     (has_args && tree::argument_context_of(function).is_some())
         || tree::is_read_call(function)
         || crate::analyze::paths::evaluates_call(function)
-}
-
-/// Whether a line can build a path the tree pass would record, and how: names that may hold
-/// text (bound on a line with a literal, a join or another such name, to the end of the file)
-/// and the lines that join, template or wrap them are weighed together.
-fn paths_built(lines: &[Line<'_>]) -> Option<&'static str> {
-    let mut bound: BTreeSet<&str> = BTreeSet::new();
-    loop {
-        let before = bound.len();
-        for line in lines.iter().filter(|l| !l.targets.is_empty()) {
-            let evaluates = line.strings
-                || line.joins
-                || line.wraps
-                || line.holes
-                || line.names.iter().any(|n| bound.contains(n));
-            if evaluates {
-                bound.extend(line.targets.iter().copied());
-            }
-        }
-        if bound.len() == before {
-            break;
-        }
-    }
-    lines.iter().find_map(|line| {
-        // A name bound here is used only if it stands on the line more often than it is bound.
-        let count = |names: &[&str], n: &str| names.iter().filter(|m| **m == n).count();
-        let uses_bound = line
-            .names
-            .iter()
-            .any(|n| bound.contains(n) && count(&line.names, n) > count(&line.targets, n));
-        // The evaluator reads every other operand; a name's value is its binding's, which
-        // the fast path does not follow.
-        let evaluates = line.joins || line.wraps || line.divides || line.holes;
-        (evaluates && uses_bound).then_some("a join, template or f-string of a name bound to text")
-    })
 }
 
 /// One file read both ways: whether the fast path answered, and where its facts differ from

@@ -81,6 +81,40 @@ const JOINS: &[(&str, usize)] = &[
     ("x = ['a/' + y for b in c]\n", 1),
 ];
 
+/// Names bound and unbound where the tree pass binds them: assignments (read again when
+/// their value names the name), loops over literal lists, `:=`, parameters, imports, `as`
+/// targets, augmented assignments, chains and tuples.
+const BINDINGS: &[&str] = &[
+    "HERE = 'data'\ny = f'{HERE}/x.json'\n",
+    "x = 'a/'\nx = x + b\nz = x + 'c'\n",
+    "for n in ['a.json', 'b.json']:\n    p = 'data/' + n\n",
+    "for n in ['a.json', 'b.json', # c\n]:\n    p = 'data/' + n\n",
+    "def f(x='a/', y=x + 'z'):\n    return x + 'b'\n",
+    "x = 'a/'\nimport x\ny = x + 'b'\n",
+    "x = 'a/'\nfrom m import y as x\nz = x + 'b'\n",
+    "x = 'a/'\nwith f() as x:\n    y = x + 'b'\n",
+    "x = 'a/'\nx += 'c'\ny = x + 'b'\n",
+    "a = b = 'x/'\nc = a + b\n",
+    "if (n := 'a/') and n + 'b':\n    pass\n",
+    "y = [x + '/y' for x in ['a', 'b']]\n",
+    "x = 'a/'\ntry:\n    pass\nexcept E as x:\n    y = x + 'b'\n",
+    "x: str = 'a/'\ny = x + 'b'\nz: str\nw = z + 'c'\n",
+    "x, y = 'a/', 'b'\nz = x + y\n",
+    "x = 'a/'\nf = lambda x: x + 'b'\ng = x + 'c'\n",
+    "x = 'a'\ny = str(x + '/b')\nz = '%s/%s' % (x, y)\nw = '{}/{x}'.format(x, x=y)\n",
+];
+
+#[test]
+fn names_are_bound_where_the_tree_pass_binds_them() {
+    for src in BINDINGS {
+        assert!(
+            agree(src),
+            "went to tree-sitter ({:?}):\n{src}",
+            read(src.as_bytes()).err()
+        );
+    }
+}
+
 /// Joins and templates the evaluator reads, each with the paths it records: what a parent
 /// builds on is not one, parentheses stop a chain, a comment first in parentheses hides it.
 #[test]
@@ -109,7 +143,6 @@ fn what_only_the_tree_pass_reads_goes_there() {
         "x = open('data/file.txt')\n",
         "pytest_plugins = ['pkg.plugin']\n",
         "def __getattr__(name):\n    return name\n",
-        "HERE = 'data'\ny = f'{HERE}'\n",
         "exec('import x')\n",
     ];
     for src in cases {
@@ -118,6 +151,16 @@ fn what_only_the_tree_pass_reads_goes_there() {
             "read fast, but only the tree pass reads:\n{src}"
         );
     }
+}
+
+/// A raw string of escapes alone has no content in tree-sitter's tree (its value is empty):
+/// read there.
+#[test]
+fn a_raw_string_of_escapes_alone_goes_to_tree_sitter() {
+    for src in ["x = r'\\\\' + y + '/a'\n", "x = rb'\\'' + y + '/a'\n"] {
+        assert!(!agree(src), "{src}");
+    }
+    assert!(agree("x = r'\\\\a' + y + '/a'\n"));
 }
 
 #[test]
@@ -154,6 +197,7 @@ fn mutated() -> impl Strategy<Value = String> {
         .iter()
         .copied()
         .chain(JOINS.iter().map(|(src, _)| *src))
+        .chain(BINDINGS.iter().copied())
         .collect();
     let tokens = prop::sample::select(vec![
         "(",
