@@ -286,10 +286,14 @@ fn glob_targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
     // Without `**` a glob matches at one depth only: a file there, or the folder there
     // that holds the file (`data/*` names folders too; `data/*.json` not `data/sub/x.json`).
     let depth = (!path.contains("**")).then(|| path.split('/').count());
+    // A file whose path lacks text every match holds matches nothing, nor does any folder
+    // above it: checked first, it spares the glob's matcher nearly every file of the tree.
+    let piece = required_text(path);
     let mut out: Vec<String> = tree
         .files
         .range(prefix.clone()..)
         .take_while(|f| f.starts_with(&prefix))
+        .filter(|f| piece.as_ref().is_none_or(|p| f.contains(p.as_str())))
         .filter(|f| {
             m.is_match(f.as_str())
                 || match depth {
@@ -307,6 +311,46 @@ fn glob_targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
     out.sort();
     out.dedup();
     out
+}
+
+/// Text every path a glob matches holds: the longest literal run (between wildcards and
+/// separators) that each of its alternatives has. None when the glob escapes a character or
+/// has a class or nested alternatives, whose literal text is not read here.
+fn required_text(glob: &str) -> Option<String> {
+    if glob.contains(['\\', '[', ']']) {
+        return None;
+    }
+    let alternatives: Vec<String> = match (glob.find('{'), glob.rfind('}')) {
+        (None, None) => vec![glob.to_string()],
+        (Some(open), Some(close))
+            if open < close
+                && !glob[open + 1..close].contains(['{', '}'])
+                && !glob[..open].contains('}')
+                && !glob[close + 1..].contains('{') =>
+        {
+            glob[open + 1..close]
+                .split(',')
+                .map(|alt| format!("{}{alt}{}", &glob[..open], &glob[close + 1..]))
+                .collect()
+        }
+        _ => return None,
+    };
+    let runs = |g: &str| -> Vec<String> {
+        g.split(['*', '?', '/'])
+            .filter(|run| !run.is_empty())
+            .map(str::to_string)
+            .collect()
+    };
+    let all: Vec<Vec<String>> = alternatives.iter().map(|a| runs(a)).collect();
+    let (first, rest) = all.split_first()?;
+    first
+        .iter()
+        .filter(|run| {
+            rest.iter()
+                .all(|other| other.iter().any(|o| o.contains(run.as_str())))
+        })
+        .max_by_key(|run| run.len())
+        .cloned()
 }
 
 /// Every file under folder `dir`.
@@ -514,5 +558,80 @@ mod tests {
             targets(&tree, "alias"),
             ["alias", "data/sub/x.json", "data/top.json"]
         );
+    }
+}
+
+#[cfg(test)]
+mod required_text_tests {
+    use super::required_text;
+    use proptest::prelude::*;
+
+    fn glob_part() -> impl Strategy<Value = String> {
+        prop::sample::select(vec![
+            "a", "b", "ab", "x.json", "Key ", "*", "**", "?", "/", "_node", ".", "-",
+        ])
+        .prop_map(str::to_string)
+    }
+
+    fn glob() -> impl Strategy<Value = String> {
+        (
+            prop::collection::vec(glob_part(), 1..6),
+            prop::option::of((
+                prop::collection::vec(glob_part(), 0..3),
+                prop::collection::vec(glob_part(), 0..3),
+            )),
+            prop::collection::vec(glob_part(), 0..4),
+        )
+            .prop_map(|(head, alts, tail)| {
+                let mut g = head.concat();
+                if let Some((a, b)) = alts {
+                    g.push_str(&format!("{{{},{}}}", a.concat(), b.concat()));
+                }
+                g.push_str(&tail.concat());
+                g
+            })
+    }
+
+    fn path() -> impl Strategy<Value = String> {
+        prop::collection::vec(
+            prop::sample::select(vec!["a", "b", "ab", "x.json", "Key x", "y_node", "c", "-"]),
+            1..5,
+        )
+        .prop_map(|parts| parts.join("/"))
+    }
+
+    proptest! {
+        /// The text is in every path the glob matches, and in every file under a folder it
+        /// matches: filtering on it drops nothing.
+        #[test]
+        fn every_match_holds_the_required_text(g in glob(), p in path()) {
+            let Ok(glob) = crate::config::glob(&g) else { return Ok(()) };
+            let m = glob.compile_matcher();
+            if let Some(text) = required_text(&g) {
+                let mut prefix = String::new();
+                for part in p.split('/') {
+                    if !prefix.is_empty() {
+                        prefix.push('/');
+                    }
+                    prefix.push_str(part);
+                    if m.is_match(&prefix) {
+                        prop_assert!(p.contains(&text), "{g} matches {prefix} but {p} lacks {text:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn templates_and_alternatives_give_their_common_text() {
+        assert_eq!(
+            required_text("**/*EventInvokeConfig").as_deref(),
+            Some("EventInvokeConfig")
+        );
+        assert_eq!(required_text("{Key *,Key */**/*}").as_deref(), Some("Key "));
+        assert_eq!(required_text("data/*.json").as_deref(), Some(".json"));
+        assert_eq!(required_text("{a,b}/x"), Some("x".to_string()));
+        assert_eq!(required_text("**/*"), None);
+        assert_eq!(required_text("a/[xy].json"), None);
     }
 }
