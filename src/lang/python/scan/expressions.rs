@@ -77,13 +77,24 @@ impl<'s> Parser<'s> {
         self.toks[self.pos - 1]
     }
 
+    /// What the evaluator makes of `e`: a single literal's content is read here, when needed.
+    pub(super) fn value_of(&self, e: &Expr) -> Option<PathValue> {
+        match (&e.value, e.template) {
+            (Some(v), _) => Some(v.clone()),
+            (None, Some((start, end))) => {
+                Some(PathValue::Relative(self.span(start, end).to_string()))
+            }
+            (None, None) => None,
+        }
+    }
+
     /// A node that may be a path where the tree pass looks for one (a call or binary
     /// operator): recorded unless a parent builds on it, which takes it back.
     fn record(&mut self, e: &mut Expr) {
         if self.in_hole {
             return;
         }
-        let Some(value) = e.value.clone().map(PathValue::seal) else {
+        let Some(value) = self.value_of(e).map(PathValue::seal) else {
             return;
         };
         if matches!(&value, PathValue::Relative(p) if !p.contains('/') || p.starts_with('/'))
@@ -169,7 +180,7 @@ impl<'s> Parser<'s> {
             self.atom()?;
             self.pos += 1;
             let e = self.expression()?;
-            let changes = vec![(self.text_of(t), e.value.clone())];
+            let changes = vec![(self.text_of(t), self.value_of(&e))];
             self.rebind(mark, changes, &[t.start], |p| {
                 p.atom()?;
                 p.pos += 1;
@@ -300,7 +311,7 @@ impl<'s> Parser<'s> {
             let r = self.binary(level + 1)?;
             let mut node = Expr::node(e.depth.max(r.depth) + 1, start, self.last());
             node.value = match op {
-                "+" | "/" => paths::binary_value(op, e.value.clone(), r.value.clone()),
+                "+" | "/" => paths::binary_value(op, self.value_of(&e), self.value_of(&r)),
                 "%" => self.percent(&e, &r),
                 _ => None,
             };
@@ -331,7 +342,7 @@ impl<'s> Parser<'s> {
                 paths::percent_value(template, || elements.next().cloned().flatten())
             }
             None => {
-                let mut one = std::iter::once(values.value.clone());
+                let mut one = std::iter::once(self.value_of(values));
                 paths::percent_value(template, || one.next().flatten())
             }
         }
@@ -431,7 +442,7 @@ impl<'s> Parser<'s> {
         format: Option<(u32, u32)>,
         args: &Arguments<'_>,
     ) -> Option<PathValue> {
-        let value = |k: usize| args.positional.get(k).and_then(|a| a.value.clone());
+        let value = |k: usize| args.positional.get(k).and_then(|a| self.value_of(a));
         if let Some((start, end)) = format {
             let keyword = |name: &str| {
                 args.keywords
@@ -480,7 +491,7 @@ impl<'s> Parser<'s> {
                 let e = self.expression();
                 self.context = outer;
                 let e = e?;
-                args.keywords.push((keyword, e.value.clone()));
+                args.keywords.push((keyword, self.value_of(&e)));
                 e
             } else {
                 let e = self.named_expression()?;
@@ -614,7 +625,7 @@ impl<'s> Parser<'s> {
         let tuple = |parser: &Self, parts: Vec<Expr>, pattern, depth| {
             let node = Expr::node(depth, open, parser.last());
             let commented = parser.has_comment(node.start, node.end);
-            let elements = parts.iter().map(|e| e.value.clone()).collect();
+            let elements = parts.iter().map(|e| parser.value_of(e)).collect();
             // A comment is an item too, and no string: no loop binds over it.
             let items = parts
                 .iter()
@@ -651,7 +662,7 @@ impl<'s> Parser<'s> {
             let value = if self.has_comment(open.end, first.start) {
                 None
             } else {
-                first.value.clone()
+                self.value_of(&first)
             };
             return Ok(Expr {
                 value,
@@ -760,26 +771,25 @@ impl<'s> Parser<'s> {
             parts.push(&self.lexed.strings[t.aux as usize]);
             self.pos += 1;
         }
-        // The value with every hole unknown, as the evaluator reads a literal.
-        let mut text = String::new();
-        for part in &parts {
-            let mut at = part.content.0;
-            for &(start, end) in &part.spans {
-                text.push_str(self.span(at, start));
-                text.push(UNKNOWN);
-                at = end;
-            }
-            text.push_str(self.span(at, part.content.1));
-        }
         let mut e = Expr::node(2, first, self.last());
         e.template = (parts.len() == 1 && parts[0].holes.is_empty()).then_some(parts[0].content);
-        let holes = parts.iter().any(|p| !p.holes.is_empty());
-        if !holes {
+        if parts.iter().all(|p| p.holes.is_empty()) {
+            let text: std::borrow::Cow<'s, str> = match parts.as_slice() {
+                [one] => self.span(one.content.0, one.content.1).into(),
+                _ => parts
+                    .iter()
+                    .map(|p| self.span(p.content.0, p.content.1))
+                    .collect::<String>()
+                    .into(),
+            };
+            // One literal's value is its content, made when an expression reads it.
+            if e.template.is_none() {
+                e.value = Some(PathValue::Relative(text.to_string()));
+            }
             // The tree pass does not walk an f-string's holes: a string there is no fact.
             if !self.in_hole {
-                self.strings.push((first.line, text.clone(), self.context));
+                self.strings.push((first.line, text, self.context));
             }
-            e.value = Some(PathValue::Relative(text));
             return Ok(e);
         }
         if self.context != StringContext::Plain {
@@ -831,7 +841,7 @@ impl<'s> Parser<'s> {
         if !ended {
             return Err(Unsure);
         }
-        Ok(e.value)
+        Ok(self.value_of(&e))
     }
 }
 

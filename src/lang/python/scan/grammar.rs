@@ -20,6 +20,8 @@ const MAX_RECURSION: u32 = 100;
 
 pub(super) struct Parser<'s> {
     pub(super) src: &'s [u8],
+    /// The same source as text (checked to be UTF-8 once).
+    text: &'s str,
     pub(super) lexed: &'s Lexed,
     pub(super) toks: &'s [Token],
     pub(super) pos: usize,
@@ -27,7 +29,7 @@ pub(super) struct Parser<'s> {
     pub(super) context: StringContext,
     pub imports: Vec<Import>,
     /// `(line, value, context)` of every string literal without holes.
-    pub strings: Vec<(u32, String, StringContext)>,
+    pub strings: Vec<(u32, std::borrow::Cow<'s, str>, StringContext)>,
     /// The paths expressions build, as the tree pass records them: one a parent builds on is
     /// taken back (`None`) when the parent is evaluated.
     pub paths: Vec<Option<PathRef>>,
@@ -58,9 +60,10 @@ pub(super) const AUGMENTED: &[&str] = &[
 ];
 
 impl<'s> Parser<'s> {
-    pub(super) fn new(src: &'s [u8], lexed: &'s Lexed) -> Parser<'s> {
+    pub(super) fn new(text: &'s str, lexed: &'s Lexed) -> Parser<'s> {
         Parser {
-            src,
+            src: text.as_bytes(),
+            text,
             lexed,
             toks: &lexed.tokens,
             pos: 0,
@@ -88,12 +91,13 @@ impl<'s> Parser<'s> {
     }
 
     pub(super) fn text_of(&self, t: Token) -> &'s str {
-        // The whole file was checked to be UTF-8 and tokens end on ASCII boundaries.
-        std::str::from_utf8(&self.src[t.start as usize..t.end as usize]).unwrap_or("")
+        self.span(t.start, t.end)
     }
 
+    /// The source between two token boundaries (which fall between characters: the file is
+    /// UTF-8 and every token starts and ends at an ASCII byte or the file's ends).
     pub(super) fn span(&self, start: u32, end: u32) -> &'s str {
-        std::str::from_utf8(&self.src[start as usize..end as usize]).unwrap_or("")
+        self.text.get(start as usize..end as usize).unwrap_or("")
     }
 
     pub(super) fn is_op(&self, op: &str) -> bool {
@@ -408,7 +412,7 @@ impl<'s> Parser<'s> {
                     changes.extend(self.unbinding(t));
                     bound.extend(places(names));
                 }
-                changes.extend(self.binding(last, value.value.clone()));
+                changes.extend(self.binding(last, self.value_of(value)));
                 bound.extend(places(self.target_names(last)));
                 (changes, bound)
             }
@@ -471,7 +475,8 @@ impl<'s> Parser<'s> {
             self.pos += 1;
             self.expression()?;
             let value = if self.eat_op("=") {
-                self.assigned_value()?.value
+                let value = self.assigned_value()?;
+                self.value_of(&value)
             } else {
                 None
             };

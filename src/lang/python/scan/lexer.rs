@@ -51,12 +51,30 @@ pub(super) struct Lexed {
     pub comments: Vec<u32>,
 }
 
-/// Operators, longest first.
-const OPS: &[&str] = &[
-    "**=", "//=", ">>=", "<<=", "...", "->", ":=", "**", "//", ">>", "<<", "<=", ">=", "==", "!=",
-    "+=", "-=", "*=", "/=", "%=", "&=", "|=", "^=", "@=", "+", "-", "*", "/", "%", "@", "&", "|",
-    "^", "~", "<", ">", "(", ")", "[", "]", "{", "}", ",", ":", ".", ";", "=",
-];
+/// The length of the operator `rest` starts with, longest first (`**=` before `**` before
+/// `*`); none for a character no operator starts with (`!` alone, `$`, `?`, a backtick).
+fn op_len(rest: &[u8]) -> Option<usize> {
+    let at = |i: usize| rest.get(i).copied().unwrap_or(0);
+    let (a, b, c) = (at(0), at(1), at(2));
+    match a {
+        b'(' | b')' | b'[' | b']' | b'{' | b'}' | b',' | b';' | b'~' => Some(1),
+        b'.' if b == b'.' && c == b'.' => Some(3),
+        b'.' => Some(1),
+        b'*' | b'/' | b'>' | b'<' if b == a && c == b'=' => Some(3),
+        b'*' | b'/' | b'>' | b'<' if b == a => Some(2),
+        b'-' if b == b'>' => Some(2),
+        b':' if b == b'=' => Some(2),
+        b'!' if b == b'=' => Some(2),
+        b'+' | b'-' | b'*' | b'/' | b'%' | b'@' | b'&' | b'|' | b'^' | b'<' | b'>' | b'='
+            if b == b'=' =>
+        {
+            Some(2)
+        }
+        b'+' | b'-' | b'*' | b'/' | b'%' | b'@' | b'&' | b'|' | b'^' | b'<' | b'>' | b'='
+        | b':' => Some(1),
+        _ => None,
+    }
+}
 
 /// The deepest bracket nesting read: deeper files go to tree-sitter (the parser recurses).
 pub(super) const MAX_NESTING: usize = 64;
@@ -290,10 +308,10 @@ impl Lexer<'_> {
         if b == b'\'' || b == b'"' {
             return self.string(start, line, b"", hole);
         }
-        for op in OPS {
-            if self.src[self.pos..].starts_with(op.as_bytes()) {
-                self.pos += op.len();
-                match op.as_bytes()[0] {
+        if let Some(len) = op_len(&self.src[self.pos..]) {
+            {
+                self.pos += len;
+                match b {
                     open @ (b'(' | b'[' | b'{') => {
                         self.brackets.push(open);
                         if self.brackets.len() > MAX_NESTING {

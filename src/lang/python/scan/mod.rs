@@ -63,9 +63,9 @@ fn read(source: &[u8]) -> Result<Facts, String> {
     if source.len() > MAX_PARSED {
         return Err("larger than the parsed limit".into());
     }
-    if std::str::from_utf8(source).is_err() {
+    let Ok(text) = std::str::from_utf8(source) else {
         return Err("not UTF-8".into());
-    }
+    };
     let lexed = lexer::lex(source).map_err(|_| "a token it does not know".to_string())?;
     let found = std::iter::once(lexed.tokens.as_slice())
         .chain(
@@ -78,7 +78,7 @@ fn read(source: &[u8]) -> Result<Facts, String> {
     if let Some(name) = found {
         return Err(format!("name {name}"));
     }
-    let mut parser = Parser::new(source, &lexed);
+    let mut parser = Parser::new(text, &lexed);
     parser
         .file()
         .map_err(|_| "a construct it does not parse".to_string())?;
@@ -99,7 +99,7 @@ fn read(source: &[u8]) -> Result<Facts, String> {
         if tree::keeps(&value, context) {
             facts.strings.push(StringRef {
                 line,
-                value,
+                value: value.into_owned(),
                 context,
             });
         }
