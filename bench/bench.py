@@ -84,13 +84,40 @@ def reach_python(via):
         ENV = {**ENV, "PATH": shims + os.pathsep + ENV.get("PATH", "")}
 
 
+def fast_path(gate, repo):
+    """The fast path's share of the corpus's Python files and whether its facts equal
+    tree-sitter's on every one (`gate scan-check`)."""
+    p = subprocess.run([gate, "scan-check", repo], capture_output=True, text=True, env=ENV)
+    d = json.loads(p.stdout)
+    return {"files": d["files"], "fast_share": d["fast_share"],
+            "fast_byte_share": d["fast_byte_share"], "differ": len(d["differ"]),
+            "fast_ms_on_fast_files": d["fast_path_ms_on_fast_files"],
+            "tree_sitter_ms_on_fast_files": d["tree_sitter_ms_on_fast_files"]}
+
+
+def old_cold(old, repo, cold_runs):
+    """Cold plan with an earlier gate (--old-gate), for the old/new figures."""
+    samples = []
+    for _ in range(cold_runs):
+        shutil.rmtree(os.path.join(repo, ".git", "gate"), ignore_errors=True)
+        samples.append(run([old, "plan"], repo))
+    shutil.rmtree(os.path.join(repo, ".git", "gate"), ignore_errors=True)
+    return stats(samples)
+
+
 def python_corpus(gate, repo, files, runs, cold_runs):
     if PYTHON["via"] == "venv" and not os.path.exists(os.path.join(repo, ".venv")):
         subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip",
                         os.path.join(repo, ".venv")], check=True)
         with open(os.path.join(repo, ".git", "info", "exclude"), "a") as f:
             f.write("/.venv\n")
+    old = PYTHON.get("old")
+    before = old_cold(old, repo, cold_runs) if old else None
     out = gate_measures(gate, repo, files, runs, cold_runs)
+    if before:
+        out["old_gate_cold_plan"] = before
+    if PYTHON.get("scan"):
+        out["fast_path"] = fast_path(gate, repo)
     ruff = PYTHON.get("ruff", "ruff")
     out["ruff_analyze_graph"] = stats([run([ruff, "analyze", "graph"], repo) for _ in range(runs)])
     return out
@@ -204,8 +231,15 @@ def main():
                          "as this process has it (a version manager's exec puts the real one "
                          "first), pyenv's shim put first on PATH (as a developer's shell has it), "
                          "or a .venv in each Python corpus")
+    ap.add_argument("--old-gate", help="an earlier gate binary: its cold plan is measured "
+                    "on the Python corpora too, for old and new figures in one run")
+    ap.add_argument("--scan-check", action="store_true",
+                    help="on each Python corpus, the fast path's share of files and its equality "
+                         "with tree-sitter (gate scan-check)")
     a = ap.parse_args()
     reach_python(a.python)
+    PYTHON["old"] = os.path.abspath(a.old_gate) if a.old_gate else None
+    PYTHON["scan"] = a.scan_check
     gate = os.path.abspath(a.gate)
     work = a.work or tempfile.mkdtemp(prefix="gate-bench-")
     os.makedirs(work, exist_ok=True)
@@ -251,6 +285,14 @@ def main():
               f"{r['git_diff_one_file']['median_s']:>9.4f}s{rt.get('warm_one_file / peer', 0):>8.3f}"
               f"{rt.get('cold_plan / peer', 0):>10.2f}{rt['warm_one_file / git_diff']:>8.1f}"
               f"{r['gate_cold_plan']['peak_kib'] / 1024:>7.0f}")
+        if "old_gate_cold_plan" in r:
+            o = r["old_gate_cold_plan"]
+            print(f"{'':<14}old cold {o['median_s']:.3f}s ({o['median_s'] / peer['median_s']:.2f}x peer, "
+                  f"{o['peak_kib'] / 1024:.0f} MiB); peer {peer['peak_kib'] / 1024:.0f} MiB")
+        if "fast_path" in r:
+            f = r["fast_path"]
+            print(f"{'':<14}fast path: {f['fast_share']:.1%} of {f['files']} files, "
+                  f"{f['fast_byte_share']:.1%} of bytes, {f['differ']} differ")
     results["_meta"] = {"runs": a.runs, "cold_runs": a.cold_runs, "work": work,
                         "gate": subprocess.run([gate, "--version"], capture_output=True, text=True).stdout.strip(),
                         "ruff": subprocess.run(["ruff", "--version"], capture_output=True, text=True).stdout.strip(),

@@ -26,7 +26,6 @@ const TREE_NAMES: &[&str] = &[
     "environ",
     "environb",
     "getenv",
-    "__getattr__",
     "pytest_plugins",
 ];
 
@@ -37,8 +36,15 @@ const TREE_ATTRIBUTES: &[&str] = &["parent", "parents", "curdir", "pardir", "sep
 /// The first name or attribute of `tokens` only the tree pass reads.
 fn tree_name(source: &[u8], tokens: &[lexer::Token]) -> Option<&'static str> {
     let mut after_dot = false;
+    let mut after_def = false;
     for t in tokens {
         let text = &source[t.start as usize..t.end as usize];
+        // A module `__getattr__` bound from a call is the tree pass's (PEP 562 loaders); a
+        // method defined or looked up by that name is no binding.
+        if t.kind == lexer::Kind::Name && text == b"__getattr__" && !after_dot && !after_def {
+            return Some("__getattr__");
+        }
+        after_def = t.kind == lexer::Kind::Name && text == b"def";
         if t.kind == lexer::Kind::Name {
             let found = TREE_NAMES
                 .iter()

@@ -33,6 +33,7 @@ const READ_FAST: &[&str] = &[
     "assert x, 'message'\nraise E from F\nglobal g\nnonlocal_ = 1\n",
     "match = re.match(r'\\d+', s)\ntype = 'x'\ncase = 1\nprint('a.b')\n",
     "@decorator(with_arg='x.y')\n@other\nclass C:\n    pass\n",
+    "class P:\n    def __getattr__(self, name):\n        return object.__getattr__(self, name)\n",
     "with open_thing() as (a, b):\n    pass\n",
     "x = (yield)\ny = yield from z\nif (n := len(a)) > 10:\n    pass\n",
     "value = 0x1F + 0o17 + 0b101 + 1_000 + 1.5e-3 + 2j + .5\n",
@@ -142,7 +143,7 @@ fn what_only_the_tree_pass_reads_goes_there() {
         "import os\nx = os.environ['HOME']\n",
         "x = open('data/file.txt')\n",
         "pytest_plugins = ['pkg.plugin']\n",
-        "def __getattr__(name):\n    return name\n",
+        "__getattr__, __dir__, __all__ = lazy.attach(__name__, ['sub'])\n",
         "exec('import x')\n",
     ];
     for src in cases {
