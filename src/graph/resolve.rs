@@ -3,7 +3,7 @@
 use super::Tree;
 use crate::analyze::facts::Import;
 use crate::analyze::paths::PathValue;
-use crate::path::{ancestors, is_python, join, normalize, parent};
+use crate::path::{is_python, join, normalize, parent};
 use std::collections::BTreeSet;
 
 pub(super) fn resolve_import(
@@ -267,8 +267,19 @@ fn targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
     }
 }
 
-/// The files a glob names: those it matches, and those under the folders it matches.
+/// The files a glob names: those it matches, and those under the folders it matches. The same
+/// glob often comes from many files (a template's holes are `*`): each is walked once.
 fn glob_targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
+    let index = tree.globbing();
+    if let Some(found) = index.found(path) {
+        return found;
+    }
+    let found = walk_glob(tree, path);
+    index.keep(path, &found);
+    found
+}
+
+fn walk_glob(tree: &Tree<'_>, path: &str) -> Vec<String> {
     let Ok(g) = crate::config::glob(path) else {
         return Vec::new();
     };
@@ -286,28 +297,41 @@ fn glob_targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
     // Without `**` a glob matches at one depth only: a file there, or the folder there
     // that holds the file (`data/*` names folders too; `data/*.json` not `data/sub/x.json`).
     let depth = (!path.contains("**")).then(|| path.split('/').count());
+    // The paths under `a/b/` are those from `a/b/` up to `a/b0` (`0` follows `/`): a range
+    // read without comparing each path with the prefix.
+    let end = prefix
+        .strip_suffix('/')
+        .map(|dir| std::ops::Bound::Excluded(format!("{dir}0")))
+        .unwrap_or(std::ops::Bound::Unbounded);
+    let span = (std::ops::Bound::Included(prefix.clone()), end);
     // A file whose path lacks text every match holds matches nothing, nor does any folder
-    // above it: checked first, it spares the glob's matcher nearly every file of the tree.
+    // above it: checked first, it spares the glob's matcher nearly every file of the tree. A
+    // text of three bytes or more is looked up in the trigram index: only the files holding
+    // its rarest run are read.
     let piece = required_text(path);
-    let mut out: Vec<String> = tree
-        .files
-        .range(prefix.clone()..)
-        .take_while(|f| f.starts_with(&prefix))
-        .filter(|f| piece.as_ref().is_none_or(|p| f.contains(p.as_str())))
-        .filter(|f| {
-            m.is_match(f.as_str())
-                || match depth {
-                    Some(k) => f
-                        .match_indices('/')
-                        .nth(k - 1)
-                        .is_some_and(|(at, _)| m.is_match(&f[..at])),
-                    None => ancestors(f)
-                        .take_while(|d| d.len() >= prefix.len())
-                        .any(|d| !d.is_empty() && m.is_match(d)),
-                }
-        })
-        .cloned()
+    let holds = |f: &str| piece.as_deref().is_none_or(|p| f.contains(p));
+    let index = tree.globbing();
+    let files: Box<dyn Iterator<Item = &str>> =
+        match piece.as_deref().and_then(|p| index.holding(p)) {
+            Some(files) => Box::new(files.filter(|f| f.starts_with(&prefix))),
+            None => Box::new(tree.files.range(span.clone()).map(String::as_str)),
+        };
+    let mut out: Vec<String> = files
+        .filter(|f| holds(f) && m.is_match(f))
+        .map(str::to_string)
         .collect();
+    // A folder the glob names brings every file under it: each folder is matched once, not
+    // once per file below it.
+    let span = (
+        span.0.as_ref().map(String::as_str),
+        span.1.as_ref().map(String::as_str),
+    );
+    for &dir in index.folders.range::<&str, _>(span) {
+        let at_depth = depth.is_none_or(|k| dir.matches('/').count() + 1 == k);
+        if at_depth && holds(dir) && m.is_match(dir) {
+            out.extend(under(tree, dir));
+        }
+    }
     out.sort();
     out.dedup();
     out
@@ -619,6 +643,49 @@ mod required_text_tests {
                     }
                 }
             }
+        }
+    }
+
+    proptest! {
+        /// The indexed glob (trigram candidates, each folder matched once) names exactly the
+        /// files a plain walk does: each file of the glob's folder that matches, or whose
+        /// folder at the glob's depth (any depth with `**`) matches.
+        #[test]
+        fn indexed_globs_name_what_a_plain_walk_names(
+            g in glob(),
+            files in prop::collection::btree_set(path(), 1..40),
+        ) {
+            let roots = vec![String::new()];
+            let is_test = |_: &str| false;
+            let go = Default::default();
+            let links = Default::default();
+            let tree = super::Tree::new(&files, &links, &roots, &is_test, None, &go);
+            if !g.contains(super::GLOB_META) {
+                return Ok(());
+            }
+            let Ok(glob) = crate::config::glob(&g) else { return Ok(()) };
+            let m = glob.compile_matcher();
+            let literal: Vec<&str> =
+                g.split('/').take_while(|p| !p.contains(super::GLOB_META)).collect();
+            let prefix = if literal.is_empty() { String::new() } else { format!("{}/", literal.join("/")) };
+            let depth = (!g.contains("**")).then(|| g.split('/').count());
+            let plain: Vec<String> = files
+                .iter()
+                .filter(|f| f.starts_with(&prefix))
+                .filter(|f| {
+                    m.is_match(f.as_str())
+                        || match depth {
+                            Some(k) => f.match_indices('/').nth(k - 1).is_some_and(|(at, _)| m.is_match(&f[..at])),
+                            None => crate::path::ancestors(f)
+                                .take_while(|d| d.len() >= prefix.len())
+                                .any(|d| !d.is_empty() && m.is_match(d)),
+                        }
+                })
+                .cloned()
+                .collect();
+            prop_assert_eq!(super::glob_targets(&tree, &g), plain.clone(), "{}", g);
+            // A second ask is answered from what the first walk kept.
+            prop_assert_eq!(super::glob_targets(&tree, &g), plain, "{} again", g);
         }
     }
 

@@ -31,6 +31,72 @@ pub(crate) struct Tree<'a> {
     pub link_paths: BTreeSet<&'a str>,
     /// pytest plugins the project registers (module → where): every test depends on each.
     pub plugins: &'a [(String, String)],
+    /// The files by the three-byte runs of their paths, and the folders: built on the first
+    /// glob, so a glob reads the files holding its rarest run and each folder once.
+    pub globbing: std::sync::OnceLock<PathIndex<'a>>,
+}
+
+/// The files by the three-byte runs their paths hold (file lists in path order, each once),
+/// and every folder that holds a file.
+pub(crate) struct PathIndex<'a> {
+    files: Vec<&'a str>,
+    postings: FastMap<[u8; 3], Vec<u32>>,
+    pub folders: BTreeSet<&'a str>,
+    /// What each glob walked so far named.
+    globs: std::sync::Mutex<FastMap<String, Vec<String>>>,
+}
+
+impl<'a> PathIndex<'a> {
+    fn new(files: &'a BTreeSet<String>) -> PathIndex<'a> {
+        let folders = files
+            .iter()
+            .flat_map(|f| crate::path::ancestors(f))
+            .filter(|d| !d.is_empty())
+            .collect();
+        let files: Vec<&str> = files.iter().map(String::as_str).collect();
+        let mut postings: FastMap<[u8; 3], Vec<u32>> = FastMap::default();
+        for (at, f) in files.iter().enumerate() {
+            let at = at as u32;
+            for run in f.as_bytes().windows(3) {
+                let list = postings.entry([run[0], run[1], run[2]]).or_default();
+                if list.last() != Some(&at) {
+                    list.push(at);
+                }
+            }
+        }
+        PathIndex {
+            files,
+            postings,
+            folders,
+            globs: Default::default(),
+        }
+    }
+
+    /// The files `glob` named when it was walked before.
+    pub(crate) fn found(&self, glob: &str) -> Option<Vec<String>> {
+        let globs = self.globs.lock().unwrap_or_else(|e| e.into_inner());
+        globs.get(glob).cloned()
+    }
+
+    pub(crate) fn keep(&self, glob: &str, files: &[String]) {
+        let mut globs = self.globs.lock().unwrap_or_else(|e| e.into_inner());
+        globs.insert(glob.to_string(), files.to_vec());
+    }
+
+    /// The files that may hold `text` (every one that does, in path order), or None when
+    /// `text` is too short to look up.
+    pub(crate) fn holding(&self, text: &str) -> Option<impl Iterator<Item = &'a str> + '_> {
+        let rarest = text
+            .as_bytes()
+            .windows(3)
+            .map(|run| {
+                self.postings
+                    .get(&[run[0], run[1], run[2]])
+                    .map_or(&[][..], Vec::as_slice)
+            })
+            .min_by_key(|list| list.len())?;
+        Some(rarest.iter().map(|&at| self.files[at as usize]))
+    }
 }
 
 /// The files of one module, in name order: at most `x.py`, `x.pyi`, `x/__init__.py` and
@@ -104,7 +170,13 @@ impl<'a> Tree<'a> {
             dir_links,
             link_paths,
             plugins: &[],
+            globbing: std::sync::OnceLock::new(),
         }
+    }
+
+    /// The index globs read, built the first time one asks.
+    pub(crate) fn globbing(&self) -> &PathIndex<'a> {
+        self.globbing.get_or_init(|| PathIndex::new(self.files))
     }
 
     /// The symlink among the leading folders of `path`, if one is: whatever `path` names, it
