@@ -3,8 +3,9 @@
 use super::Tree;
 use crate::analyze::facts::Import;
 use crate::analyze::paths::PathValue;
-use crate::path::{is_python, join, normalize, parent};
+use crate::path::{ancestors, is_python, join, normalize, parent};
 use std::collections::BTreeSet;
+use std::ops::Bound;
 
 pub(super) fn resolve_import(
     tree: &Tree<'_>,
@@ -268,73 +269,121 @@ fn targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
 }
 
 /// The files a glob names: those it matches, and those under the folders it matches. The same
-/// glob often comes from many files (a template's holes are `*`): each is walked once.
+/// glob often comes from many files (a template's holes are `*`): each is walked once. The
+/// first few walk the tree's paths; past them a trigram index pays for itself, but a warm
+/// patch that meets one glob must not build an index of the whole tree.
 fn glob_targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
-    let index = tree.globbing();
-    if let Some(found) = index.found(path) {
-        return found;
-    }
-    let found = walk_glob(tree, path);
-    index.keep(path, &found);
+    const PLAIN_WALKS: usize = 16;
+    let walked = {
+        let globs = tree.globs.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(found) = globs.get(path) {
+            return found.clone();
+        }
+        globs.len()
+    };
+    let found = match Glob::new(path) {
+        None => Vec::new(),
+        Some(glob) if walked < PLAIN_WALKS => glob.walk(tree),
+        Some(glob) => glob.walk_indexed(tree),
+    };
+    let mut globs = tree.globs.lock().unwrap_or_else(|e| e.into_inner());
+    globs.insert(path.to_string(), found.clone());
     found
 }
 
-fn walk_glob(tree: &Tree<'_>, path: &str) -> Vec<String> {
-    let Ok(g) = crate::config::glob(path) else {
-        return Vec::new();
-    };
-    let m = g.compile_matcher();
-    // Only files under the glob's literal folder can match: scan that range, not the tree.
-    let literal: Vec<&str> = path
-        .split('/')
-        .take_while(|part| !part.contains(GLOB_META))
-        .collect();
-    let prefix = if literal.is_empty() {
-        String::new()
-    } else {
-        format!("{}/", literal.join("/"))
-    };
-    // Without `**` a glob matches at one depth only: a file there, or the folder there
-    // that holds the file (`data/*` names folders too; `data/*.json` not `data/sub/x.json`).
-    let depth = (!path.contains("**")).then(|| path.split('/').count());
-    // The paths under `a/b/` are those from `a/b/` up to `a/b0` (`0` follows `/`): a range
-    // read without comparing each path with the prefix.
-    let end = prefix
-        .strip_suffix('/')
-        .map(|dir| std::ops::Bound::Excluded(format!("{dir}0")))
-        .unwrap_or(std::ops::Bound::Unbounded);
-    let span = (std::ops::Bound::Included(prefix.clone()), end);
-    // A file whose path lacks text every match holds matches nothing, nor does any folder
-    // above it: checked first, it spares the glob's matcher nearly every file of the tree. A
-    // text of three bytes or more is looked up in the trigram index: only the files holding
-    // its rarest run are read.
-    let piece = required_text(path);
-    let holds = |f: &str| piece.as_deref().is_none_or(|p| f.contains(p));
-    let index = tree.globbing();
-    let files: Box<dyn Iterator<Item = &str>> =
-        match piece.as_deref().and_then(|p| index.holding(p)) {
-            Some(files) => Box::new(files.filter(|f| f.starts_with(&prefix))),
-            None => Box::new(tree.files.range(span.clone()).map(String::as_str)),
+/// A glob as the tree is walked for it.
+struct Glob {
+    matcher: globset::GlobMatcher,
+    /// The literal folder it starts with (`app/` for `app/**/x`), or empty.
+    prefix: String,
+    /// The paths under `prefix`: from `a/b/` up to `a/b0` (`0` follows `/`), a key range read
+    /// without comparing each path with the prefix.
+    span: (Bound<String>, Bound<String>),
+    /// Without `**` a glob matches at one depth only: a file there, or the folder there that
+    /// holds the file (`data/*` names folders too; `data/*.json` not `data/sub/x.json`).
+    depth: Option<usize>,
+    /// Text every match holds: a path without it matches nothing, nor does a folder above it.
+    piece: Option<String>,
+}
+
+impl Glob {
+    fn new(path: &str) -> Option<Glob> {
+        let matcher = crate::config::glob(path).ok()?.compile_matcher();
+        let literal: Vec<&str> = path
+            .split('/')
+            .take_while(|part| !part.contains(GLOB_META))
+            .collect();
+        let prefix = if literal.is_empty() {
+            String::new()
+        } else {
+            format!("{}/", literal.join("/"))
         };
-    let mut out: Vec<String> = files
-        .filter(|f| holds(f) && m.is_match(f))
-        .map(str::to_string)
-        .collect();
-    // A folder the glob names brings every file under it: each folder is matched once, not
-    // once per file below it.
-    let span = (
-        span.0.as_ref().map(String::as_str),
-        span.1.as_ref().map(String::as_str),
-    );
-    for &dir in index.folders.range::<&str, _>(span) {
-        let at_depth = depth.is_none_or(|k| dir.matches('/').count() + 1 == k);
-        if at_depth && holds(dir) && m.is_match(dir) {
-            out.extend(under(tree, dir));
-        }
+        let end = prefix
+            .strip_suffix('/')
+            .map_or(Bound::Unbounded, |dir| Bound::Excluded(format!("{dir}0")));
+        Some(Glob {
+            matcher,
+            span: (Bound::Included(prefix.clone()), end),
+            prefix,
+            depth: (!path.contains("**")).then(|| path.split('/').count()),
+            piece: required_text(path),
+        })
     }
-    out.sort();
-    out.dedup();
-    out
+
+    fn holds(&self, path: &str) -> bool {
+        self.piece.as_deref().is_none_or(|p| path.contains(p))
+    }
+
+    /// Each file under the literal folder: it matches, or its folder at the glob's depth (any
+    /// depth with `**`) does.
+    fn walk(&self, tree: &Tree<'_>) -> Vec<String> {
+        tree.files
+            .range(self.span.clone())
+            .filter(|f| self.holds(f))
+            .filter(|f| {
+                self.matcher.is_match(f.as_str())
+                    || match self.depth {
+                        Some(k) => f
+                            .match_indices('/')
+                            .nth(k - 1)
+                            .is_some_and(|(at, _)| self.matcher.is_match(&f[..at])),
+                        None => ancestors(f)
+                            .take_while(|d| d.len() >= self.prefix.len())
+                            .any(|d| !d.is_empty() && self.matcher.is_match(d)),
+                    }
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// What `walk` names, read from the tree's index: a text of three bytes or more is looked
+    /// up there (only the files holding its rarest run are read), and each folder is matched
+    /// once, not once per file below it.
+    fn walk_indexed(&self, tree: &Tree<'_>) -> Vec<String> {
+        let index = tree.globbing();
+        let files: Box<dyn Iterator<Item = &str>> =
+            match self.piece.as_deref().and_then(|p| index.holding(p)) {
+                Some(files) => Box::new(files.filter(|f| f.starts_with(&self.prefix))),
+                None => Box::new(tree.files.range(self.span.clone()).map(String::as_str)),
+            };
+        let mut out: Vec<String> = files
+            .filter(|f| self.holds(f) && self.matcher.is_match(f))
+            .map(str::to_string)
+            .collect();
+        let span = (
+            self.span.0.as_ref().map(String::as_str),
+            self.span.1.as_ref().map(String::as_str),
+        );
+        for &dir in index.folders.range::<&str, _>(span) {
+            let at_depth = self.depth.is_none_or(|k| dir.matches('/').count() + 1 == k);
+            if at_depth && self.holds(dir) && self.matcher.is_match(dir) {
+                out.extend(under(tree, dir));
+            }
+        }
+        out.sort();
+        out.dedup();
+        out
+    }
 }
 
 /// Text every path a glob matches holds: the longest literal run (between wildcards and
@@ -647,9 +696,8 @@ mod required_text_tests {
     }
 
     proptest! {
-        /// The indexed glob (trigram candidates, each folder matched once) names exactly the
-        /// files a plain walk does: each file of the glob's folder that matches, or whose
-        /// folder at the glob's depth (any depth with `**`) matches.
+        /// The indexed walk (trigram candidates, each folder matched once) names exactly the
+        /// files the plain walk does, and a second ask (from what the first kept) the same.
         #[test]
         fn indexed_globs_name_what_a_plain_walk_names(
             g in glob(),
@@ -660,31 +708,14 @@ mod required_text_tests {
             let go = Default::default();
             let links = Default::default();
             let tree = super::Tree::new(&files, &links, &roots, &is_test, None, &go);
+            // A path without a wildcard is looked up, not walked.
             if !g.contains(super::GLOB_META) {
                 return Ok(());
             }
-            let Ok(glob) = crate::config::glob(&g) else { return Ok(()) };
-            let m = glob.compile_matcher();
-            let literal: Vec<&str> =
-                g.split('/').take_while(|p| !p.contains(super::GLOB_META)).collect();
-            let prefix = if literal.is_empty() { String::new() } else { format!("{}/", literal.join("/")) };
-            let depth = (!g.contains("**")).then(|| g.split('/').count());
-            let plain: Vec<String> = files
-                .iter()
-                .filter(|f| f.starts_with(&prefix))
-                .filter(|f| {
-                    m.is_match(f.as_str())
-                        || match depth {
-                            Some(k) => f.match_indices('/').nth(k - 1).is_some_and(|(at, _)| m.is_match(&f[..at])),
-                            None => crate::path::ancestors(f)
-                                .take_while(|d| d.len() >= prefix.len())
-                                .any(|d| !d.is_empty() && m.is_match(d)),
-                        }
-                })
-                .cloned()
-                .collect();
+            let Some(glob) = super::Glob::new(&g) else { return Ok(()) };
+            let plain = glob.walk(&tree);
+            prop_assert_eq!(glob.walk_indexed(&tree), plain.clone(), "{}", g);
             prop_assert_eq!(super::glob_targets(&tree, &g), plain.clone(), "{}", g);
-            // A second ask is answered from what the first walk kept.
             prop_assert_eq!(super::glob_targets(&tree, &g), plain, "{} again", g);
         }
     }

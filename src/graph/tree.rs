@@ -34,6 +34,8 @@ pub(crate) struct Tree<'a> {
     /// The files by the three-byte runs of their paths, and the folders: built on the first
     /// glob, so a glob reads the files holding its rarest run and each folder once.
     pub globbing: std::sync::OnceLock<PathIndex<'a>>,
+    /// What each glob walked so far named.
+    pub globs: std::sync::Mutex<FastMap<String, Vec<String>>>,
 }
 
 /// The files by the three-byte runs their paths hold (file lists in path order, each once),
@@ -42,8 +44,6 @@ pub(crate) struct PathIndex<'a> {
     files: Vec<&'a str>,
     postings: FastMap<[u8; 3], Vec<u32>>,
     pub folders: BTreeSet<&'a str>,
-    /// What each glob walked so far named.
-    globs: std::sync::Mutex<FastMap<String, Vec<String>>>,
 }
 
 impl<'a> PathIndex<'a> {
@@ -68,19 +68,7 @@ impl<'a> PathIndex<'a> {
             files,
             postings,
             folders,
-            globs: Default::default(),
         }
-    }
-
-    /// The files `glob` named when it was walked before.
-    pub(crate) fn found(&self, glob: &str) -> Option<Vec<String>> {
-        let globs = self.globs.lock().unwrap_or_else(|e| e.into_inner());
-        globs.get(glob).cloned()
-    }
-
-    pub(crate) fn keep(&self, glob: &str, files: &[String]) {
-        let mut globs = self.globs.lock().unwrap_or_else(|e| e.into_inner());
-        globs.insert(glob.to_string(), files.to_vec());
     }
 
     /// The files that may hold `text` (every one that does, in path order), or None when
@@ -171,6 +159,7 @@ impl<'a> Tree<'a> {
             link_paths,
             plugins: &[],
             globbing: std::sync::OnceLock::new(),
+            globs: Default::default(),
         }
     }
 
