@@ -4,7 +4,7 @@
 use crate::analyze::analysis::Analysis;
 use crate::analyze::facts;
 use crate::error::{Error, Result};
-use crate::graph::{Edge, EdgeKind, Graph};
+use crate::graph::{Edge, Graph};
 use crate::lang::python::analyze;
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -113,16 +113,7 @@ impl<'a> Plans<'a> {
                 package: f.package.as_deref(),
             })
             .collect();
-        let is_reference = |e: &Edge| {
-            !matches!(
-                e.kind,
-                EdgeKind::Import
-                    | EdgeKind::PackageInit
-                    | EdgeKind::Conftest
-                    | EdgeKind::GoPackage
-                    | EdgeKind::GoTest
-            )
-        };
+        let is_reference = |e: &Edge| e.kind.is_reference();
         Plans {
             ast: AstPlan {
                 version: crate::version::FORMAT,

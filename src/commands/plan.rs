@@ -14,17 +14,18 @@ pub(super) fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u
         None => Snapshot::of_workdir(&repo)?,
     };
     let project = Project::load(&repo, &snapshot, &[], &mut super::warn)?;
-    let is_test = |p: &str| project.tests.contains(p);
-    let plans = Plans::new(
-        snapshot.describe(),
-        &snapshot.links,
-        &project.analysis,
-        &project.graph,
-        &project.roots,
-        project.discovery.source.as_deref(),
-        &is_test,
-    );
+    // The plans are whole documents of every file and edge: made only to be written.
     if let Some(out) = out {
+        let is_test = |p: &str| project.tests.contains(p);
+        let plans = Plans::new(
+            snapshot.describe(),
+            &snapshot.links,
+            &project.analysis,
+            &project.graph,
+            &project.roots,
+            project.discovery.source.as_deref(),
+            &is_test,
+        );
         for path in plans.write(out)? {
             say!("wrote {}", path.display());
         }
@@ -35,6 +36,7 @@ pub(super) fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u
         .kinds()
         .filter(|&k| k == EdgeKind::Import)
         .count();
+    let references = project.graph.kinds().filter(|k| k.is_reference()).count();
     let count = |is: fn(&str) -> bool| a.facts.keys().filter(|p| is(p)).count();
     let python = count(crate::path::is_python);
     let go = count(crate::lang::go::gomod::is_go);
@@ -46,7 +48,7 @@ pub(super) fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u
         a.cached,
         project.tests.len(),
         imports,
-        plans.references.edges.len(),
+        references,
         project.flagged.len(),
         snapshot.describe()
     );

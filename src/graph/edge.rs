@@ -65,6 +65,19 @@ pub(crate) struct Edge {
 }
 
 impl EdgeKind {
+    /// A reference edge (a string, a read, a load): in `reference-edges.json`, not the import
+    /// graph.
+    pub(crate) fn is_reference(self) -> bool {
+        !matches!(
+            self,
+            EdgeKind::Import
+                | EdgeKind::PackageInit
+                | EdgeKind::Conftest
+                | EdgeKind::GoPackage
+                | EdgeKind::GoTest
+        )
+    }
+
     /// Every kind, in declaration order: `ALL[k as usize] == k` (the graph cache stores kinds
     /// as that index).
     pub(crate) const ALL: [EdgeKind; 20] = [

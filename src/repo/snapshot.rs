@@ -141,17 +141,28 @@ impl Snapshot {
                     .map_err(|e| Error::git(format!("{path}: cannot read blob {oid}"), e))?;
                 Ok((oid, blob.content().to_vec()))
             }
-            Origin::Workdir(root) => {
-                let full = root.join(path);
-                let bytes = match self.links.get(path) {
-                    Some(text) => text.as_bytes().to_vec(),
-                    None => std::fs::read(&full).map_err(|e| Error::io(&full, "cannot read", e))?,
-                };
-                let oid = Oid::hash_object(ObjectType::Blob, &bytes)
-                    .map_err(|e| Error::git(format!("{path}: cannot hash"), e))?;
-                Ok((oid, bytes))
-            }
+            Origin::Workdir(root) => self.read_workdir(root, path),
         }
+    }
+
+    /// A working tree's file and its blob id, read without the repository (so on any
+    /// thread); None for a commit's tree, whose blobs only the repository reads.
+    pub(crate) fn read_from_disk(&self, path: &str) -> Option<Result<(Oid, Vec<u8>)>> {
+        match &self.origin {
+            Origin::Tree { .. } => None,
+            Origin::Workdir(root) => Some(self.read_workdir(root, path)),
+        }
+    }
+
+    fn read_workdir(&self, root: &std::path::Path, path: &str) -> Result<(Oid, Vec<u8>)> {
+        let full = root.join(path);
+        let bytes = match self.links.get(path) {
+            Some(text) => text.as_bytes().to_vec(),
+            None => std::fs::read(&full).map_err(|e| Error::io(&full, "cannot read", e))?,
+        };
+        let oid = Oid::hash_object(ObjectType::Blob, &bytes)
+            .map_err(|e| Error::git(format!("{path}: cannot hash"), e))?;
+        Ok((oid, bytes))
     }
 
     /// The file a path names once its symlinks are followed inside the tree: itself when it

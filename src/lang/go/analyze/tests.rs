@@ -160,3 +160,22 @@ mod fuzz {
         }
     }
 }
+
+/// A name bound many times whose bindings read it again branches at every level of the
+/// evaluation: each node's value is worked out once, so such a file (one of Go's own took
+/// hours) is read in moments, with every alternative a short chain gives still named.
+#[test]
+fn a_name_rebound_from_itself_many_times_is_evaluated_once_per_node() {
+    let mut src =
+        String::from("package x\n\nimport \"os\"\n\nfunc f(suffix string) {\n\top := \"a\"\n");
+    for i in 0..120 {
+        src.push_str(&format!(
+            "\tif suffix == \"{i}\" {{\n\t\top = op + \"/x{i}\"\n\t}}\n"
+        ));
+    }
+    src.push_str("\t_, _ = os.ReadFile(op + \".txt\")\n\tname := \"data\"\n\t_, _ = os.ReadFile(name + \"/b.txt\")\n}\n");
+    let f = analyze(src.as_bytes());
+    let paths: Vec<String> = f.paths.iter().map(|p| format!("{:?}", p.value)).collect();
+    assert!(paths.iter().any(|p| p.contains("data/b.txt")), "{paths:?}");
+    assert!(!f.paths.is_empty());
+}

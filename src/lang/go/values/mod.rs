@@ -45,6 +45,15 @@ pub(super) struct Values<'t> {
     bindings: BTreeMap<(usize, String), Vec<Bound<'t>>>,
     /// Top-level function name → the expressions it returns.
     returns: BTreeMap<String, Vec<Node<'t>>>,
+    /// Every function's byte span and node id, by start: the functions around a node are
+    /// found here, not by walking its parents (tree-sitter finds a parent by searching down
+    /// from the root, so a walk up a large table is quadratic).
+    functions: Vec<(usize, usize, usize)>,
+    /// What each node evaluates to at each depth, once worked out. A value depends on
+    /// nothing else, and a name bound many times whose bindings read it again (`op = op +
+    /// "W"` among a hundred `op = …`) branches at every level: worked out afresh each time,
+    /// that took hours on one file of Go's own tree.
+    known: std::cell::RefCell<std::collections::HashMap<(usize, u32), Val>>,
     /// The file declares `TestX`/`BenchmarkX`/`FuzzX`/`ExampleX`: it is a `_test.go` file, so
     /// `go test` runs it in its own folder. Elsewhere the working directory is the folder of
     /// whichever package's tests call it.
@@ -55,19 +64,12 @@ fn text<'s>(node: Node<'_>, source: &'s [u8]) -> &'s str {
     node.utf8_text(source).unwrap_or_default()
 }
 
-/// The function (declaration or literal) a node is in; 0 at package level.
-fn scope_of(node: Node<'_>) -> usize {
-    let mut at = node.parent();
-    while let Some(n) = at {
-        if matches!(
-            n.kind(),
-            "function_declaration" | "method_declaration" | "func_literal"
-        ) {
-            return n.id();
-        }
-        at = n.parent();
-    }
-    0
+/// A function declaration, method or function literal: a scope of its own.
+fn is_function(node: Node<'_>) -> bool {
+    matches!(
+        node.kind(),
+        "function_declaration" | "method_declaration" | "func_literal"
+    )
 }
 
 fn named_children<'t>(node: Node<'t>) -> Vec<Node<'t>> {
@@ -90,18 +92,29 @@ impl<'t> Values<'t> {
             source,
             bindings: BTreeMap::new(),
             returns: BTreeMap::new(),
+            functions: Vec::new(),
+            known: Default::default(),
             runs_tests: false,
         };
-        let mut stack = vec![root];
-        while let Some(node) = stack.pop() {
-            v.read(node);
-            stack.extend(named_children(node));
+        // Each node with the function it is in (0 at package level).
+        let mut stack = vec![(root, 0)];
+        while let Some((node, scope)) = stack.pop() {
+            v.read(node, scope);
+            let inner = if is_function(node) {
+                v.functions
+                    .push((node.start_byte(), node.end_byte(), node.id()));
+                node.id()
+            } else {
+                scope
+            };
+            stack.extend(named_children(node).into_iter().map(|n| (n, inner)));
         }
+        v.functions.sort_unstable();
         v
     }
 
-    /// Records what one node binds.
-    fn read(&mut self, node: Node<'t>) {
+    /// Records what one node binds; `scope` is the function it is in.
+    fn read(&mut self, node: Node<'t>, scope: usize) {
         match node.kind() {
             "short_var_declaration" | "assignment_statement" => {
                 let (Some(left), Some(right)) = (
@@ -113,14 +126,14 @@ impl<'t> Values<'t> {
                 let plain = node
                     .child_by_field_name("operator")
                     .is_none_or(|o| matches!(text(o, self.source), "=" | ":="));
-                self.bind(node, &list(left), &list(right), plain);
+                self.bind(scope, &list(left), &list(right), plain);
             }
             "var_spec" | "const_spec" => {
                 let mut cursor = node.walk();
                 let names: Vec<Node<'t>> =
                     node.children_by_field_name("name", &mut cursor).collect();
                 if let Some(value) = node.child_by_field_name("value") {
-                    self.bind(node, &names, &list(value), true);
+                    self.bind(scope, &names, &list(value), true);
                 }
             }
             "range_clause" => {
@@ -131,7 +144,6 @@ impl<'t> Values<'t> {
                     return;
                 };
                 let names = list(left);
-                let scope = scope_of(node);
                 for (i, name) in names.iter().enumerate() {
                     // `for i, x := range xs`: the index is no string; a single name is the index.
                     let bound = if i == 1 {
@@ -143,7 +155,6 @@ impl<'t> Values<'t> {
                 }
             }
             "parameter_declaration" | "variadic_parameter_declaration" => {
-                let scope = scope_of(node);
                 let mut cursor = node.walk();
                 let names: Vec<Node<'t>> =
                     node.children_by_field_name("name", &mut cursor).collect();
@@ -190,8 +201,7 @@ impl<'t> Values<'t> {
         }
     }
 
-    fn bind(&mut self, node: Node<'t>, names: &[Node<'t>], values: &[Node<'t>], plain: bool) {
-        let scope = scope_of(node);
+    fn bind(&mut self, scope: usize, names: &[Node<'t>], values: &[Node<'t>], plain: bool) {
         for (i, name) in names.iter().enumerate() {
             let bound = match (plain, values.len()) {
                 (false, _) => Bound::Unknown,
@@ -225,24 +235,32 @@ impl<'t> Values<'t> {
     /// The bindings of `name` seen from `node`: the innermost function that binds it, else the
     /// package.
     fn lookup(&self, name: &str, node: Node<'t>) -> Option<&Vec<Bound<'t>>> {
-        let mut at = Some(node);
-        while let Some(n) = at {
-            if matches!(
-                n.kind(),
-                "function_declaration" | "method_declaration" | "func_literal"
-            ) && let Some(b) = self.bindings.get(&(n.id(), name.to_string()))
-            {
-                return Some(b);
-            }
-            at = n.parent();
-        }
-        self.bindings.get(&(0, name.to_string()))
+        // The functions around `node` (itself included), innermost first: spans nest, so the
+        // latest start among those that hold it is the innermost.
+        let (start, end) = (node.start_byte(), node.end_byte());
+        let before = self.functions.partition_point(|f| f.0 <= start);
+        self.functions[..before]
+            .iter()
+            .rev()
+            .filter(|f| end <= f.1)
+            .find_map(|f| self.bindings.get(&(f.2, name.to_string())))
+            .or_else(|| self.bindings.get(&(0, name.to_string())))
     }
 
     fn eval(&self, node: Node<'t>, depth: u32) -> Val {
         if depth > MAX_DEPTH {
             return any();
         }
+        let key = (node.id(), depth);
+        if let Some(known) = self.known.borrow().get(&key) {
+            return known.clone();
+        }
+        let value = self.eval_afresh(node, depth);
+        self.known.borrow_mut().insert(key, value.clone());
+        value
+    }
+
+    fn eval_afresh(&self, node: Node<'t>, depth: u32) -> Val {
         let source = self.source;
         match node.kind() {
             "interpreted_string_literal" | "raw_string_literal" => {

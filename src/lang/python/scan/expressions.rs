@@ -130,6 +130,7 @@ impl<'s> Parser<'s> {
             return Ok(first);
         }
         let (mut pattern, mut depth) = (first.pattern, first.depth);
+        let mut starred = first.starred;
         let mut names = target_names(&first);
         while self.eat_op(",") {
             if self.ends_list() {
@@ -137,8 +138,14 @@ impl<'s> Parser<'s> {
             }
             let e = self.star_expression()?;
             pattern &= e.pattern;
+            starred |= e.starred;
             depth = depth.max(e.depth);
             names.extend(target_names(&e));
+        }
+        // A starred item of a bare list is read by tree-sitter as a target's pattern only
+        // (`a, *b = x`); as a value (`x = *'a', b`) its grammar may not take it.
+        if starred && !self.is_op("=") {
+            return Err(Unsure);
         }
         Ok(Expr {
             pattern,
@@ -649,6 +656,10 @@ impl<'s> Parser<'s> {
         }
         let first = self.star_expression()?;
         if self.is_kw("for") || self.is_kw("async") {
+            // `[*x for x in y]` is no Python; tree-sitter reads its star its own way.
+            if first.starred {
+                return Err(Unsure);
+            }
             let d = self.comprehension()?;
             self.expect_op(close)?;
             return Ok(Expr::node(first.depth.max(d) + 1, open, self.last()));
@@ -709,6 +720,7 @@ impl<'s> Parser<'s> {
         let mut dict = None;
         let mut first = true;
         loop {
+            let splat = self.is_op("**") || self.is_op("*");
             let d = if self.eat_op("**") {
                 if dict == Some(false) {
                     return Err(Unsure);
@@ -739,6 +751,10 @@ impl<'s> Parser<'s> {
             };
             depth = depth.max(d);
             if first && (self.is_kw("for") || self.is_kw("async")) {
+                // `{*x for x in y}` is no Python; tree-sitter reads its star its own way.
+                if splat {
+                    return Err(Unsure);
+                }
                 depth = depth.max(self.comprehension()?);
                 self.expect_op("}")?;
                 return Ok(depth + 1);
@@ -799,9 +815,12 @@ impl<'s> Parser<'s> {
         let mut text = String::new();
         for part in &parts {
             let mut at = part.content.0;
-            for (hole, &(start, end)) in part.holes.iter().zip(&part.spans) {
+            for (hole, &span) in part.holes.iter().zip(&part.spans) {
+                let value = self.hole(hole)?;
+                // A format spec's hole is read, but its value is no part of the text.
+                let Some((start, end)) = span else { continue };
                 text.push_str(self.span(at, start));
-                match self.hole(hole)? {
+                match value {
                     Some(PathValue::Relative(known)) => text.push_str(&known),
                     _ => text.push(UNKNOWN),
                 }

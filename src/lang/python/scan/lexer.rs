@@ -39,8 +39,9 @@ pub(super) struct Token {
 pub(super) struct StrLit {
     pub content: (u32, u32),
     pub holes: Vec<Vec<Token>>,
-    /// Where each top-level hole stands, `{` to `}` (a format spec's holes are inside).
-    pub spans: Vec<(u32, u32)>,
+    /// Per hole, where it stands, `{` to `}`; None for a hole inside another's format spec
+    /// (`{w}` in `{a:>{w}}`), which is parsed but stands inside its outer hole's span.
+    pub spans: Vec<Option<(u32, u32)>>,
 }
 
 #[derive(Debug, Default)]
@@ -272,6 +273,12 @@ impl Lexer<'_> {
     }
 
     fn continuation(&mut self) -> Result<()> {
+        // Inside brackets a backslash is redundant, and tree-sitter keeps it as a node among
+        // the arguments or operands (`f(a, b\⏎)` has three children): its count is the tree
+        // pass's, not ours.
+        if !self.brackets.is_empty() {
+            return Err(Unsure);
+        }
         self.pos += 1;
         self.newline()?;
         // A continued line must go on: a backslash before the end of the file, or before a
@@ -445,10 +452,11 @@ impl Lexer<'_> {
                         // An f-string inside a hole: each tool splits these differently.
                         return Err(Unsure);
                     }
-                    let at = self.pos as u32;
+                    let (at, first) = (self.pos as u32, holes.len());
                     self.pos += 1;
                     self.hole(quote, triple, &mut holes)?;
-                    spans.push((at, self.pos as u32));
+                    spans.resize(holes.len(), None);
+                    spans[first] = Some((at, self.pos as u32));
                 }
                 _ => self.pos += 1,
             }
@@ -634,6 +642,11 @@ mod tests {
     fn f_string_holes_are_token_lists() {
         let lexed = lex(b"x = f'{a!r:>{w}} {b=} {{c}}'\n").unwrap();
         assert_eq!(lexed.strings[0].holes.len(), 3);
+        assert_eq!(
+            lexed.strings[0].spans,
+            [Some((6, 16)), None, Some((17, 21))],
+            "the format spec's hole stands inside its outer hole"
+        );
         assert!(
             lex(b"x = f'{a['k']}'\n").is_err(),
             "the enclosing quote in a hole"

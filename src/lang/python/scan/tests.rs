@@ -297,3 +297,20 @@ proptest! {
         agree(&src);
     }
 }
+
+/// A hole inside a format spec (`{w}` in `{a:>{w}}`) is parsed but stands inside its outer
+/// hole: the holes after it keep their own values, and an invalid one still defers.
+#[test]
+fn format_spec_holes_do_not_shift_the_holes_after_them() {
+    let src = "w = 'lib'\nb = 'data'\np = f'{a:>{w}}/{b}.json'\n";
+    assert!(agree(src), "read fast");
+    let paths = facts(src.as_bytes()).unwrap().paths;
+    assert_eq!(
+        paths.last().map(|p| format!("{:?}", p.value)),
+        Some("Relative(\"**/data.json\")".to_string())
+    );
+    assert!(
+        !agree("x = f'{a!r:>{width}} and {**b=}'\n"),
+        "`**b` is no expression"
+    );
+}
