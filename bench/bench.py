@@ -95,6 +95,27 @@ def fast_path(gate, repo):
             "tree_sitter_ms_on_fast_files": d["tree_sitter_ms_on_fast_files"]}
 
 
+def restored_cache(gate, repo, files, cold_runs):
+    """A CI job on a fresh clone that restores `.git/gate/cache` from an earlier commit's job
+    (the documented cache key falls back to the newest cache): the cache is made at HEAD, a
+    50-file change is committed, and each run clones the new HEAD afresh, copies the earlier
+    cache in and plans."""
+    shutil.rmtree(os.path.join(repo, ".git", "gate"), ignore_errors=True)
+    run([gate, "plan"], repo)
+    saved = tempfile.mkdtemp(prefix="gate-cache-")
+    shutil.copytree(os.path.join(repo, ".git", "gate", "cache"), os.path.join(saved, "cache"))
+    commit_change(repo, random.Random(5).sample(files, min(50, len(files))), 50, "restored")
+    samples = []
+    for i in range(cold_runs):
+        clone = os.path.join(saved, f"clone{i}")
+        subprocess.run(["git", "clone", "-q", repo, clone], check=True, env=ENV)
+        shutil.copytree(os.path.join(saved, "cache"), os.path.join(clone, ".git", "gate", "cache"))
+        samples.append(run([gate, "plan"], clone))
+        shutil.rmtree(clone)
+    shutil.rmtree(saved)
+    return stats(samples)
+
+
 def old_cold(old, repo, cold_runs):
     """Cold plan with an earlier gate (--old-gate), for the old/new figures."""
     samples = []
@@ -114,6 +135,8 @@ def python_corpus(gate, repo, files, runs, cold_runs):
     old = PYTHON.get("old")
     before = old_cold(old, repo, cold_runs) if old else None
     out = gate_measures(gate, repo, files, runs, cold_runs)
+    if PYTHON.get("restored"):
+        out["gate_restored_cache_plan"] = restored_cache(gate, repo, files, cold_runs)
     if before:
         out["old_gate_cold_plan"] = before
     if PYTHON.get("scan"):
@@ -204,6 +227,10 @@ def ratios(r):
         out["warm_one_file / peer"] = round(med("gate_warm_one_file") / peer, 3)
         out["warm_fifty_files / peer"] = round(med("gate_warm_fifty_files") / peer, 3)
         out["cold_plan / peer"] = round(med("gate_cold_plan") / peer, 3)
+        if "gate_restored_cache_plan" in r:
+            out["restored_cache_plan / peer"] = round(med("gate_restored_cache_plan") / peer, 3)
+        if "old_gate_cold_plan" in r:
+            out["old_cold_plan / peer"] = round(med("old_gate_cold_plan") / peer, 3)
     out["warm_one_file / git_diff"] = round(med("gate_warm_one_file") / med("git_diff_one_file"), 1)
     if "ruff_analyze_graph" in r:
         out["peak_memory cold / ruff"] = round(r["gate_cold_plan"]["peak_kib"] / r["ruff_analyze_graph"]["peak_kib"], 2)
@@ -233,6 +260,9 @@ def main():
                          "or a .venv in each Python corpus")
     ap.add_argument("--old-gate", help="an earlier gate binary: its cold plan is measured "
                     "on the Python corpora too, for old and new figures in one run")
+    ap.add_argument("--restored-cache", action="store_true",
+                    help="on each Python corpus, a cold plan on a fresh clone that restored an "
+                         "earlier commit's .git/gate/cache (as the documented CI cache key does)")
     ap.add_argument("--scan-check", action="store_true",
                     help="on each Python corpus, the fast path's share of files and its equality "
                          "with tree-sitter (gate scan-check)")
@@ -240,6 +270,7 @@ def main():
     reach_python(a.python)
     PYTHON["old"] = os.path.abspath(a.old_gate) if a.old_gate else None
     PYTHON["scan"] = a.scan_check
+    PYTHON["restored"] = a.restored_cache
     gate = os.path.abspath(a.gate)
     work = a.work or tempfile.mkdtemp(prefix="gate-bench-")
     os.makedirs(work, exist_ok=True)
@@ -289,6 +320,10 @@ def main():
             o = r["old_gate_cold_plan"]
             print(f"{'':<14}old cold {o['median_s']:.3f}s ({o['median_s'] / peer['median_s']:.2f}x peer, "
                   f"{o['peak_kib'] / 1024:.0f} MiB); peer {peer['peak_kib'] / 1024:.0f} MiB")
+        if "gate_restored_cache_plan" in r:
+            c = r["gate_restored_cache_plan"]
+            print(f"{'':<14}fresh clone, earlier cache restored: {c['median_s']:.3f}s "
+                  f"({c['median_s'] / peer['median_s']:.2f}x peer)")
         if "fast_path" in r:
             f = r["fast_path"]
             print(f"{'':<14}fast path: {f['fast_share']:.1%} of {f['files']} files, "
