@@ -325,7 +325,8 @@ impl Glob {
             matcher,
             span: (Bound::Included(prefix.clone()), end),
             prefix,
-            depth: (!path.contains("**")).then(|| path.split('/').count()),
+            // Braces may hold a `/` (`x/{a,b/c}*`): such a glob has no one depth.
+            depth: (!path.contains("**") && !path.contains('{')).then(|| path.split('/').count()),
             piece: required_text(path),
         })
     }
@@ -626,6 +627,11 @@ mod tests {
             ["data/sub/x.json", "data/top.json"]
         );
         assert_eq!(targets(&tree, "app/*/static"), ["app/a/static/x.css"]);
+        // Braces holding a `/` match at more than one depth.
+        assert_eq!(
+            targets(&tree, "app/{a,b/c}"),
+            ["app/a/static/x.css", "app/b/c/static/y.css"]
+        );
         assert_eq!(targets(&tree, "alias/top.json"), ["data/top.json", "alias"]);
         assert_eq!(
             targets(&tree, "alias"),

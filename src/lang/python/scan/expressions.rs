@@ -550,6 +550,9 @@ impl<'s> Parser<'s> {
             }
             depth = e.depth;
         }
+        if self.in_annotation {
+            return Err(Unsure);
+        }
         // `a:b:c`, each part optional.
         for _ in 0..2 {
             if !self.eat_op(":") {

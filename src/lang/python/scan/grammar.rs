@@ -35,6 +35,9 @@ pub(super) struct Parser<'s> {
     pub paths: Vec<Option<PathRef>>,
     /// Inside an f-string hole, whose nodes the tree pass evaluates but does not visit.
     pub(super) in_hole: bool,
+    /// Parsing an annotation: tree-sitter reads `X[…]` there as a generic type, which takes
+    /// no slice (`b: z[:]` is an error to it).
+    pub(super) in_annotation: bool,
     /// Names bound to a value the evaluator reads (`HERE = "data"`), as the tree pass binds
     /// them: in source order, one flat map per file.
     pub(super) names: HashMap<&'s str, PathValue>,
@@ -73,6 +76,7 @@ impl<'s> Parser<'s> {
             strings: Vec::new(),
             paths: Vec::new(),
             in_hole: false,
+            in_annotation: false,
             names: HashMap::new(),
             used: Vec::new(),
             binds: 0,
@@ -473,7 +477,7 @@ impl<'s> Parser<'s> {
                 return Err(Unsure);
             }
             self.pos += 1;
-            self.expression()?;
+            self.annotation()?;
             let value = if self.eat_op("=") {
                 let value = self.assigned_value()?;
                 self.value_of(&value)
@@ -784,7 +788,7 @@ impl<'s> Parser<'s> {
         self.parameters(")", true)?;
         self.expect_op(")")?;
         if self.eat_op("->") {
-            self.expression()?;
+            self.annotation()?;
         }
         self.block()
     }
@@ -834,10 +838,17 @@ impl<'s> Parser<'s> {
         Err(Unsure)
     }
 
+    fn annotation(&mut self) -> Result<()> {
+        let outer = std::mem::replace(&mut self.in_annotation, true);
+        let parsed = self.expression();
+        self.in_annotation = outer;
+        parsed.map(|_| ())
+    }
+
     fn parameter(&mut self, annotated: bool, default: bool) -> Result<()> {
         self.name()?;
         if annotated && self.eat_op(":") {
-            self.expression()?;
+            self.annotation()?;
         }
         if default && self.eat_op("=") {
             self.expression()?;

@@ -314,3 +314,20 @@ fn format_spec_holes_do_not_shift_the_holes_after_them() {
         "`**b` is no expression"
     );
 }
+
+/// An annotation's subscript is a generic type to tree-sitter, which takes no slice: such a
+/// file goes to the tree pass (found by the fuzzer: `b: z[:]`).
+#[test]
+fn a_slice_in_an_annotation_goes_to_the_tree_pass() {
+    for src in [
+        "b: z[:]\n",
+        "def f(a: z[1:]) -> int:\n    pass\n",
+        "def f() -> z[:2]:\n    pass\n",
+    ] {
+        assert!(!agree(src), "{src:?}");
+    }
+    assert!(
+        agree("b = z[:]\nc: int = d[1:]\n"),
+        "a slice outside an annotation"
+    );
+}
