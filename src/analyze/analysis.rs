@@ -44,7 +44,7 @@ fn cache_id(file: &str, blob: &str) -> String {
     }
 }
 
-/// This thread's own handle on the repository, opened when it first reads a blob.
+/// This job's own handle on the repository, opened when it first reads a blob.
 fn thread_repo<'r>(
     own: &'r mut Option<git2::Repository>,
     git_dir: &Path,
@@ -77,8 +77,8 @@ pub(crate) fn analyze(
     let git_dir = repo.path().to_path_buf();
     // Each file is read, hashed and analysed on one thread, start to end: no file's bytes
     // outlive its facts, and reading is as parallel as parsing. A commit's blobs are read
-    // through a repository each thread opens for itself (a repository is not shared across
-    // threads); the working tree's files need none.
+    // through a repository each rayon job opens for itself when it first needs one (a
+    // repository is not shared across threads); the working tree's files need none.
     let read: Vec<Result<Read>> = files
         .into_par_iter()
         .map_init(

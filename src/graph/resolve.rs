@@ -309,9 +309,11 @@ struct Glob {
 impl Glob {
     fn new(path: &str) -> Option<Glob> {
         let matcher = crate::config::glob(path).ok()?.compile_matcher();
+        // A backslash escapes the next character (`a\\b` is `ab` to the matcher): a folder
+        // written with one is not literal text to look up.
         let literal: Vec<&str> = path
             .split('/')
-            .take_while(|part| !part.contains(GLOB_META))
+            .take_while(|part| !part.contains(GLOB_META) && !part.contains('\\'))
             .collect();
         let prefix = if literal.is_empty() {
             String::new()
@@ -627,6 +629,8 @@ mod tests {
             ["data/sub/x.json", "data/top.json"]
         );
         assert_eq!(targets(&tree, "app/*/static"), ["app/a/static/x.css"]);
+        // An escaped character in the leading folder is that character.
+        assert_eq!(targets(&tree, "\\app/*/static"), ["app/a/static/x.css"]);
         // Braces holding a `/` match at more than one depth.
         assert_eq!(
             targets(&tree, "app/{a,b/c}"),
