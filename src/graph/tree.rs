@@ -31,8 +31,9 @@ pub(crate) struct Tree<'a> {
     pub link_paths: BTreeSet<&'a str>,
     /// pytest plugins the project registers (module → where): every test depends on each.
     pub plugins: &'a [(String, String)],
-    /// The files by the three-byte runs of their paths, and the folders: built on the first
-    /// glob, so a glob reads the files holding its rarest run and each folder once.
+    /// The files by the three-byte runs of their paths, and the folders: built once a build
+    /// has walked 16 globs (`resolve::glob_targets`), so a glob then reads the files holding
+    /// its rarest run and each folder once.
     pub globbing: std::sync::OnceLock<PathIndex<'a>>,
     /// What each glob walked so far named.
     pub globs: std::sync::Mutex<FastMap<String, Vec<String>>>,
@@ -163,7 +164,7 @@ impl<'a> Tree<'a> {
         }
     }
 
-    /// The index globs read, built the first time one asks.
+    /// The index globs read past the first few, built the first time one asks.
     pub(crate) fn globbing(&self) -> &PathIndex<'a> {
         self.globbing.get_or_init(|| PathIndex::new(self.files))
     }
