@@ -87,23 +87,79 @@ impl<R: std::io::Read> Stream<R> {
     }
 }
 
+/// Writes the blocks after `magic` and `header`, each behind its length, then the checksum.
 pub(crate) fn write(
     file: &Path,
     magic: &[u8; 8],
     header: &[u8],
     blocks: &[&[u8]],
 ) -> std::io::Result<()> {
-    let size = blocks.iter().map(|b| b.len() + 8).sum::<usize>();
-    let mut out = Vec::with_capacity(8 + header.len() + size);
-    out.extend_from_slice(magic);
-    out.extend_from_slice(header);
-    for block in blocks {
-        out.extend_from_slice(&(block.len() as u64).to_le_bytes());
-        out.extend_from_slice(block);
+    write_with(file, magic, header, |out| {
+        blocks.iter().try_for_each(|block| out.block(block))
+    })
+}
+
+/// As `write`, the blocks put by `body`, streamed: a large table's file is never held whole
+/// beside the table.
+pub(crate) fn write_with(
+    file: &Path,
+    magic: &[u8; 8],
+    header: &[u8],
+    body: impl FnOnce(&mut Blocks<'_>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    replace(file, |f| {
+        let mut out = Blocks {
+            out: std::io::BufWriter::with_capacity(1 << 16, f),
+            hash: Xxh3::new(),
+            written: 0,
+        };
+        out.put(magic)?;
+        out.put(header)?;
+        body(&mut out)?;
+        let sum = out.hash.digest();
+        out.out.write_all(&sum.to_le_bytes())?;
+        out.out.flush()
+    })
+}
+
+/// A cache file being written: every byte put is hashed for the checksum that ends it.
+pub(crate) struct Blocks<'f> {
+    out: std::io::BufWriter<&'f mut std::fs::File>,
+    hash: Xxh3,
+    written: usize,
+}
+
+impl Blocks<'_> {
+    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.hash.update(bytes);
+        self.written += bytes.len();
+        self.out.write_all(bytes)
     }
-    let sum = xxhash_rust::xxh3::xxh3_64(&out);
-    out.extend_from_slice(&sum.to_le_bytes());
-    replace(file, |w| w.write_all(&out))
+
+    /// A block of bytes at hand.
+    pub(crate) fn block(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.put(&(bytes.len() as u64).to_le_bytes())?;
+        self.put(bytes)
+    }
+
+    /// A block of `len` bytes that `fill` makes a record at a time: a block whose records
+    /// do not come to `len` is an error, never a file that reads as something else.
+    pub(crate) fn records(
+        &mut self,
+        len: usize,
+        fill: impl FnOnce(&mut dyn FnMut(&[u8]) -> std::io::Result<()>) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        self.put(&(len as u64).to_le_bytes())?;
+        let start = self.written;
+        fill(&mut |record| self.put(record))?;
+        if self.written - start != len {
+            return Err(std::io::Error::other(format!(
+                "a block said {len} bytes and held {}",
+                self.written - start
+            )));
+        }
+        Ok(())
+    }
 }
 
 /// Writes `file` through a temporary file beside it and a rename, first removing the

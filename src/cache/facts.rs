@@ -4,16 +4,18 @@
 //! analyser or grammars, or one that fails its checksum, is rebuilt with a warning, never
 //! trusted.
 
-use crate::analyze::facts::Facts;
 use crate::version::{ANALYZER, FORMAT};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-/// The facts cache: blob id → facts, of this gate's format, analyser and grammars.
+/// The facts cache: blob id → facts, of this gate's format, analyser and grammars. Each
+/// entry is kept as its JSON text and read only when its blob is met: a tree's facts are
+/// never all held as values.
 pub(crate) struct Cache {
-    pub entries: BTreeMap<String, Facts>,
+    pub entries: BTreeMap<String, Box<RawValue>>,
 }
 
 /// The cache file as read: `entries` is kept as its text until its checksum (xxh3 of that
@@ -92,7 +94,7 @@ pub(crate) fn load(path: &Path, warn: &mut dyn FnMut(String)) -> Cache {
 /// Writes through a temporary file and a rename, so a killed run never leaves half a cache;
 /// the entries are streamed (a large tree's cache text is never held whole) and hashed as
 /// they are written. A cache that cannot be written costs speed, not correctness: a warning.
-pub(crate) fn save(path: &Path, entries: &BTreeMap<&str, &Facts>, warn: &mut dyn FnMut(String)) {
+pub(crate) fn save(path: &Path, entries: &BTreeMap<&str, &RawValue>, warn: &mut dyn FnMut(String)) {
     let written = crate::cache::blocks::replace(path, |file| {
         let mut out = std::io::BufWriter::new(file);
         write!(
@@ -154,10 +156,14 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("python.json");
         let facts = crate::analyze::facts_of("a.py", b"import os\nopen('data/x.json')\n");
-        let entries: BTreeMap<&str, &Facts> = [("0123abcd", &facts)].into_iter().collect();
+        let raw = serde_json::value::to_raw_value(&facts).unwrap();
+        let entries: BTreeMap<&str, &RawValue> = [("0123abcd", raw.as_ref())].into_iter().collect();
         save(&file, &entries, &mut |w| panic!("{w}"));
+        let read = |cache: &Cache| -> Option<crate::analyze::facts::Facts> {
+            serde_json::from_str(cache.entries.get("0123abcd")?.get()).ok()
+        };
         let loaded = load(&file, &mut |w| panic!("{w}"));
-        assert_eq!(loaded.entries.get("0123abcd"), Some(&facts));
+        assert_eq!(read(&loaded), Some(facts.clone()));
         let bytes = std::fs::read(&file).unwrap();
         let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(512));
         runner
@@ -168,7 +174,7 @@ mod tests {
                 let mut warned = false;
                 let cache = load(&file, &mut |_| warned = true);
                 prop_assert!(
-                    warned || cache.entries.get("0123abcd") == Some(&facts),
+                    warned || read(&cache) == Some(facts.clone()),
                     "a flip at {} was trusted",
                     at
                 );

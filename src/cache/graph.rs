@@ -173,16 +173,11 @@ pub(crate) fn save(
     // those in use are kept, renumbered in order of first use.
     let mut renumber = vec![u32::MAX; details.len()];
     let mut kept = Strings::default();
-    let mut records = Vec::with_capacity(links.len() * LINK_SIZE);
     for l in links {
         let detail = &mut renumber[l.detail as usize];
         if *detail == u32::MAX {
             *detail = kept.push(details.get(l.detail));
         }
-        for word in [l.from, l.to, l.line, *detail] {
-            records.extend_from_slice(&word.to_le_bytes());
-        }
-        records.push(l.kind as u8);
     }
     let rest = Rest {
         unbounded: graph.unbounded.clone(),
@@ -196,20 +191,27 @@ pub(crate) fn save(
     let written = postcard::to_allocvec(&rest)
         .map_err(std::io::Error::other)
         .and_then(|rest| {
-            blocks::write(
-                &file,
-                MAGIC,
-                &key.to_le_bytes(),
-                &[
-                    nodes.text().as_bytes(),
-                    &blocks::words(nodes.ends()),
-                    &blobs.0,
-                    kept.text().as_bytes(),
-                    &blocks::words(kept.ends()),
-                    &records,
-                    &rest,
-                ],
-            )
+            blocks::write_with(&file, MAGIC, &key.to_le_bytes(), |out| {
+                out.block(nodes.text().as_bytes())?;
+                out.block(&blocks::words(nodes.ends()))?;
+                out.block(&blobs.0)?;
+                out.block(kept.text().as_bytes())?;
+                out.block(&blocks::words(kept.ends()))?;
+                // A large graph's links are written as they are encoded, not held twice.
+                out.records(links.len() * LINK_SIZE, |put| {
+                    let mut record = [0u8; LINK_SIZE];
+                    for l in links {
+                        let detail = renumber[l.detail as usize];
+                        for (at, word) in [l.from, l.to, l.line, detail].into_iter().enumerate() {
+                            record[at * 4..at * 4 + 4].copy_from_slice(&word.to_le_bytes());
+                        }
+                        record[16] = l.kind as u8;
+                        put(&record)?;
+                    }
+                    Ok(())
+                })?;
+                out.block(&rest)
+            })
         });
     if let Err(e) = written {
         warn(format!("{}: cannot keep the graph ({e})", file.display()));
@@ -242,7 +244,7 @@ mod tests {
         let links = BTreeMap::new();
         let go = Default::default();
         let tree = crate::graph::Tree::new(&files, &links, &roots, &is_test, None, &go);
-        let graph = Graph::build(&tree, &facts, &[], &[]);
+        let graph = Graph::of_facts(&tree, &facts);
         let dir = tempfile::tempdir().unwrap();
         let blobs = Blobs::new(graph.node_count());
         save(

@@ -13,7 +13,10 @@ pub(super) fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u
         Some(rev) => Snapshot::of_commit(&repo, range::commit(&repo, rev)?)?,
         None => Snapshot::of_workdir(&repo)?,
     };
-    let project = Project::load(&repo, &snapshot, &[], &mut super::warn)?;
+    let project = match out {
+        Some(_) => Project::load_with_facts(&repo, &snapshot, &mut super::warn)?,
+        None => Project::load(&repo, &snapshot, &[], &mut super::warn)?,
+    };
     // The plans are whole documents of every file and edge: made only to be written.
     if let Some(out) = out {
         let is_test = |p: &str| project.tests.contains(p);
@@ -37,13 +40,13 @@ pub(super) fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u
         .filter(|&k| k == EdgeKind::Import)
         .count();
     let references = project.graph.kinds().filter(|k| k.is_reference()).count();
-    let count = |is: fn(&str) -> bool| a.facts.keys().filter(|p| is(p)).count();
+    let count = |is: fn(&str) -> bool| a.blobs.keys().filter(|p| is(p)).count();
     let python = count(crate::path::is_python);
     let go = count(crate::lang::go::gomod::is_go);
     let text = count(crate::analyze::is_doctest_text);
     say!(
         "gate plan: {python} Python files, {go} Go files, {} shell scripts and {text} text files read for doctest examples ({} parsed, {} from cache), {} test files, {} import edges, {} reference edges, {} flagged ({})",
-        a.facts.len() - python - go - text,
+        a.blobs.len() - python - go - text,
         a.parsed,
         a.cached,
         project.tests.len(),

@@ -6,8 +6,8 @@ use super::resolve::{path_targets, under};
 use super::tree::Tree;
 use super::{EdgeKind, FastMap, Graph, Link, Parts, Strings, UserRef, go_library, go_tests};
 use crate::analyze::facts::Facts;
+use crate::config::Loads;
 use crate::path::{ancestors, file_name, is_python, join, parent};
-use rayon::prelude::*;
 use std::collections::BTreeMap;
 
 /// Every node a graph of `tree` can have, sorted: its files (deleted ones included) and its Go
@@ -30,37 +30,41 @@ fn node_table(tree: &Tree<'_>) -> Strings {
     table
 }
 
+/// One file's edges as resolution found them, before they are numbered: found on the thread
+/// that made the file's facts, added to the graph in file order.
+pub(crate) struct FileEdges {
+    found: Vec<Pending>,
+    unbounded: Unbounded,
+}
+
+impl FileEdges {
+    pub(crate) fn of(tree: &Tree<'_>, path: &str, facts: &Facts, loads: &[Loads]) -> FileEdges {
+        let mut found = Vec::new();
+        let mut unbounded = Vec::new();
+        file_edges(tree, path, facts, loads, &mut found, &mut unbounded);
+        FileEdges { found, unbounded }
+    }
+}
+
 impl Graph {
-    pub(crate) fn build(
+    /// The graph of `tree`. `feed` hands each analysed file's edges, in file order, to the
+    /// sink it is given — the analysis does as it reads the files, so no file's facts need
+    /// outlive its edges — and its answer is returned beside the graph; then the edges of the
+    /// tree's shape (packages, conftests, plugins, links) and `user`'s are added.
+    pub(crate) fn build<T, E>(
         tree: &Tree<'_>,
-        facts: &BTreeMap<String, Facts>,
         user: &[UserRef],
-        loads: &[crate::config::Loads],
-    ) -> Graph {
+        feed: impl FnOnce(&mut dyn FnMut(&str, FileEdges)) -> Result<T, E>,
+    ) -> Result<(Graph, T), E> {
         let nodes = node_table(tree);
         let mut edges = EdgeSet::new(&nodes, true, Strings::default());
         let mut unbounded = Vec::new();
-        // Resolution is the costly part and each file's is its own: in parallel, collected in
-        // file order so the graph does not depend on the thread count, a batch at a time so
-        // the found names are not all held at once.
-        let files: Vec<(&String, &Facts)> = facts.iter().collect();
-        for batch in files.chunks(2048) {
-            let per_file: Vec<(&String, Vec<Pending>, Unbounded)> = batch
-                .par_iter()
-                .map(|&(path, f)| {
-                    let mut found = Vec::new();
-                    let mut unbounded = Vec::new();
-                    file_edges(tree, path, f, loads, &mut found, &mut unbounded);
-                    (path, found, unbounded)
-                })
-                .collect();
-            for (path, found, file_unbounded) in per_file {
-                for p in found {
-                    edges.add(path, p.to, p.kind, p.line, p.detail);
-                }
-                unbounded.extend(file_unbounded);
+        let fed = feed(&mut |path, file| {
+            for p in file.found {
+                edges.add(path, p.to, p.kind, p.line, p.detail);
             }
-        }
+            unbounded.extend(file.unbounded);
+        })?;
         user_edges(tree, user, &mut edges);
         go_packages(tree, &mut edges);
         symlinks(tree, &mut edges);
@@ -76,7 +80,22 @@ impl Graph {
         conftest_edges(tree, &python, &mut edges);
         plugins(tree, &python, &mut edges);
         let (table, details, links) = edges.finish();
-        Graph::from_parts(table.unwrap_or(nodes), details, links, unbounded)
+        let graph = Graph::from_parts(table.unwrap_or(nodes), details, links, unbounded);
+        Ok((graph, fed))
+    }
+
+    /// The graph of `tree` from facts already held (tests).
+    #[cfg(test)]
+    pub(crate) fn of_facts(tree: &Tree<'_>, facts: &BTreeMap<String, Facts>) -> Graph {
+        let fed = Graph::build(tree, &[], |add| {
+            for (path, f) in facts {
+                add(path, FileEdges::of(tree, path, f, &[]));
+            }
+            Ok::<(), std::convert::Infallible>(())
+        });
+        match fed {
+            Ok((graph, ())) => graph,
+        }
     }
 }
 
@@ -89,7 +108,7 @@ impl Parts {
         self,
         tree: &Tree<'_>,
         changed: &BTreeMap<String, Facts>,
-        loads: &[crate::config::Loads],
+        loads: &[Loads],
     ) -> Option<Graph> {
         let Parts {
             nodes,
@@ -313,6 +332,12 @@ impl AddEdge for EdgeSet<'_> {
                 id
             }
         };
+        // Grown by a quarter, not doubled: the edge list is most of a large graph's memory,
+        // and a doubling holds three times it for a moment and leaves half the new one unused.
+        if self.links.len() == self.links.capacity() {
+            self.links
+                .reserve_exact((self.links.capacity() / 4).max(1024));
+        }
         self.links.push(Link {
             from,
             to,

@@ -13,6 +13,7 @@ mod table;
 mod tree;
 mod walk;
 
+pub(crate) use build::FileEdges;
 pub(crate) use components::{Components, Needs};
 pub(crate) use edge::{Edge, EdgeKind, UserRef, explain_chain};
 pub(crate) use node::Node;
@@ -290,7 +291,7 @@ mod tests {
                 .map(|(p, t)| (p.clone(), crate::analyze::facts_of(p, t.as_bytes())))
                 .collect::<BTreeMap<_, _>>()
         };
-        let build = |s: &BTreeMap<String, String>| Graph::build(&tree, &facts(s, None), &[], &[]);
+        let build = |s: &BTreeMap<String, String>| Graph::of_facts(&tree, &facts(s, None));
         let edits: &[(&str, &str)] = &[
             ("z.py", "import a\nimport m\nOPEN = open('data.json')\n"),
             ("m.py", ""),
@@ -352,7 +353,7 @@ mod tests {
         let is_test = |_: &str| false;
         let go = Default::default();
         let tree = Tree::new(&files, &links, &roots, &is_test, None, &go);
-        let graph = Graph::build(&tree, &facts, &[], &[]);
+        let graph = Graph::of_facts(&tree, &facts);
         let to = |from: &str| -> Vec<String> {
             graph
                 .edges()
@@ -385,7 +386,7 @@ mod tests {
         let links = BTreeMap::new();
         let is_test = |_: &str| false;
         let tree = Tree::new(&files, &links, &roots, &is_test, None, &go);
-        let graph = Graph::build(&tree, &BTreeMap::new(), &[], &[]);
+        let graph = Graph::of_facts(&tree, &BTreeMap::new());
         let from_units: BTreeSet<String> = graph
             .edges()
             .filter(|e| e.kind == EdgeKind::GoTest)

@@ -130,6 +130,7 @@ impl Change {
             deleted,
             self.new,
             Keep::Aside,
+            false,
             &mut |_| {},
         )?;
         let theirs = verdict::decide(&input.changes, &aside.context(), false);

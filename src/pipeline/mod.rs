@@ -132,6 +132,7 @@ pub(crate) fn analyze(repo: &git2::Repository, target: Target) -> Result<Analyze
         &deleted,
         governing.config,
         Keep::Reuse,
+        false,
         &mut crate::terminal::warn,
     )?;
     flag_go_syntax_errors(repo, &input, &mut project);

@@ -66,8 +66,36 @@ impl Project {
         deleted: &[String],
         warn: &mut dyn FnMut(String),
     ) -> Result<Project> {
+        Self::load_own(repo, snapshot, deleted, false, warn)
+    }
+
+    /// As `load`, keeping every file's facts in `analysis.facts` (`gate plan --out` writes
+    /// them); `load` drops each once its edges are found.
+    pub(crate) fn load_with_facts(
+        repo: &git2::Repository,
+        snapshot: &Snapshot,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<Project> {
+        Self::load_own(repo, snapshot, &[], true, warn)
+    }
+
+    fn load_own(
+        repo: &git2::Repository,
+        snapshot: &Snapshot,
+        deleted: &[String],
+        keep_facts: bool,
+        warn: &mut dyn FnMut(String),
+    ) -> Result<Project> {
         let config = Self::own_config(repo, snapshot)?;
-        let project = Self::load_under(repo, snapshot, deleted, config, Keep::Rebuild, warn)?;
+        let project = Self::load_under(
+            repo,
+            snapshot,
+            deleted,
+            config,
+            Keep::Rebuild,
+            keep_facts,
+            warn,
+        )?;
         // The gate refuses on it; the other commands answer under pytest's defaults, saying so.
         if let Some(broken) = &project.discovery.broken {
             warn(format!("{broken} (pytest's defaults assumed here)"));
@@ -87,13 +115,16 @@ impl Project {
     }
 
     /// As `load`, under `config` (the tree's own, or the base's when the change touches
-    /// `.gate.toml`), with `keep` saying what becomes of the last gated tree's graph.
+    /// `.gate.toml`), with `keep` saying what becomes of the last gated tree's graph and
+    /// `keep_facts` whether every file's facts are kept (a patched graph keeps the changed
+    /// files' only).
     pub(crate) fn load_under(
         repo: &git2::Repository,
         snapshot: &Snapshot,
         deleted: &[String],
         config: Config,
         keep: Keep,
+        keep_facts: bool,
         warn: &mut dyn FnMut(String),
     ) -> Result<Project> {
         let reader = Reader {
@@ -156,26 +187,24 @@ impl Project {
                 (r.analysis, r.graph, r.flagged, r.reads, Some(r.blobs))
             }
             None => {
-                let mut analysis = analysis::analyze(repo, snapshot, &state, warn)?;
-                let facts_of = |(f, b): (&String, &Vec<u8>)| (f.clone(), analyze::facts_of(f, b));
-                analysis.facts.extend(on_disk.iter().map(facts_of));
-                crate::timings::mark("facts ready");
                 let user = user_references(&config, snapshot, &read);
                 if let Some(e) = reader.unreadable.borrow_mut().take() {
                     return Err(e);
                 }
-                let graph = Graph::build(&tree, &analysis.facts, &user, &config.loads);
-                let flagged: BTreeMap<String, Flags> = analysis
-                    .facts
-                    .iter()
-                    .filter_map(|(p, f)| Some((p.clone(), f.flags()?)))
-                    .collect();
-                let reads = analysis
-                    .facts
-                    .iter()
-                    .filter_map(|(p, f)| Some((p.clone(), f.reads(p)?)))
-                    .collect();
-                (analysis, graph, flagged, reads, None)
+                let input = analysis::Input {
+                    repo,
+                    snapshot,
+                    given: &on_disk,
+                    state: &state,
+                };
+                let built = build(input, &tree, &config.loads, &user, keep_facts, warn)?;
+                (
+                    built.analysis,
+                    built.graph,
+                    built.flagged,
+                    built.reads,
+                    None,
+                )
             }
         };
         crate::timings::mark("graph ready");
@@ -200,6 +229,58 @@ impl Project {
             stale_depends,
         })
     }
+}
+
+/// A tree's files analysed and its graph built from them, with the files whose facts may be
+/// incomplete and those that read variables or outside paths.
+struct Built {
+    analysis: Analysis,
+    graph: Graph,
+    flagged: BTreeMap<String, Flags>,
+    reads: BTreeMap<String, Reads>,
+}
+
+/// Analyses `input`'s files and builds the graph as their facts come: each file's edges,
+/// flags and reads are taken from its facts on the thread that made them, and the facts are
+/// then dropped unless `keep_facts`.
+fn build(
+    input: analysis::Input<'_>,
+    tree: &Tree<'_>,
+    loads: &[config::Loads],
+    user: &[graph::UserRef],
+    keep_facts: bool,
+    warn: &mut dyn FnMut(String),
+) -> Result<Built> {
+    let (mut flagged, mut reads) = (BTreeMap::new(), BTreeMap::new());
+    let each = |path: &str, f: &analyze::facts::Facts| {
+        let edges = graph::FileEdges::of(tree, path, f, loads);
+        (edges, f.flags(), f.reads(path))
+    };
+    let (graph, analysis) = Graph::build(tree, user, |add| {
+        let mut take = |path: &str, (edges, flags, read)| {
+            add(path, edges);
+            if let Some(flags) = flags {
+                flagged.insert(path.to_string(), flags);
+            }
+            if let Some(read) = read {
+                reads.insert(path.to_string(), read);
+            }
+        };
+        let using = analysis::Use {
+            each: &each,
+            take: &mut take,
+            keep: keep_facts,
+        };
+        let analysis = analysis::analyze(input, using, warn);
+        crate::timings::mark("facts ready");
+        analysis
+    })?;
+    Ok(Built {
+        analysis,
+        graph,
+        flagged,
+        reads,
+    })
 }
 
 /// Reads configuration files through symlinks inside the tree, never out of it. A file that

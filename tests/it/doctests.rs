@@ -159,6 +159,24 @@ fn a_git_ignored_module_pytest_collects_from_disk_is_a_test_unit() {
         selected(&r).contains(&"src/pkg/_version.py".to_string()),
         "{r}"
     );
+    // The plans name it, with the blob id of the bytes on disk (git's own hash of them).
+    let dir = t.root.parent().unwrap().join("plans");
+    let out = t
+        .gate(&["plan", "--out", dir.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", text(&out));
+    let plan: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("ast-plan.json")).unwrap()).unwrap();
+    let on_disk = plan["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|f| f["path"] == "src/pkg/_version.py")
+        .unwrap_or_else(|| panic!("{plan}"));
+    let bytes = std::fs::read(t.root.join("src/pkg/_version.py")).unwrap();
+    let blob = git2::Oid::hash_object(git2::ObjectType::Blob, &bytes).unwrap();
+    assert_eq!(on_disk["blob"], blob.to_string(), "{on_disk}");
     let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
     let said = text(&out);
     assert_eq!(out.status.code(), Some(1), "{said}");
