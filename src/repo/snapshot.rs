@@ -35,6 +35,13 @@ pub(crate) enum LinkTarget {
 }
 
 /// Resolves link text as the OS does, relative to the link's folder, without touching disk.
+/// The blob id git gives `bytes` (`git hash-object`): a file read from disk is named as the
+/// commit that held it would name it.
+pub(crate) fn blob_id(path: &str, bytes: &[u8]) -> Result<Oid> {
+    Oid::hash_object(ObjectType::Blob, bytes)
+        .map_err(|e| Error::git(format!("{path}: cannot hash"), e))
+}
+
 pub(crate) fn link_target(link: &str, text: &str) -> LinkTarget {
     if text.starts_with('/') || text.is_empty() {
         return LinkTarget::Outside;
@@ -160,9 +167,7 @@ impl Snapshot {
             Some(text) => text.as_bytes().to_vec(),
             None => std::fs::read(&full).map_err(|e| Error::io(&full, "cannot read", e))?,
         };
-        let oid = Oid::hash_object(ObjectType::Blob, &bytes)
-            .map_err(|e| Error::git(format!("{path}: cannot hash"), e))?;
-        Ok((oid, bytes))
+        Ok((blob_id(path, &bytes)?, bytes))
     }
 
     /// The file a path names once its symlinks are followed inside the tree: itself when it
