@@ -30,21 +30,37 @@ fn node_table(tree: &Tree<'_>) -> Strings {
     table
 }
 
-/// One file's edges as resolution found them, before they are numbered: found on the thread
-/// that made the file's facts, added to the graph in file order.
+/// One file's edges as resolution found them: found on the thread that made the file's
+/// facts, the nodes they reach numbered there too, and added to the graph in file order.
 pub(crate) struct FileEdges {
     found: Vec<Pending>,
     unbounded: Unbounded,
 }
 
 impl FileEdges {
-    pub(crate) fn of(tree: &Tree<'_>, path: &str, facts: &Facts, loads: &[Loads]) -> FileEdges {
+    pub(crate) fn of(
+        tree: &Tree<'_>,
+        ids: &NodeIds<'_>,
+        path: &str,
+        facts: &Facts,
+        loads: &[Loads],
+    ) -> FileEdges {
         let mut found = Vec::new();
         let mut unbounded = Vec::new();
         file_edges(tree, path, facts, loads, &mut found, &mut unbounded);
+        // Looked up here, on all cores, rather than one by one where the graph is built.
+        for p in &mut found {
+            if let Some(&id) = ids.0.get(p.to.as_str()) {
+                p.id = Some(id);
+                p.to = String::new();
+            }
+        }
         FileEdges { found, unbounded }
     }
 }
+
+/// A full build's node names → ids, shared with the threads that resolve files.
+pub(crate) struct NodeIds<'n>(FastMap<&'n str, u32>);
 
 impl Graph {
     /// The graph of `tree`. `feed` hands each analysed file's edges, in file order, to the
@@ -54,14 +70,26 @@ impl Graph {
     pub(crate) fn build<T, E>(
         tree: &Tree<'_>,
         user: &[UserRef],
-        feed: impl FnOnce(&mut dyn FnMut(&str, FileEdges)) -> Result<T, E>,
+        feed: impl FnOnce(&NodeIds<'_>, &mut dyn FnMut(&str, FileEdges)) -> Result<T, E>,
     ) -> Result<(Graph, T), E> {
         let nodes = node_table(tree);
-        let mut edges = EdgeSet::new(&nodes, true, Strings::default());
+        let ids = NodeIds(
+            nodes
+                .iter()
+                .enumerate()
+                .map(|(i, name)| (name, i as u32))
+                .collect(),
+        );
+        let mut edges = EdgeSet::new(&nodes, Some(&ids.0), Strings::default());
         let mut unbounded = Vec::new();
-        let fed = feed(&mut |path, file| {
+        let fed = feed(&ids, &mut |path, file| {
+            let from = edges.id(path);
             for p in file.found {
-                edges.add(path, p.to, p.kind, p.line, p.detail);
+                let to = match p.id {
+                    Some(id) => id,
+                    None => edges.id(&p.to),
+                };
+                edges.push(from, to, p.kind, p.line, p.detail);
             }
             unbounded.extend(file.unbounded);
         })?;
@@ -87,9 +115,9 @@ impl Graph {
     /// The graph of `tree` from facts already held (tests).
     #[cfg(test)]
     pub(crate) fn of_facts(tree: &Tree<'_>, facts: &BTreeMap<String, Facts>) -> Graph {
-        let fed = Graph::build(tree, &[], |add| {
+        let fed = Graph::build(tree, &[], |ids, add| {
             for (path, f) in facts {
-                add(path, FileEdges::of(tree, path, f, &[]));
+                add(path, FileEdges::of(tree, ids, path, f, &[]));
             }
             Ok::<(), std::convert::Infallible>(())
         });
@@ -120,7 +148,7 @@ impl Parts {
             .into_iter()
             .filter(|(f, _, _)| !changed.contains_key(f))
             .collect();
-        let mut edges = EdgeSet::new(&nodes, false, details);
+        let mut edges = EdgeSet::new(&nodes, None, details);
         let mut is_changed = vec![false; nodes.len()];
         for (path, f) in changed {
             file_edges(tree, path, f, loads, &mut edges, &mut unbounded);
@@ -229,6 +257,8 @@ type Unbounded = Vec<(String, u32, String)>;
 /// An edge found for one file, before it is numbered.
 struct Pending {
     to: String,
+    /// `to`'s id where the node table has it (`to` is then emptied).
+    id: Option<u32>,
     kind: EdgeKind,
     line: u32,
     detail: String,
@@ -238,6 +268,7 @@ impl AddEdge for Vec<Pending> {
     fn add(&mut self, _from: &str, to: String, kind: EdgeKind, line: u32, detail: String) {
         self.push(Pending {
             to,
+            id: None,
             kind,
             line,
             detail,
@@ -250,7 +281,7 @@ impl AddEdge for Vec<Pending> {
 struct EdgeSet<'n> {
     nodes: &'n Strings,
     /// Name → id, for a full build's many lookups; a patch's few search the sorted table.
-    index: Option<FastMap<&'n str, u32>>,
+    index: Option<&'n FastMap<&'n str, u32>>,
     /// Names the table lacks, numbered after it.
     extra: BTreeMap<String, u32>,
     details: Strings,
@@ -259,14 +290,11 @@ struct EdgeSet<'n> {
 }
 
 impl<'n> EdgeSet<'n> {
-    fn new(nodes: &'n Strings, index: bool, details: Strings) -> EdgeSet<'n> {
-        let index = index.then(|| {
-            nodes
-                .iter()
-                .enumerate()
-                .map(|(i, name)| (name, i as u32))
-                .collect()
-        });
+    fn new(
+        nodes: &'n Strings,
+        index: Option<&'n FastMap<&'n str, u32>>,
+        details: Strings,
+    ) -> EdgeSet<'n> {
         EdgeSet {
             nodes,
             index,
@@ -278,7 +306,7 @@ impl<'n> EdgeSet<'n> {
     }
 
     fn id(&mut self, name: &str) -> u32 {
-        let known = match &self.index {
+        let known = match self.index {
             Some(index) => index.get(name).copied(),
             None => self.nodes.find(name),
         };
@@ -287,6 +315,34 @@ impl<'n> EdgeSet<'n> {
         }
         let next = (self.nodes.len() + self.extra.len()) as u32;
         *self.extra.entry(name.to_string()).or_insert(next)
+    }
+
+    /// An edge between two numbered nodes; none from a node to itself.
+    fn push(&mut self, from: u32, to: u32, kind: EdgeKind, line: u32, detail: String) {
+        if from == to {
+            return;
+        }
+        let detail = match self.detail_ids.get(&detail) {
+            Some(&id) => id,
+            None => {
+                let id = self.details.push(&detail);
+                self.detail_ids.insert(detail, id);
+                id
+            }
+        };
+        // Grown by a quarter, not doubled: the edge list is most of a large graph's memory,
+        // and a doubling holds three times it for a moment and leaves half the new one unused.
+        if self.links.len() == self.links.capacity() {
+            self.links
+                .reserve_exact((self.links.capacity() / 4).max(1024));
+        }
+        self.links.push(Link {
+            from,
+            to,
+            kind,
+            line,
+            detail,
+        });
     }
 
     /// The node table when names outside it were added (ids renumbered to keep name order),
@@ -319,32 +375,13 @@ impl<'n> EdgeSet<'n> {
 
 impl AddEdge for EdgeSet<'_> {
     fn add(&mut self, from: &str, to: String, kind: EdgeKind, line: u32, detail: String) {
+        // Before the lookups: a name the table lacks is numbered only for an edge it has.
         if from == to {
             return;
         }
         let from = self.id(from);
         let to = self.id(&to);
-        let detail = match self.detail_ids.get(&detail) {
-            Some(&id) => id,
-            None => {
-                let id = self.details.push(&detail);
-                self.detail_ids.insert(detail, id);
-                id
-            }
-        };
-        // Grown by a quarter, not doubled: the edge list is most of a large graph's memory,
-        // and a doubling holds three times it for a moment and leaves half the new one unused.
-        if self.links.len() == self.links.capacity() {
-            self.links
-                .reserve_exact((self.links.capacity() / 4).max(1024));
-        }
-        self.links.push(Link {
-            from,
-            to,
-            kind,
-            line,
-            detail,
-        });
+        self.push(from, to, kind, line, detail);
     }
 }
 

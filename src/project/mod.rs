@@ -252,11 +252,11 @@ fn build(
     warn: &mut dyn FnMut(String),
 ) -> Result<Built> {
     let (mut flagged, mut reads) = (BTreeMap::new(), BTreeMap::new());
-    let each = |path: &str, f: &analyze::facts::Facts| {
-        let edges = graph::FileEdges::of(tree, path, f, loads);
-        (edges, f.flags(), f.reads(path))
-    };
-    let (graph, analysis) = Graph::build(tree, user, |add| {
+    let (graph, analysis) = Graph::build(tree, user, |ids, add| {
+        let each = |path: &str, f: &analyze::facts::Facts| {
+            let edges = graph::FileEdges::of(tree, ids, path, f, loads);
+            (edges, f.flags(), f.reads(path))
+        };
         let mut take = |path: &str, (edges, flags, read)| {
             add(path, edges);
             if let Some(flags) = flags {
