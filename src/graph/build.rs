@@ -83,8 +83,13 @@ impl Graph {
         let mut edges = EdgeSet::new(&nodes, Some(&ids.0), Strings::default());
         let mut unbounded = Vec::new();
         let fed = feed(&ids, &mut |path, file| {
-            let from = edges.id(path);
+            // The file is numbered once, at its first edge to another node (as `add` would).
+            let mut from = None;
             for p in file.found {
+                if p.id.is_none() && p.to == path {
+                    continue;
+                }
+                let from = *from.get_or_insert_with(|| edges.id(path));
                 let to = match p.id {
                     Some(id) => id,
                     None => edges.id(&p.to),
@@ -254,7 +259,7 @@ fn plugins(tree: &Tree<'_>, python: &[&String], edges: &mut EdgeSet<'_>) {
 /// Dynamic imports with no literal part: `(file, line, call)`.
 type Unbounded = Vec<(String, u32, String)>;
 
-/// An edge found for one file, before it is numbered.
+/// An edge found for one file: its target numbered where the node table has it.
 struct Pending {
     to: String,
     /// `to`'s id where the node table has it (`to` is then emptied).

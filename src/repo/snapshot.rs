@@ -34,7 +34,6 @@ pub(crate) enum LinkTarget {
     Outside,
 }
 
-/// Resolves link text as the OS does, relative to the link's folder, without touching disk.
 /// The blob id git gives `bytes` (`git hash-object`): a file read from disk is named as the
 /// commit that held it would name it.
 pub(crate) fn blob_id(path: &str, bytes: &[u8]) -> Result<Oid> {
@@ -42,6 +41,7 @@ pub(crate) fn blob_id(path: &str, bytes: &[u8]) -> Result<Oid> {
         .map_err(|e| Error::git(format!("{path}: cannot hash"), e))
 }
 
+/// Resolves link text as the OS does, relative to the link's folder, without touching disk.
 pub(crate) fn link_target(link: &str, text: &str) -> LinkTarget {
     if text.starts_with('/') || text.is_empty() {
         return LinkTarget::Outside;
