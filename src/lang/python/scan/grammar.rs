@@ -757,10 +757,24 @@ impl<'s> Parser<'s> {
 
     fn with_statement(&mut self) -> Result<()> {
         self.expect_kw("with")?;
-        // `with (a as b, c):` (3.10): read apart, by tree-sitter.
-        if self.is_op("(") {
-            return Err(Unsure);
+        // `with (a as b, c,):` (3.10): the items in parentheses, read as without them. A
+        // parenthesized expression that goes on (`with (a, b) as c:`, `with (a).b:`) is left
+        // to tree-sitter.
+        if self.eat_op("(") {
+            self.with_items(true)?;
+            self.expect_op(")")?;
+            if !self.is_op(":") {
+                return Err(Unsure);
+            }
+        } else {
+            self.with_items(false)?;
         }
+        self.block()
+    }
+
+    /// `a as b, c`: each `as` target unbinds what it names; a trailing comma only inside
+    /// parentheses.
+    fn with_items(&mut self, parenthesized: bool) -> Result<()> {
         loop {
             self.expression()?;
             if self.eat_kw("as") {
@@ -771,11 +785,10 @@ impl<'s> Parser<'s> {
                 let names: Vec<&str> = self.target_names(&e).into_iter().map(|(_, n)| n).collect();
                 self.unbind_now(&names);
             }
-            if !self.eat_op(",") {
-                break;
+            if !self.eat_op(",") || (parenthesized && self.is_op(")")) {
+                return Ok(());
             }
         }
-        self.block()
     }
 
     fn function(&mut self) -> Result<()> {
