@@ -79,11 +79,128 @@ pub(crate) fn evaluates_call(function: &str) -> bool {
                 | "path.split"
         )
         || TEMPORARY.contains(&function)
-        || RESOURCE_FILES.contains(&function)
-        || RESOURCE_READERS.contains(&function)
-        || (function.contains('.')
-            && (METHODS_KEEPING_PATH.contains(&last)
-                || matches!(last, "joinpath" | "with_name" | "glob" | "rglob")))
+        || reads_resource(function)
+        || (function.contains('.') && is_path_method(last))
+}
+
+/// Whether a call of `function` names a package's resource (`importlib.resources.files("pkg")`,
+/// `pkgutil.get_data("pkg", "x.json")`): its package is read from a literal argument.
+pub(crate) fn reads_resource(function: &str) -> bool {
+    RESOURCE_FILES.contains(&function) || RESOURCE_READERS.contains(&function)
+}
+
+/// Whether `method` is one the evaluator reads on a path (`resolve`, `joinpath`, `glob`, …).
+fn is_path_method(method: &str) -> bool {
+    METHODS_KEEPING_PATH.contains(&method)
+        || matches!(method, "joinpath" | "with_name" | "glob" | "rglob")
+}
+
+/// Whether `function` is `os.path.split`, whose `[0]` is its argument's folder.
+pub(crate) fn is_split(function: &str) -> bool {
+    matches!(function, "os.path.split" | "path.split")
+}
+
+/// What a call evaluates to where its callee's text decides it (a wrapper, a join, a folder,
+/// the working or a temporary folder): `None` where the callee is none of these. `value(k)` is
+/// the `k`th of its `n` positional arguments' values.
+pub(crate) fn named_call_value(
+    function: &str,
+    n: usize,
+    value: impl Fn(usize) -> Option<PathValue>,
+) -> Option<Option<PathValue>> {
+    if WRAPPERS.contains(&function) {
+        if n == 0 && function != "str" {
+            return Some(Some(PathValue::Relative(".".into()))); // `Path()`: the working folder
+        }
+        return Some(wrapped_value(n, value));
+    }
+    Some(match function {
+        "os.path.dirname" | "path.dirname" | "dirname" => (n > 0)
+            .then(|| value(0))
+            .flatten()
+            .and_then(PathValue::parent),
+        "os.path.join" | "path.join" => wrapped_value(n, value),
+        // The working folder: the root, where tests run from.
+        "os.getcwd" | "Path.cwd" | "pathlib.Path.cwd" => Some(PathValue::Relative(".".into())),
+        f if TEMPORARY.contains(&f) => Some(outside()),
+        _ => return None,
+    })
+}
+
+/// Methods on a path: `p.resolve()`, `p.joinpath("a", "b")`, `p.with_name("x.json")`,
+/// `p.glob("*.json")`. `object` is the value of what it is called on; `value(k)` is the `k`th
+/// of its `n` positional arguments' values.
+pub(crate) fn method_value(
+    method: &str,
+    object: Option<PathValue>,
+    n: usize,
+    value: impl Fn(usize) -> Option<PathValue>,
+) -> Option<PathValue> {
+    let arg = |k: usize| part(value(k));
+    let value = match (object, method) {
+        (Some(v), _) => v,
+        // `BASE.joinpath("x.json")`, `BASE.glob("*.json")` on a folder not known here.
+        (None, "joinpath" | "glob" | "rglob") if (0..n).any(|k| known(&arg(k))) => {
+            PathValue::Relative(UNKNOWN.to_string())
+        }
+        _ => return None,
+    };
+    match method {
+        m if METHODS_KEEPING_PATH.contains(&m) => Some(value),
+        "joinpath" => {
+            let mut value = value;
+            for k in 0..n {
+                value = value.join(&arg(k))?;
+            }
+            Some(value)
+        }
+        "with_name" if n > 0 => value.parent()?.join(&arg(0)),
+        "glob" if n > 0 => value.join(&arg(0)),
+        "rglob" if n > 0 => value.join(&format!("**/{}", arg(0))),
+        _ => None,
+    }
+}
+
+/// What `text` (an attribute's whole text; `attribute` its last name) evaluates to: the
+/// working folder's names (`os.curdir`, `os.sep`), a parent (`object` is the value it is taken
+/// of), or another module's file (`module_file(text)`: bound where the module was imported).
+pub(crate) fn attribute_value(
+    text: &str,
+    attribute: &str,
+    object: impl FnOnce() -> Option<PathValue>,
+    module_file: impl FnOnce(&str) -> Option<PathValue>,
+) -> Option<PathValue> {
+    match (text, attribute) {
+        // The working folder: the root, where tests run from.
+        ("os.curdir", _) => Some(PathValue::Relative(".".into())),
+        ("os.pardir", _) => Some(PathValue::Relative("..".into())),
+        ("os.sep" | "os.path.sep", _) => Some(PathValue::Relative("/".into())),
+        (_, "parent") => object()?.parent(),
+        // `mod.__file__`: bound where `mod` was imported.
+        (_, "__file__") => module_file(text),
+        _ => None,
+    }
+}
+
+/// `p.parents[index]`: the `index + 1`th folder up.
+pub(crate) fn parents_value(object: Option<PathValue>, index: usize) -> Option<PathValue> {
+    let mut out = object?;
+    for _ in 0..=index {
+        out = out.parent()?;
+    }
+    Some(out)
+}
+
+/// What a name evaluates to where the module binds none: the file itself (`__file__`, which
+/// no binding changes), pytest's temporary folders (outside the repository).
+pub(crate) fn name_value(
+    name: &str,
+    bound: impl FnOnce(&str) -> Option<PathValue>,
+) -> Option<PathValue> {
+    if name == "__file__" {
+        return Some(PathValue::File);
+    }
+    bound(name).or_else(|| matches!(name, "tmp_path" | "tmpdir").then(outside))
 }
 
 /// A join operand's text: its literal value, or the unknown marker when it is computed.
@@ -212,14 +329,14 @@ fn outside() -> PathValue {
 }
 
 /// A piece of a template: its text, or a hole's value (`None`: not known here).
-enum Chunk {
+pub(crate) enum Chunk {
     Text(String),
     Value(Option<PathValue>),
 }
 
 /// A template filled in: a path-valued first hole anchors the rest (`f"{HERE}/x.json"`); else
 /// it is text, with known text holes in place and unknown ones marked.
-fn assemble(chunks: Vec<Chunk>) -> Option<PathValue> {
+pub(crate) fn assemble(chunks: Vec<Chunk>) -> Option<PathValue> {
     let mut chunks = chunks
         .into_iter()
         .filter(|c| !matches!(c, Chunk::Text(t) if t.is_empty()));
@@ -290,11 +407,7 @@ impl Eval<'_> {
         match node.kind() {
             "string" => self.string(node),
             "concatenated_string" => Some(PathValue::Relative(self.literal(node))),
-            "identifier" if text(node) == "__file__" => Some(PathValue::File),
-            "identifier" => self.names.get(text(node)).cloned().or_else(|| {
-                // pytest's temporary folders: outside the repository.
-                matches!(text(node), "tmp_path" | "tmpdir").then(outside)
-            }),
+            "identifier" => name_value(text(node), |n| self.names.get(n).cloned()),
             "parenthesized_expression" => self.eval(node.named_child(0)?),
             "attribute" => self.attribute(node),
             "subscript" => self.subscript(node),
@@ -319,18 +432,13 @@ impl Eval<'_> {
     }
 
     fn attribute(&self, node: Node<'_>) -> Option<PathValue> {
-        let text = |n: Node<'_>| self.text(n);
         let object = node.child_by_field_name("object")?;
-        match (text(node), text(node.child_by_field_name("attribute")?)) {
-            // The working folder: the root, where tests run from.
-            ("os.curdir", _) => Some(PathValue::Relative(".".into())),
-            ("os.pardir", _) => Some(PathValue::Relative("..".into())),
-            ("os.sep" | "os.path.sep", _) => Some(PathValue::Relative("/".into())),
-            (_, "parent") => self.eval(object)?.parent(),
-            // `mod.__file__`: bound where `mod` was imported.
-            (_, "__file__") => self.names.get(text(node)).cloned(),
-            _ => None,
-        }
+        attribute_value(
+            self.text(node),
+            self.text(node.child_by_field_name("attribute")?),
+            || self.eval(object),
+            |key| self.names.get(key).cloned(),
+        )
     }
 
     /// `Path(__file__).parents[2]`
@@ -343,7 +451,7 @@ impl Eval<'_> {
             && value.kind() == "call"
             && value
                 .child_by_field_name("function")
-                .is_some_and(|f| matches!(text(f), "os.path.split" | "path.split"))
+                .is_some_and(|f| is_split(text(f)))
         {
             let args = value.child_by_field_name("arguments")?;
             return self.eval(args.named_child(0)?)?.parent();
@@ -352,11 +460,7 @@ impl Eval<'_> {
         {
             return None;
         }
-        let mut out = self.eval(value.child_by_field_name("object")?)?;
-        for _ in 0..=index {
-            out = out.parent()?;
-        }
-        Some(out)
+        parents_value(self.eval(value.child_by_field_name("object")?), index)
     }
 
     fn binary(&self, node: Node<'_>) -> Option<PathValue> {
@@ -379,24 +483,8 @@ impl Eval<'_> {
                 .filter(|a| a.kind() != "keyword_argument" && a.kind() != "comment")
                 .collect()
         };
-        let first = || args.first().and_then(|a| self.eval(*a));
-        if WRAPPERS.contains(&name) {
-            if args.is_empty() && name != "str" {
-                return Some(PathValue::Relative(".".into())); // `Path()`: the working folder
-            }
-            return wrapped_value(args.len(), |k| self.eval(args[k]));
-        }
-        match name {
-            "os.path.dirname" | "path.dirname" | "dirname" => return first()?.parent(),
-            "os.path.join" | "path.join" => {
-                return wrapped_value(args.len(), |k| self.eval(args[k]));
-            }
-            // The working folder: the root, where tests run from.
-            "os.getcwd" | "Path.cwd" | "pathlib.Path.cwd" => {
-                return Some(PathValue::Relative(".".into()));
-            }
-            n if TEMPORARY.contains(&n) => return Some(outside()),
-            _ => {}
+        if let Some(value) = named_call_value(name, args.len(), |k| self.eval(args[k])) {
+            return value;
         }
         if RESOURCE_FILES.contains(&name) {
             let package = args.first().filter(|a| a.kind() == "string")?;
@@ -418,38 +506,16 @@ impl Eval<'_> {
         None
     }
 
-    fn join_rest(&self, mut value: PathValue, rest: &[Node<'_>]) -> Option<PathValue> {
-        for a in rest {
-            value = value.join(&self.part(*a))?;
-        }
-        Some(value)
-    }
-
-    /// Methods on a path: `p.resolve()`, `p.joinpath("a", "b")`, `p.with_name("x.json")`,
-    /// `p.glob("*.json")`; `"{}/x.json".format(HERE)` on a template.
+    /// `"{}/x.json".format(HERE)` on a template; any other method, as `method_value` reads it.
     fn method(&self, node: Node<'_>, function: Node<'_>, args: &[Node<'_>]) -> Option<PathValue> {
         let object = function.child_by_field_name("object")?;
         let method = self.text(function.child_by_field_name("attribute")?);
         if method == "format" && object.kind() == "string" {
             return self.format(object, node.child_by_field_name("arguments")?);
         }
-        let value = self.eval(object);
-        let value = match (value, method) {
-            (Some(v), _) => v,
-            // `BASE.joinpath("x.json")`, `BASE.glob("*.json")` on a folder not known here.
-            (None, "joinpath" | "glob" | "rglob") if args.iter().any(|a| known(&self.part(*a))) => {
-                PathValue::Relative(UNKNOWN.to_string())
-            }
-            _ => return None,
-        };
-        match method {
-            m if METHODS_KEEPING_PATH.contains(&m) => Some(value),
-            "joinpath" => self.join_rest(value, args),
-            "with_name" => value.parent()?.join(&self.part(*args.first()?)),
-            "glob" => value.join(&self.part(*args.first()?)),
-            "rglob" => value.join(&format!("**/{}", self.part(*args.first()?))),
-            _ => None,
-        }
+        method_value(method, self.eval(object), args.len(), |k| {
+            self.eval(args[k])
+        })
     }
 
     /// A literal's text, with `*` for every interpolation an f-string has (or the path a name

@@ -10,7 +10,9 @@ mod expr;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use expr::{
-    MAX_DEPTH, binary_value, eval, evaluates_call, format_value, percent_value, wrapped_value,
+    Chunk, MAX_DEPTH, assemble, attribute_value, binary_value, eval, evaluates_call, format_value,
+    is_split, method_value, name_value, named_call_value, parents_value, percent_value,
+    reads_resource,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -77,7 +79,7 @@ impl PathValue {
         }
     }
 
-    fn parent(self) -> Option<PathValue> {
+    pub(crate) fn parent(self) -> Option<PathValue> {
         Some(match self {
             PathValue::File => PathValue::FileDir(String::new()),
             PathValue::FileDir(p) => PathValue::FileDir(up(&p)),

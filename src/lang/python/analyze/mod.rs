@@ -234,7 +234,7 @@ impl<'s> Pass<'s> {
                     .clone()
                     .unwrap_or_else(|| module.split('.').next().unwrap_or_default().to_string());
                 self.names.remove(&bound);
-                self.bind_module_files(&module, alias);
+                self.names.extend(module_files(&module, alias.as_deref()));
                 self.facts.imports.push(Import {
                     line,
                     level: 0,
@@ -253,9 +253,10 @@ impl<'s> Pass<'s> {
         }
         if import.level == 0 {
             for (name, alias) in strings::from_import_aliases(node, self.source) {
-                let module = format!("{}.{name}", import.module);
-                self.names
-                    .insert(format!("{alias}.__file__"), PathValue::ModuleFile(module));
+                self.names.extend(module_files(
+                    &format!("{}.{name}", import.module),
+                    Some(&alias),
+                ));
             }
         }
         self.facts.imports.push(import);
@@ -313,29 +314,6 @@ impl<'s> Pass<'s> {
                     .any(|c| c.kind() == "identifier" && self.text(c) == "__getattr__")
             }
             _ => false,
-        }
-    }
-
-    /// `import a.b` lets `a.__file__` and `a.b.__file__` name those modules' files (`import
-    /// a.b as c`: `c.__file__`), so a path built on another module's file is followed.
-    fn bind_module_files(&mut self, module: &str, alias: Option<String>) {
-        if let Some(alias) = alias {
-            self.names.insert(
-                format!("{alias}.__file__"),
-                PathValue::ModuleFile(module.to_string()),
-            );
-            return;
-        }
-        let mut prefix = String::new();
-        for part in module.split('.') {
-            if !prefix.is_empty() {
-                prefix.push('.');
-            }
-            prefix.push_str(part);
-            self.names.insert(
-                format!("{prefix}.__file__"),
-                PathValue::ModuleFile(prefix.clone()),
-            );
         }
     }
 
@@ -415,6 +393,29 @@ impl<'s> Pass<'s> {
         normalize(&mut self.facts);
         self.facts
     }
+}
+
+/// What `import module` binds (`a.__file__` and `a.b.__file__` for `import a.b`; `c.__file__`
+/// for `import a.b as c` or `from a import b as c`, whose module is `a.b`): so a path built on
+/// another module's file is followed. Both readers bind these.
+pub(crate) fn module_files(module: &str, alias: Option<&str>) -> Vec<(String, PathValue)> {
+    if let Some(alias) = alias {
+        let value = PathValue::ModuleFile(module.to_string());
+        return vec![(format!("{alias}.__file__"), value)];
+    }
+    let mut out = Vec::new();
+    let mut prefix = String::new();
+    for part in module.split('.') {
+        if !prefix.is_empty() {
+            prefix.push('.');
+        }
+        prefix.push_str(part);
+        out.push((
+            format!("{prefix}.__file__"),
+            PathValue::ModuleFile(prefix.clone()),
+        ));
+    }
+    out
 }
 
 /// Facts in their one order: sorted, without repeats, a string kept once per line and value

@@ -1,14 +1,15 @@
 //! The fast path's expressions: Python's precedence levels, each giving the shape assignment
 //! targets need, how deep it nests, and what the path evaluator makes of it — the same shared
-//! functions (`paths::binary_value`, `percent_value`, `format_value`, `wrapped_value`) on the
-//! values of literals, joins, `%` and `.format` templates and `str(…)`. A node that evaluates
-//! to a path is recorded where the tree pass records one: a call or binary operator whose
-//! parent does not build on it.
+//! functions (`paths::binary_value`, `percent_value`, `format_value`, `named_call_value`,
+//! `method_value`, `attribute_value`, `parents_value`, `assemble`) on the values of literals,
+//! `__file__`, names, joins, templates, wrappers and path methods. A node that evaluates to a
+//! path is recorded where the tree pass records one: a call, binary operator, attribute or
+//! subscript whose parent does not build on it.
 
 use super::grammar::{AUGMENTED, KEYWORDS, MAX_EXPR_DEPTH, Parser};
 use super::lexer::{Kind, Result, StrLit, Token, Unsure};
 use crate::analyze::facts::{PathRef, StringContext};
-use crate::analyze::paths::{self, PathValue, UNKNOWN};
+use crate::analyze::paths::{self, Chunk, PathValue, UNKNOWN};
 
 /// An expression: its shape as a target, how deep it nests, and its value as a path.
 #[derive(Clone)]
@@ -188,11 +189,13 @@ impl<'s> Parser<'s> {
             self.pos += 1;
             let e = self.expression()?;
             let changes = vec![(self.text_of(t), self.value_of(&e))];
-            self.rebind(mark, changes, &[t.start], |p| {
+            self.rebind(mark, changes, &[t.start], true, |p| {
                 p.atom()?;
                 p.pos += 1;
                 p.expression().map(|_| ())
             })?;
+            let changed: Vec<&str> = self.pending_inside.drain(..).collect();
+            self.bound_inside.extend(changed);
             return Ok(Expr::node(e.depth + 1, t, self.last()));
         }
         self.expression()
@@ -213,9 +216,12 @@ impl<'s> Parser<'s> {
     fn expression_inner(&mut self) -> Result<Expr> {
         let start = self.tok();
         if self.eat_kw("lambda") {
+            let mut names = self.parameter_names(":")?;
+            names.retain(|n| !self.in_hole && self.names.contains_key(n));
             self.parameters(":", false)?;
             self.expect_op(":")?;
             let e = self.expression()?;
+            self.bound_inside.extend(names);
             return Ok(Expr::node(e.depth + 1, start, self.last()));
         }
         let e = self.disjunction()?;
@@ -384,12 +390,15 @@ impl<'s> Parser<'s> {
         Ok(e)
     }
 
-    /// An atom and its trailers: `.name`, `(arguments)`, `[subscript]`.
+    /// An atom and its trailers: `.name`, `(arguments)`, `[subscript]`, each evaluated as
+    /// the tree pass evaluates that node (`paths::attribute_value`, `named_call_value`,
+    /// `method_value`, `parents_value`).
     fn primary(&mut self) -> Result<Expr> {
         let start = self.tok();
         let mut e = self.atom()?;
-        // `"{}/x".format(…)`: the template a call of the string's `.format` fills.
-        let mut format = None;
+        // What the last trailer was, for the one after it: `.name` (with the value of what
+        // it was taken of), or a call of `os.path.split` (with its first argument's value).
+        let mut trailer = Trailer::None;
         loop {
             if self.eat_op(".") {
                 let t = self.tok();
@@ -398,59 +407,136 @@ impl<'s> Parser<'s> {
                 }
                 self.pos += 1;
                 let attribute = self.text_of(t);
-                format = (attribute == "format").then_some(e.template).flatten();
-                e = Expr {
+                let object = self.value_of(&e);
+                let mut node = Expr {
                     single: true,
                     pattern: true,
                     ..Expr::node(e.depth + 1, start, t)
                 };
-                continue;
-            }
-            if self.is_op("(") {
+                node.value = paths::attribute_value(
+                    self.span(start.start, t.end),
+                    attribute,
+                    || object.clone(),
+                    |key| self.module_files.get(key).cloned(),
+                );
+                if node.value.is_some() {
+                    self.built_on(&e);
+                }
+                self.record(&mut node);
+                trailer = Trailer::Attribute {
+                    name: attribute,
+                    object,
+                    // `"{}/x".format(…)`: the template a call of the string's `.format` fills.
+                    template: e.template.filter(|_| attribute == "format"),
+                };
+                e = node;
+            } else if self.is_op("(") {
                 let function = self.span(start.start, self.last().end);
                 self.pos += 1;
-                if crate::lang::python::scan::call_matters(function, !self.is_op(")")) {
+                let has_args = !self.is_op(")");
+                if crate::lang::python::scan::call_matters(function, has_args) {
                     self.defer_for(format!("call {function}"));
                 }
-                let args = self.arguments()?;
+                let outer = self.context;
+                if crate::lang::python::analyze::argument_context_of(function)
+                    == Some(StringContext::PathArg)
+                {
+                    self.context = StringContext::PathArg;
+                }
+                let args = self.arguments();
+                self.context = outer;
+                let args = args?;
                 self.expect_op(")")?;
                 let mut node = Expr::node(e.depth.max(args.depth) + 1, start, self.last());
-                node.value = self.call_value(function, format.take(), &args);
+                node.value = self.call_value(function, &trailer, &args);
                 if node.value.is_some() {
                     for arg in &args.positional {
                         self.built_on(arg);
                     }
                 }
                 self.record(&mut node);
+                trailer = if paths::is_split(function) {
+                    Trailer::Split(args.first.clone())
+                } else {
+                    Trailer::None
+                };
                 e = node;
             } else if self.eat_op("[") {
+                let at = self.pos;
                 let d = self.subscript()?;
+                let index = (self.pos == at + 1 && self.toks[at].kind == Kind::Number)
+                    .then(|| self.text_of(self.toks[at]));
                 self.expect_op("]")?;
-                e = Expr {
+                let mut node = Expr {
                     single: true,
                     pattern: true,
                     ..Expr::node(e.depth.max(d) + 1, start, self.last())
                 };
+                node.value = self.subscript_value(&trailer, index);
+                if node.value.is_some() {
+                    self.built_on(&e);
+                }
+                self.record(&mut node);
+                trailer = Trailer::None;
+                e = node;
             } else {
                 return Ok(e);
             }
-            format = None;
             if e.depth > MAX_EXPR_DEPTH {
                 return Err(Unsure);
             }
         }
     }
 
-    /// What a call evaluates to: `str(…)` looks through to its argument, a template's
-    /// `.format(…)` fills it; any other call the fast path reads is no path.
+    /// `p.parents[2]`, `os.path.split(p)[0]`: the tree pass reads the index from the
+    /// subscript's text, so one that is not a lone number (`[+1]`, `[1, 2]`) is left to it
+    /// where the value would be a path.
+    fn subscript_value(&mut self, trailer: &Trailer<'_>, index: Option<&str>) -> Option<PathValue> {
+        let (object, split) = match trailer {
+            Trailer::Attribute {
+                name: "parents",
+                object,
+                ..
+            } => (object.clone(), false),
+            Trailer::Split(first) => (first.clone(), true),
+            _ => return None,
+        };
+        object.as_ref()?;
+        let Some(index) = index else {
+            self.defer_for("a subscript of a path not a lone number".into());
+            return None;
+        };
+        let index: usize = index.parse().ok()?;
+        if split {
+            return if index == 0 { object?.parent() } else { None };
+        }
+        paths::parents_value(object, index)
+    }
+
+    /// What a call evaluates to: a template's `.format(…)` fills it; a wrapper, join or path
+    /// method is what the evaluator makes of it (a resource call was left to tree-sitter).
     fn call_value(
         &mut self,
         function: &str,
-        format: Option<(u32, u32)>,
+        trailer: &Trailer<'_>,
         args: &Arguments<'_>,
     ) -> Option<PathValue> {
+        if args.generator
+            && (paths::evaluates_call(function)
+                || function == "str"
+                || matches!(trailer, Trailer::Attribute { name: "format", .. }))
+        {
+            // The tree pass reads a generator's parts as the arguments.
+            self.defer_for(format!("a generator given to {function}"));
+            return None;
+        }
         let value = |k: usize| args.positional.get(k).and_then(|a| self.value_of(a));
-        if let Some((start, end)) = format {
+        let n = args.positional.len();
+        if let Trailer::Attribute {
+            template: Some((start, end)),
+            ..
+        } = trailer
+        {
             let keyword = |name: &str| {
                 args.keywords
                     .iter()
@@ -458,16 +544,17 @@ impl<'s> Parser<'s> {
                     .find(|(n, _)| *n == name)
                     .and_then(|(_, v)| v.clone())
             };
-            return paths::format_value(self.span(start, end), value, keyword);
+            return paths::format_value(self.span(*start, *end), value, keyword);
         }
-        if function == "str" && !args.positional.is_empty() {
-            if args.generator {
-                self.defer_for("str() of a generator".into());
-                return None;
+        if let Some(v) = paths::named_call_value(function, n, value) {
+            return v;
+        }
+        match trailer {
+            Trailer::Attribute { name, object, .. } => {
+                paths::method_value(name, object.clone(), n, value)
             }
-            return paths::wrapped_value(args.positional.len(), value);
+            _ => None,
         }
-        None
     }
 
     /// A class's bases and keywords, read as call arguments (the tree pass builds on none).
@@ -479,6 +566,7 @@ impl<'s> Parser<'s> {
     fn arguments(&mut self) -> Result<Arguments<'s>> {
         let mut args = Arguments::default();
         let mut count = 0;
+        let open = self.last();
         while !self.is_op(")") {
             count += 1;
             let t = self.tok();
@@ -514,6 +602,9 @@ impl<'s> Parser<'s> {
                     args.generator = true;
                     args.depth = e.depth.max(d) + 1;
                     return Ok(args);
+                }
+                if count == 1 && !self.has_comment(open.end, t.start) {
+                    args.first = self.value_of(&e);
                 }
                 args.positional.push(e.clone());
                 e
@@ -567,6 +658,14 @@ impl<'s> Parser<'s> {
 
     /// `for … in … [if …]…`, after a comprehension's element.
     pub(super) fn comprehension(&mut self) -> Result<u32> {
+        let outer = std::mem::take(&mut self.pending_inside);
+        let depth = self.comprehension_clauses();
+        let changed = std::mem::replace(&mut self.pending_inside, outer);
+        self.bound_inside.extend(changed);
+        depth
+    }
+
+    fn comprehension_clauses(&mut self) -> Result<u32> {
         let mut depth = 0;
         loop {
             let asynchronous = self.eat_kw("async");
@@ -593,12 +692,15 @@ impl<'s> Parser<'s> {
                     return Ok(Expr::node(1, t, t));
                 }
                 self.name()?;
+                if self.bound_inside.contains(&text) {
+                    self.defer_for("a name used after a binding inside its statement".into());
+                }
                 self.used.push((t.start, text));
                 Ok(Expr {
                     single: true,
                     pattern: true,
                     name: Some((t.start, t.end)),
-                    value: self.names.get(text).cloned(),
+                    value: paths::name_value(text, |n| self.names.get(n).cloned()),
                     ..Expr::node(1, t, t)
                 })
             }
@@ -814,27 +916,53 @@ impl<'s> Parser<'s> {
         if self.context != StringContext::Plain {
             self.defer_for("an f-string in a path argument".into());
         }
-        // Each hole's value where the evaluator knows it, else unknown.
-        let mut text = String::new();
+        // Each part's text and holes' values: one string is a template whose path-valued
+        // first hole anchors the rest (`f"{HERE}/x.json"`); adjacent ones are text, each
+        // hole's value where it is text, else unknown.
+        let mut chunks = Vec::new();
         for part in &parts {
             let mut at = part.content.0;
             for (hole, &span) in part.holes.iter().zip(&part.spans) {
                 let value = self.hole(hole)?;
                 // A format spec's hole is read, but its value is no part of the text.
                 let Some((start, end)) = span else { continue };
-                text.push_str(self.span(at, start));
-                match value {
-                    Some(PathValue::Relative(known)) => text.push_str(&known),
-                    _ => text.push(UNKNOWN),
-                }
+                chunks.push(Chunk::Text(self.span(at, start).to_string()));
+                chunks.push(Chunk::Value(value));
                 at = end;
             }
-            text.push_str(self.span(at, part.content.1));
+            chunks.push(Chunk::Text(self.span(at, part.content.1).to_string()));
         }
-        let value = PathValue::Relative(text.clone()).seal();
+        e.value = if parts.len() == 1 {
+            paths::assemble(chunks)
+        } else {
+            let mut text = String::new();
+            for chunk in chunks {
+                match chunk {
+                    Chunk::Text(t) | Chunk::Value(Some(PathValue::Relative(t))) => {
+                        text.push_str(&t)
+                    }
+                    Chunk::Value(_) => text.push(UNKNOWN),
+                }
+            }
+            Some(PathValue::Relative(text))
+        };
+        // Recorded as the tree pass records an f-string outside a path argument: text that
+        // reads as a path, or a folder's file.
+        let recorded = match e.value.clone().map(PathValue::seal) {
+            Some(PathValue::Relative(glob))
+                if crate::lang::python::analyze::reads_as_path(&glob) =>
+            {
+                Some(PathValue::Relative(glob))
+            }
+            Some(
+                value @ (PathValue::FileDir(_)
+                | PathValue::Package { .. }
+                | PathValue::ModuleDir { .. }),
+            ) => Some(value),
+            _ => None,
+        };
         if !self.in_hole
-            && let PathValue::Relative(glob) = &value
-            && crate::lang::python::analyze::reads_as_path(glob)
+            && let Some(value) = recorded
         {
             self.paths.push(Some(PathRef {
                 line: first.line,
@@ -842,7 +970,6 @@ impl<'s> Parser<'s> {
                 text: crate::lang::python::analyze::one_line(self.span(e.start, e.end)),
             }));
         }
-        e.value = Some(PathValue::Relative(text));
         Ok(e)
     }
 
@@ -867,9 +994,26 @@ impl<'s> Parser<'s> {
     }
 }
 
+/// The trailer before the one being read.
+enum Trailer<'s> {
+    None,
+    /// `.name`: the value of what it is taken of, and a single literal's content before
+    /// `.format`.
+    Attribute {
+        name: &'s str,
+        object: Option<PathValue>,
+        template: Option<(u32, u32)>,
+    },
+    /// A call of `os.path.split`: its first argument's value, as the tree pass reads it.
+    Split(Option<PathValue>),
+}
+
 /// A call's arguments as the evaluator reads them.
 #[derive(Default)]
 struct Arguments<'s> {
+    /// The value of the first argument where it is a plain one (the tree pass reads the
+    /// first thing in the parentheses: a keyword, a splat or a comment is no value).
+    first: Option<PathValue>,
     /// Positional arguments and splats, in order: what `str(…)` and `.format` read by place.
     positional: Vec<Expr>,
     keywords: Vec<(&'s str, Option<PathValue>)>,

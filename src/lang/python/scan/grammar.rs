@@ -1,10 +1,11 @@
 //! The fast path's parser: a recursive-descent recogniser of Python 3's statements and
 //! expressions over the lexer's tokens, keeping no tree. It accepts only what tree-sitter also
 //! reads without an error (anything else is `Unsure`, and tree-sitter reads the file), and on
-//! the way it records what facts are made of in a file that names no path, process, import
-//! function or environment: the import statements, the strings and the context they stand in
-//! (plain, or a path keyword's value), and the names bound to text, in the order the tree
-//! pass binds and unbinds them, for the expressions (`expressions`) to evaluate.
+//! the way it records what facts are made of in a file that names no process, import
+//! function, environment, listing or resource: the import statements, the strings and the
+//! context they stand in (plain, or a path call's argument or a path keyword's value), the
+//! names bound to paths, in the order the tree pass binds and unbinds them, and the module
+//! files imports name, for the expressions (`expressions`) to evaluate.
 
 use super::expressions::Expr;
 use super::lexer::{Kind, Lexed, Result, Token, Unsure};
@@ -41,9 +42,21 @@ pub(super) struct Parser<'s> {
     /// Names bound to a value the evaluator reads (`HERE = "data"`), as the tree pass binds
     /// them: in source order, one flat map per file.
     pub(super) names: HashMap<&'s str, PathValue>,
+    /// `a.__file__` for every module `a` an import bound so (`analyze::module_files`): kept
+    /// apart from `names`, as no binding of a name unbinds them.
+    pub(super) module_files: HashMap<String, PathValue>,
     /// Every name read as a value, with where it stands: a binding read after the part that
     /// uses it makes that part read again.
     pub(super) used: Vec<(u32, &'s str)>,
+    /// Names whose value a binding inside an expression (`:=`, a comprehension's loop, a
+    /// lambda's parameters) changed, in the statement being read, once that expression has
+    /// ended. The tree pass evaluates an expression before it meets a binding inside it, so
+    /// a use of such a name after the binding's own expression, in the same statement, may be
+    /// read there with the value before: the file goes to tree-sitter. (No evaluation looks
+    /// into a `:=`, a comprehension or a lambda, so uses inside them are read as here.)
+    pub(super) bound_inside: Vec<&'s str>,
+    /// Names changed by such bindings whose expression has not ended yet.
+    pub(super) pending_inside: Vec<&'s str>,
     /// How many bindings were made: one made inside a part read again would be made twice.
     pub(super) binds: u32,
     /// Found something only tree-sitter's pass reads (a path call, an f-string in a path
@@ -78,6 +91,9 @@ impl<'s> Parser<'s> {
             in_hole: false,
             in_annotation: false,
             names: HashMap::new(),
+            module_files: HashMap::new(),
+            bound_inside: Vec::new(),
+            pending_inside: Vec::new(),
             used: Vec::new(),
             binds: 0,
             defer: None,
@@ -185,12 +201,13 @@ impl<'s> Parser<'s> {
     /// reads what stands under it; this parser has read that part already (since `mark`). So
     /// `changes` (a name's new value, or none) are made now, and if one changed a name the
     /// part used as a value (anywhere but at `bound`, the places of the names bound), the
-    /// part is read again by `again`.
+    /// part is read again by `again`. `inside`: the binding stands inside an expression.
     pub(super) fn rebind(
         &mut self,
         mark: Mark,
         changes: Vec<(&'s str, Option<PathValue>)>,
         bound: &[u32],
+        inside: bool,
         again: fn(&mut Self) -> Result<()>,
     ) -> Result<()> {
         if self.in_hole {
@@ -207,6 +224,9 @@ impl<'s> Parser<'s> {
             }
         }
         self.binds += 1;
+        if inside {
+            self.pending_inside.extend(&changed);
+        }
         let used = self.used[mark.used..]
             .iter()
             .any(|(at, name)| !bound.contains(at) && changed.contains(name));
@@ -293,6 +313,7 @@ impl<'s> Parser<'s> {
     }
 
     fn statement(&mut self) -> Result<()> {
+        self.bound_inside.clear();
         let t = self.tok();
         if t.kind != Kind::Name && !self.is_op("@") {
             return self.simple_statements();
@@ -335,6 +356,7 @@ impl<'s> Parser<'s> {
     }
 
     fn small_statement(&mut self) -> Result<()> {
+        self.bound_inside.clear();
         let t = self.tok();
         let word = if t.kind == Kind::Name {
             self.text_of(t)
@@ -435,7 +457,9 @@ impl<'s> Parser<'s> {
             ),
             Statement::Expression => return Ok(()),
         };
-        self.rebind(mark, changes, &bound, |p| p.statement_parts().map(|_| ()))
+        self.rebind(mark, changes, &bound, false, |p| {
+            p.statement_parts().map(|_| ())
+        })
     }
 
     /// An expression statement's parts: an assignment's targets and value, an augmented or
@@ -526,12 +550,15 @@ impl<'s> Parser<'s> {
         loop {
             let (start, end) = self.dotted()?;
             let module = self.span(start, end);
-            let bound = if self.eat_kw("as") {
-                self.name()?
+            let alias = if self.eat_kw("as") {
+                Some(self.name()?)
             } else {
-                module.split('.').next().unwrap_or_default()
+                None
             };
+            let bound = alias.unwrap_or_else(|| module.split('.').next().unwrap_or_default());
             self.unbind_now(&[bound]);
+            self.module_files
+                .extend(crate::lang::python::analyze::module_files(module, alias));
             self.imports.push(Import {
                 line,
                 level: 0,
@@ -560,6 +587,10 @@ impl<'s> Parser<'s> {
         };
         self.expect_kw("import")?;
         let future = level == 0 && module == "__future__";
+        if level == 0 && !future && module.split('.').next().map(str::trim) == Some("__future__") {
+            // `from __future__.x import y`: tree-sitter reads no module path there.
+            return Err(Unsure);
+        }
         let mut names = Vec::new();
         if self.eat_op("*") {
             if future {
@@ -579,6 +610,14 @@ impl<'s> Parser<'s> {
                 };
                 if !future {
                     self.unbind_now(&[bound]);
+                }
+                if !future && level == 0 {
+                    let module = format!("{module}.{name}");
+                    self.module_files
+                        .extend(crate::lang::python::analyze::module_files(
+                            &module,
+                            Some(bound),
+                        ));
                 }
                 if !self.eat_op(",") {
                     break;
@@ -683,7 +722,7 @@ impl<'s> Parser<'s> {
                 p.star_expressions().map(|_| ())
             }
         };
-        self.rebind(mark, changes, &bound, again)?;
+        self.rebind(mark, changes, &bound, comprehension, again)?;
         Ok(iterable.depth)
     }
 
@@ -830,7 +869,7 @@ impl<'s> Parser<'s> {
     }
 
     /// The names of the parameters up to `close` (at bracket depth 0), looked ahead.
-    fn parameter_names(&self, close: &str) -> Result<Vec<&'s str>> {
+    pub(super) fn parameter_names(&self, close: &str) -> Result<Vec<&'s str>> {
         let (mut names, mut depth, mut after_separator) = (Vec::new(), 0usize, true);
         for t in &self.toks[self.pos..] {
             let text = self.text_of(*t);

@@ -3,35 +3,24 @@
 //! is exactness: where the fast path answers, its facts are the facts tree-sitter's pass
 //! gives, field by field. So it answers only for a file that parses without an error (its
 //! parser accepts a subset of what tree-sitter reads cleanly) and that names nothing only the
-//! tree pass reads — a path, process, import or environment call, `__file__`, a join or
-//! template that can build a path — leaving it imports, strings and doctest examples.
-//! `gate scan-check` and `tests/it/scan.rs` hold it to that over real corpora.
+//! tree pass reads — a process, import, environment, listing or resource call, a `sys.path`
+//! folder — leaving it imports, strings in their context, doctest examples and the path
+//! expressions the evaluator reads (`__file__` and its folders, wrappers, joins, methods,
+//! templates), evaluated with the evaluator's own functions. `gate scan-check` and
+//! `tests/it/scan.rs` hold it to that over real corpora.
 
 mod expressions;
 mod grammar;
 mod lexer;
 
-use crate::analyze::facts::{Facts, MAX_PARSED, StringRef};
+use crate::analyze::facts::{Facts, MAX_PARSED, StringContext, StringRef};
 use crate::lang::python::analyze as tree;
 use grammar::Parser;
 use std::collections::BTreeSet;
 
-/// Names whose every use the tree pass reads (the file's own path, pytest's temporary
-/// folders, the environment, a module `__getattr__`, `pytest_plugins`): a file that holds one
-/// goes to tree-sitter.
-const TREE_NAMES: &[&str] = &[
-    "__file__",
-    "tmp_path",
-    "tmpdir",
-    "environ",
-    "environb",
-    "getenv",
-    "pytest_plugins",
-];
-
-/// Attributes the evaluator reads (`.parent`, `.parents[1]`, `os.sep`, `os.curdir`): a file
-/// that names one after a `.` goes to tree-sitter.
-const TREE_ATTRIBUTES: &[&str] = &["parent", "parents", "curdir", "pardir", "sep"];
+/// Names whose every use the tree pass reads (the environment, a module `__getattr__`,
+/// `pytest_plugins`): a file that holds one goes to tree-sitter.
+const TREE_NAMES: &[&str] = &["environ", "environb", "getenv", "pytest_plugins"];
 
 /// The first name or attribute of `tokens` only the tree pass reads.
 fn tree_name(source: &[u8], tokens: &[lexer::Token]) -> Option<&'static str> {
@@ -45,14 +34,10 @@ fn tree_name(source: &[u8], tokens: &[lexer::Token]) -> Option<&'static str> {
             return Some("__getattr__");
         }
         after_def = t.kind == lexer::Kind::Name && text == b"def";
-        if t.kind == lexer::Kind::Name {
-            let found = TREE_NAMES
-                .iter()
-                .chain(TREE_ATTRIBUTES.iter().filter(|_| after_dot))
-                .find(|n| n.as_bytes() == text);
-            if found.is_some() {
-                return found.copied();
-            }
+        if t.kind == lexer::Kind::Name
+            && let Some(found) = TREE_NAMES.iter().find(|n| n.as_bytes() == text)
+        {
+            return Some(found);
         }
         after_dot = t.kind == lexer::Kind::Op && text == b".";
     }
@@ -115,11 +100,14 @@ fn read(source: &[u8]) -> Result<Facts, String> {
 }
 
 /// Whether a call of `function` (the callee's text) with or without arguments is one only the
-/// tree pass reads.
+/// tree pass reads: its arguments are argv, a `sys.path` folder or a feature file, it runs or
+/// imports code, reads the environment or a folder, or names a package's resource. (The
+/// strings of a path call are read here in their context; path values, by `expressions`.)
 pub(super) fn call_matters(function: &str, has_args: bool) -> bool {
-    (has_args && tree::argument_context_of(function).is_some())
+    let context = tree::argument_context_of(function);
+    (has_args && context.is_some_and(|c| c != StringContext::PathArg))
         || tree::is_read_call(function)
-        || crate::analyze::paths::evaluates_call(function)
+        || crate::analyze::paths::reads_resource(function)
 }
 
 /// One file read both ways: whether the fast path answered, and where its facts differ from
