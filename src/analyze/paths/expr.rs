@@ -90,7 +90,7 @@ pub(crate) fn reads_resource(function: &str) -> bool {
 }
 
 /// Whether `method` is one the evaluator reads on a path (`resolve`, `joinpath`, `glob`, …).
-fn is_path_method(method: &str) -> bool {
+pub(crate) fn is_path_method(method: &str) -> bool {
     METHODS_KEEPING_PATH.contains(&method)
         || matches!(method, "joinpath" | "with_name" | "glob" | "rglob")
 }

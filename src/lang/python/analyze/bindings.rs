@@ -26,6 +26,11 @@ const LISTING_METHODS: &[&str] = &["iterdir", "walk"];
 /// How many items a loop's literal list may have to be bound as alternatives.
 const MAX_ALTERNATIVES: usize = 32;
 
+/// Whether `method` reads the folder it is called on (`.iterdir()`, `.walk()`).
+pub(crate) fn is_listing_method(method: &str) -> bool {
+    LISTING_METHODS.contains(&method)
+}
+
 /// Whether a call of `function` reads a folder whole: a listing call, or a listing method
 /// (`.iterdir()`, `.walk()`) of whatever it is called on.
 pub(super) fn is_listing(function: &str) -> bool {

@@ -31,7 +31,7 @@ mod environ;
 mod import_calls;
 mod strings;
 
-pub(crate) use bindings::loop_value;
+pub(crate) use bindings::{is_listing_method, loop_value};
 pub(crate) use calls::{argument_context_of, is_read_call, path_keyword};
 use strings::{from_import, text};
 pub(crate) use strings::{keeps, one_line, reads_as_path};

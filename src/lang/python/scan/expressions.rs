@@ -89,8 +89,8 @@ impl<'s> Parser<'s> {
         }
     }
 
-    /// A node that may be a path where the tree pass looks for one (a call or binary
-    /// operator): recorded unless a parent builds on it, which takes it back.
+    /// A node that may be a path where the tree pass looks for one (a call, binary operator,
+    /// attribute or subscript): recorded unless a parent builds on it, which takes it back.
     fn record(&mut self, e: &mut Expr) {
         if self.in_hole {
             return;
@@ -185,6 +185,7 @@ impl<'s> Parser<'s> {
         if t.kind == Kind::Name && self.op_at(1, ":=") {
             // The tree pass binds at the `:=`, then reads the value.
             let mark = self.mark();
+            let since = self.used.len();
             self.atom()?;
             self.pos += 1;
             let e = self.expression()?;
@@ -195,7 +196,7 @@ impl<'s> Parser<'s> {
                 p.expression().map(|_| ())
             })?;
             let changed: Vec<&str> = self.pending_inside.drain(..).collect();
-            self.bound_inside.extend(changed);
+            self.bound_inside_since(since, changed);
             return Ok(Expr::node(e.depth + 1, t, self.last()));
         }
         self.expression()
@@ -215,13 +216,14 @@ impl<'s> Parser<'s> {
 
     fn expression_inner(&mut self) -> Result<Expr> {
         let start = self.tok();
+        let since = self.used.len();
         if self.eat_kw("lambda") {
             let mut names = self.parameter_names(":")?;
             names.retain(|n| !self.in_hole && self.names.contains_key(n));
             self.parameters(":", false)?;
             self.expect_op(":")?;
             let e = self.expression()?;
-            self.bound_inside.extend(names);
+            self.bound_inside_since(since, names);
             return Ok(Expr::node(e.depth + 1, start, self.last()));
         }
         let e = self.disjunction()?;
@@ -417,7 +419,7 @@ impl<'s> Parser<'s> {
                     self.span(start.start, t.end),
                     attribute,
                     || object.clone(),
-                    |key| self.module_files.get(key).cloned(),
+                    |key| self.module_file(key),
                 );
                 if node.value.is_some() {
                     self.built_on(&e);
@@ -434,18 +436,30 @@ impl<'s> Parser<'s> {
                 let function = self.span(start.start, self.last().end);
                 self.pos += 1;
                 let has_args = !self.is_op(")");
-                if crate::lang::python::scan::call_matters(function, has_args) {
+                let context = crate::lang::python::analyze::argument_context_of(function);
+                if crate::lang::python::scan::call_matters(function, context, has_args) {
                     self.defer_for(format!("call {function}"));
                 }
-                let outer = self.context;
-                if crate::lang::python::analyze::argument_context_of(function)
-                    == Some(StringContext::PathArg)
+                // The tree pass reads a listing method by its name, whatever stands around the
+                // dot (`HERE. iterdir()`).
+                if let Trailer::Attribute { name, .. } = trailer
+                    && crate::lang::python::analyze::is_listing_method(name)
                 {
+                    self.defer_for(format!("call {function}"));
+                }
+                let path_call = context == Some(StringContext::PathArg);
+                let outer = self.context;
+                if path_call {
                     self.context = StringContext::PathArg;
                 }
                 let args = self.arguments();
                 self.context = outer;
                 let args = args?;
+                if path_call && args.generator {
+                    // A generator is no argument list to tree-sitter: its strings keep the
+                    // context around the call.
+                    self.defer_for(format!("a generator given to {function}"));
+                }
                 self.expect_op(")")?;
                 let mut node = Expr::node(e.depth.max(args.depth) + 1, start, self.last());
                 node.value = self.call_value(function, &trailer, &args);
@@ -467,6 +481,9 @@ impl<'s> Parser<'s> {
                 let index = (self.pos == at + 1 && self.toks[at].kind == Kind::Number)
                     .then(|| self.text_of(self.toks[at]));
                 self.expect_op("]")?;
+                if self.in_annotation && !self.ends_type() {
+                    return Err(Unsure);
+                }
                 let mut node = Expr {
                     single: true,
                     pattern: true,
@@ -486,6 +503,14 @@ impl<'s> Parser<'s> {
                 return Err(Unsure);
             }
         }
+    }
+
+    /// Whether the token ends a type in an annotation, or joins a union: what may follow a
+    /// generic type (`List[int]`) there.
+    fn ends_type(&self) -> bool {
+        let t = self.tok();
+        matches!(t.kind, Kind::Newline | Kind::End)
+            || (t.kind == Kind::Op && matches!(self.text_of(t), "=" | ")" | "," | ":" | "]" | "|"))
     }
 
     /// `p.parents[2]`, `os.path.split(p)[0]`: the tree pass reads the index from the
@@ -521,11 +546,11 @@ impl<'s> Parser<'s> {
         trailer: &Trailer<'_>,
         args: &Arguments<'_>,
     ) -> Option<PathValue> {
-        if args.generator
-            && (paths::evaluates_call(function)
-                || function == "str"
-                || matches!(trailer, Trailer::Attribute { name: "format", .. }))
-        {
+        let method = match trailer {
+            Trailer::Attribute { name, .. } => paths::is_path_method(name) || *name == "format",
+            _ => false,
+        };
+        if args.generator && (paths::evaluates_call(function) || function == "str" || method) {
             // The tree pass reads a generator's parts as the arguments.
             self.defer_for(format!("a generator given to {function}"));
             return None;
@@ -559,7 +584,11 @@ impl<'s> Parser<'s> {
 
     /// A class's bases and keywords, read as call arguments (the tree pass builds on none).
     pub(super) fn class_arguments(&mut self) -> Result<()> {
-        self.arguments().map(|_| ())
+        // `class A(x for x in y)` is an error to tree-sitter.
+        if self.arguments()?.generator {
+            return Err(Unsure);
+        }
+        Ok(())
     }
 
     /// Call arguments up to `)`: positional, `*a`, `**k`, `name=value`, or one generator.
@@ -589,13 +618,14 @@ impl<'s> Parser<'s> {
                 args.keywords.push((keyword, self.value_of(&e)));
                 e
             } else {
+                let since = self.used.len();
                 let e = self.named_expression()?;
                 if self.is_kw("for") || self.is_kw("async") {
                     // A generator as the only argument.
                     if count != 1 {
                         return Err(Unsure);
                     }
-                    let d = self.comprehension()?;
+                    let d = self.comprehension(since)?;
                     if !self.is_op(")") {
                         return Err(Unsure);
                     }
@@ -657,11 +687,12 @@ impl<'s> Parser<'s> {
     }
 
     /// `for … in … [if …]…`, after a comprehension's element.
-    pub(super) fn comprehension(&mut self) -> Result<u32> {
+    /// `since`: where its element began in `used`.
+    pub(super) fn comprehension(&mut self, since: usize) -> Result<u32> {
         let outer = std::mem::take(&mut self.pending_inside);
         let depth = self.comprehension_clauses();
         let changed = std::mem::replace(&mut self.pending_inside, outer);
-        self.bound_inside.extend(changed);
+        self.bound_inside_since(since, changed);
         depth
     }
 
@@ -759,13 +790,14 @@ impl<'s> Parser<'s> {
             self.expect_op(close)?;
             return Ok(Expr::node(e.depth + 1, open, self.last()));
         }
+        let since = self.used.len();
         let first = self.star_expression()?;
         if self.is_kw("for") || self.is_kw("async") {
             // `[*x for x in y]` is no Python; tree-sitter reads its star its own way.
             if first.starred {
                 return Err(Unsure);
             }
-            let d = self.comprehension()?;
+            let d = self.comprehension(since)?;
             self.expect_op(close)?;
             return Ok(Expr::node(first.depth.max(d) + 1, open, self.last()));
         }
@@ -824,6 +856,7 @@ impl<'s> Parser<'s> {
         let mut depth = 0;
         let mut dict = None;
         let mut first = true;
+        let since = self.used.len();
         loop {
             let splat = self.is_op("**") || self.is_op("*");
             let d = if self.eat_op("**") {
@@ -860,7 +893,7 @@ impl<'s> Parser<'s> {
                 if splat {
                     return Err(Unsure);
                 }
-                depth = depth.max(self.comprehension()?);
+                depth = depth.max(self.comprehension(since)?);
                 self.expect_op("}")?;
                 return Ok(depth + 1);
             }
@@ -923,7 +956,9 @@ impl<'s> Parser<'s> {
         for part in &parts {
             let mut at = part.content.0;
             for (hole, &span) in part.holes.iter().zip(&part.spans) {
-                let value = self.hole(hole)?;
+                let (value, depth) = self.hole(hole)?;
+                // The evaluator follows a hole's expression: it is as deep as that, and more.
+                e.depth = e.depth.max(depth + 2);
                 // A format spec's hole is read, but its value is no part of the text.
                 let Some((start, end)) = span else { continue };
                 chunks.push(Chunk::Text(self.span(at, start).to_string()));
@@ -973,8 +1008,8 @@ impl<'s> Parser<'s> {
         Ok(e)
     }
 
-    /// An f-string hole's expression list, parsed from its own tokens: its value.
-    fn hole(&mut self, tokens: &'s [Token]) -> Result<Option<PathValue>> {
+    /// An f-string hole's expression list, parsed from its own tokens: its value and depth.
+    fn hole(&mut self, tokens: &'s [Token]) -> Result<(Option<PathValue>, u32)> {
         let (outer, at, was) = (self.toks, self.pos, self.in_hole);
         self.toks = tokens;
         self.pos = 0;
@@ -990,7 +1025,7 @@ impl<'s> Parser<'s> {
         if !ended {
             return Err(Unsure);
         }
-        Ok(self.value_of(&e))
+        Ok((self.value_of(&e), e.depth))
     }
 }
 

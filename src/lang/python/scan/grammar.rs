@@ -42,21 +42,26 @@ pub(super) struct Parser<'s> {
     /// Names bound to a value the evaluator reads (`HERE = "data"`), as the tree pass binds
     /// them: in source order, one flat map per file.
     pub(super) names: HashMap<&'s str, PathValue>,
-    /// `a.__file__` for every module `a` an import bound so (`analyze::module_files`): kept
-    /// apart from `names`, as no binding of a name unbinds them.
-    pub(super) module_files: HashMap<String, PathValue>,
+    /// The imports read so far, in order: what `a.__file__` names is worked out from them
+    /// when an expression reads it (`module_file`). Kept apart from `names`, as no binding
+    /// of a name unbinds them.
+    module_imports: Vec<ModuleImport<'s>>,
     /// Every name read as a value, with where it stands: a binding read after the part that
     /// uses it makes that part read again.
     pub(super) used: Vec<(u32, &'s str)>,
     /// Names whose value a binding inside an expression (`:=`, a comprehension's loop, a
     /// lambda's parameters) changed, in the statement being read, once that expression has
-    /// ended. The tree pass evaluates an expression before it meets a binding inside it, so
-    /// a use of such a name after the binding's own expression, in the same statement, may be
-    /// read there with the value before: the file goes to tree-sitter. (No evaluation looks
-    /// into a `:=`, a comprehension or a lambda, so uses inside them are read as here.)
+    /// ended. The tree pass evaluates an expression when it meets it, before a binding inside
+    /// it, and again each time it asks whether a child's parent builds on the child, maybe
+    /// after: a use of such a name elsewhere in the statement, before the binding's own
+    /// expression or after it, may be read there with either value, so the file goes to
+    /// tree-sitter. (No evaluation looks into a `:=`, a comprehension or a lambda, so uses
+    /// inside them are read as here.)
     pub(super) bound_inside: Vec<&'s str>,
     /// Names changed by such bindings whose expression has not ended yet.
     pub(super) pending_inside: Vec<&'s str>,
+    /// Where the statement being read starts in `used`.
+    pub(super) statement_used: usize,
     /// How many bindings were made: one made inside a part read again would be made twice.
     pub(super) binds: u32,
     /// Found something only tree-sitter's pass reads (a path call, an f-string in a path
@@ -91,9 +96,10 @@ impl<'s> Parser<'s> {
             in_hole: false,
             in_annotation: false,
             names: HashMap::new(),
-            module_files: HashMap::new(),
+            module_imports: Vec::new(),
             bound_inside: Vec::new(),
             pending_inside: Vec::new(),
+            statement_used: 0,
             used: Vec::new(),
             binds: 0,
             defer: None,
@@ -260,6 +266,31 @@ impl<'s> Parser<'s> {
             .collect()
     }
 
+    /// A binding inside an expression that began at `since` (an index into `used`) changed
+    /// `names`: one used in the statement before that is read by the tree pass with either
+    /// value (`bound_inside`); later uses are checked as they come.
+    pub(super) fn bound_inside_since(&mut self, since: usize, names: Vec<&'s str>) {
+        let before = self.used.get(self.statement_used.min(since)..since);
+        if before.is_some_and(|b| b.iter().any(|(_, n)| names.contains(n))) {
+            self.defer_for("a name used before a binding inside its statement".into());
+        }
+        self.bound_inside.extend(names);
+    }
+
+    /// What `key` (`a.b.__file__`) names after the imports read so far: the latest import
+    /// that binds it, as the tree pass binds them (`analyze::module_files`).
+    pub(super) fn module_file(&self, key: &str) -> Option<PathValue> {
+        self.module_imports.iter().rev().find_map(|import| {
+            let module = match import.name {
+                Some(name) => format!("{}.{name}", import.module),
+                None => import.module.to_string(),
+            };
+            crate::lang::python::analyze::module_files(&module, import.alias)
+                .into_iter()
+                .find_map(|(k, v)| (k == key).then_some(v))
+        })
+    }
+
     /// Every name `target` binds, unbound.
     pub(super) fn unbinding(&self, target: &Expr) -> Vec<(&'s str, Option<PathValue>)> {
         self.target_names(target)
@@ -314,6 +345,7 @@ impl<'s> Parser<'s> {
 
     fn statement(&mut self) -> Result<()> {
         self.bound_inside.clear();
+        self.statement_used = self.used.len();
         let t = self.tok();
         if t.kind != Kind::Name && !self.is_op("@") {
             return self.simple_statements();
@@ -357,6 +389,7 @@ impl<'s> Parser<'s> {
 
     fn small_statement(&mut self) -> Result<()> {
         self.bound_inside.clear();
+        self.statement_used = self.used.len();
         let t = self.tok();
         let word = if t.kind == Kind::Name {
             self.text_of(t)
@@ -557,8 +590,11 @@ impl<'s> Parser<'s> {
             };
             let bound = alias.unwrap_or_else(|| module.split('.').next().unwrap_or_default());
             self.unbind_now(&[bound]);
-            self.module_files
-                .extend(crate::lang::python::analyze::module_files(module, alias));
+            self.module_imports.push(ModuleImport {
+                module,
+                name: None,
+                alias,
+            });
             self.imports.push(Import {
                 line,
                 level: 0,
@@ -579,11 +615,13 @@ impl<'s> Parser<'s> {
             level += self.text_of(self.tok()).len() as u32;
             self.pos += 1;
         }
+        let mut from = "";
         let module = if level > 0 && self.is_kw("import") {
             String::new()
         } else {
             let (start, end) = self.dotted()?;
-            self.span(start, end).to_string()
+            from = self.span(start, end);
+            from.to_string()
         };
         self.expect_kw("import")?;
         let future = level == 0 && module == "__future__";
@@ -612,12 +650,11 @@ impl<'s> Parser<'s> {
                     self.unbind_now(&[bound]);
                 }
                 if !future && level == 0 {
-                    let module = format!("{module}.{name}");
-                    self.module_files
-                        .extend(crate::lang::python::analyze::module_files(
-                            &module,
-                            Some(bound),
-                        ));
+                    self.module_imports.push(ModuleImport {
+                        module: from,
+                        name: Some(name),
+                        alias: Some(bound),
+                    });
                 }
                 if !self.eat_op(",") {
                     break;
@@ -890,6 +927,8 @@ impl<'s> Parser<'s> {
         Err(Unsure)
     }
 
+    /// An annotation: tree-sitter reads `X[…]` there as a generic type, after which only what
+    /// ends a type (or `|` of a union) may follow: anything else is left to it.
     fn annotation(&mut self) -> Result<()> {
         let outer = std::mem::replace(&mut self.in_annotation, true);
         let parsed = self.expression();
@@ -939,6 +978,14 @@ impl<'s> Parser<'s> {
 }
 
 /// Where the parse stood and what it had recorded: where a part is read again from.
+/// An import as `a.__file__` needs it: `import module as alias`, or `from module import name
+/// as alias` (`alias` is `name` when none is given).
+struct ModuleImport<'s> {
+    module: &'s str,
+    name: Option<&'s str>,
+    alias: Option<&'s str>,
+}
+
 pub(super) struct Mark {
     pos: usize,
     paths: usize,

@@ -103,8 +103,8 @@ fn read(source: &[u8]) -> Result<Facts, String> {
 /// tree pass reads: its arguments are argv, a `sys.path` folder or a feature file, it runs or
 /// imports code, reads the environment or a folder, or names a package's resource. (The
 /// strings of a path call are read here in their context; path values, by `expressions`.)
-pub(super) fn call_matters(function: &str, has_args: bool) -> bool {
-    let context = tree::argument_context_of(function);
+/// `context` is `argument_context_of(function)`.
+pub(super) fn call_matters(function: &str, context: Option<StringContext>, has_args: bool) -> bool {
     (has_args && context.is_some_and(|c| c != StringContext::PathArg))
         || tree::is_read_call(function)
         || crate::analyze::paths::reads_resource(function)
