@@ -906,8 +906,9 @@ impl<'s> Parser<'s> {
         Ok(depth + 1)
     }
 
-    /// Adjacent string literals: one value (holes unknown), recorded as a string where it
-    /// has no hole and as a path where an f-string reads as one.
+    /// Adjacent string literals: one value (each hole's where the evaluator knows it; a lone
+    /// f-string's first hole may anchor it), recorded as a string where it has no hole and as
+    /// a path where an f-string reads as one.
     fn strings(&mut self) -> Result<Expr> {
         let first = self.tok();
         let mut parts: Vec<&'s StrLit> = Vec::new();

@@ -64,8 +64,8 @@ pub(super) struct Parser<'s> {
     pub(super) statement_used: usize,
     /// How many bindings were made: one made inside a part read again would be made twice.
     pub(super) binds: u32,
-    /// Found something only tree-sitter's pass reads (a path call, an f-string in a path
-    /// argument): the file goes there, though it parses. Says what.
+    /// Found something only tree-sitter's pass reads (an environment or import call, an
+    /// f-string in a path argument): the file goes there, though it parses. Says what.
     pub defer: Option<String>,
 }
 
@@ -454,10 +454,27 @@ impl<'s> Parser<'s> {
         let places =
             |names: Vec<(u32, &'s str)>| names.into_iter().map(|(at, _)| at).collect::<Vec<u32>>();
         let (changes, bound): (Vec<_>, Vec<u32>) = match &statement {
-            Statement::Assign(chunks, value_used) => {
+            Statement::Assign(chunks, starts) => {
                 let (value, targets) = chunks.split_last().ok_or(Unsure)?;
                 let (last, earlier) = targets.split_last().ok_or(Unsure)?;
+                let value_used = starts.last().ok_or(Unsure)?;
                 let (mut changes, mut bound) = (Vec::new(), Vec::new());
+                // `d[x + "/k"] = x = v`: the tree pass binds each target as it meets it, so
+                // what an earlier target reads is read before a later one binds.
+                for (k, t) in earlier.iter().enumerate() {
+                    let own = places(self.target_names(t));
+                    let later: Vec<&str> = targets[k + 1..]
+                        .iter()
+                        .flat_map(|l| self.target_names(l))
+                        .map(|(_, n)| n)
+                        .collect();
+                    let reads_later = self.used[starts[k]..starts[k + 1]]
+                        .iter()
+                        .any(|(at, n)| !own.contains(at) && later.contains(n));
+                    if reads_later {
+                        self.defer_for("a chained assignment's target reads a later target".into());
+                    }
+                }
                 // `a = b = v`: the outer assignment's value is an assignment, no path: `a` is
                 // unbound before `v` is evaluated for `b`.
                 for t in earlier {
@@ -498,6 +515,7 @@ impl<'s> Parser<'s> {
     /// An expression statement's parts: an assignment's targets and value, an augmented or
     /// annotated one's target, or a plain expression.
     fn statement_parts(&mut self) -> Result<Statement> {
+        let start = self.used.len();
         let first = if self.is_kw("yield") {
             self.yield_expression()?
         } else {
@@ -511,15 +529,15 @@ impl<'s> Parser<'s> {
         };
         if op == "=" {
             let mut chunks = vec![first];
-            let mut value_used = 0;
+            let mut starts = vec![start];
             while self.eat_op("=") {
                 if !chunks.last().is_some_and(|c| c.pattern) {
                     return Err(Unsure);
                 }
-                value_used = self.used.len();
+                starts.push(self.used.len());
                 chunks.push(self.assigned_value()?);
             }
-            return Ok(Statement::Assign(chunks, value_used));
+            return Ok(Statement::Assign(chunks, starts));
         }
         if AUGMENTED.contains(&op) {
             if !first.single {
@@ -977,7 +995,6 @@ impl<'s> Parser<'s> {
     }
 }
 
-/// Where the parse stood and what it had recorded: where a part is read again from.
 /// An import as `a.__file__` needs it: `import module as alias`, or `from module import name
 /// as alias` (`alias` is `name` when none is given).
 struct ModuleImport<'s> {
@@ -986,6 +1003,7 @@ struct ModuleImport<'s> {
     alias: Option<&'s str>,
 }
 
+/// Where the parse stood and what it had recorded: where a part is read again from.
 pub(super) struct Mark {
     pos: usize,
     paths: usize,
@@ -996,8 +1014,8 @@ pub(super) struct Mark {
 
 /// An expression statement, as bindings need it.
 enum Statement {
-    /// Targets then the value; where the value's names start in `used`.
-    Assign(Vec<Expr>, usize),
+    /// Targets then the value; where each starts in `used`.
+    Assign(Vec<Expr>, Vec<usize>),
     Augmented(Expr),
     Annotated(Expr, Option<PathValue>),
     Expression,

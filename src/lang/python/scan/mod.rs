@@ -22,7 +22,7 @@ use std::collections::BTreeSet;
 /// `pytest_plugins`): a file that holds one goes to tree-sitter.
 const TREE_NAMES: &[&str] = &["environ", "environb", "getenv", "pytest_plugins"];
 
-/// The first name or attribute of `tokens` only the tree pass reads.
+/// The first name of `tokens` only the tree pass reads.
 fn tree_name(source: &[u8], tokens: &[lexer::Token]) -> Option<&'static str> {
     let mut after_dot = false;
     let mut after_def = false;

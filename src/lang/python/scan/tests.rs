@@ -544,6 +544,9 @@ fn path_program() -> impl Strategy<Value = String> {
         )),
         (path_expression(), path_expression())
             .prop_map(|(a, b)| format!("y = str(name, lambda name: {a}, {b} / 'r')\n")),
+        (path_expression(), path_expression()).prop_map(|(a, b)| format!("d[{a}] = HERE = {b}\n")),
+        (path_expression(), path_expression())
+            .prop_map(|(a, b)| format!("HERE = d[{a}] = name = {b}\n")),
         (path_expression(), path_expression())
             .prop_map(|(a, b)| format!("y = str((lambda HERE, name: {a})(1, 2)) + {b}\n")),
         prop::sample::select(vec![
@@ -651,4 +654,19 @@ fn what_review_found_goes_to_tree_sitter() {
     assert!(agree(
         "x: Dict[str, List[int]] | None = None\ndef f(a: Optional[int] = 1) -> Tuple[int, str]:\n    pass\n"
     ));
+}
+
+/// `t0 = t1 = v`: the tree pass binds each target as it meets it, so what an earlier target
+/// reads (`d[x + "/k"]`) is read before a later one binds it (found by review): left to it.
+#[test]
+fn a_chained_target_that_reads_a_later_one_goes_to_tree_sitter() {
+    for src in [
+        "x = 'a'\nd[x + '/k.json'] = x = 'b'\n",
+        "HERE = Path(__file__).parent\nd[HERE / 'k.json'] = HERE = 1\n",
+        "HERE = Path(__file__).parent\n(HERE / 'k.json').x = HERE = HERE / 'z'\n",
+        "HERE = Path(__file__).parent\nd[HERE / 'k.json'] = [HERE, x] = 1, 2\n",
+    ] {
+        assert!(!agree(src), "{src:?}");
+    }
+    assert!(agree("x = 'a/'\ny = d[x + 'k'] = x + 'b'\nz = x = 'c/'\n"));
 }
