@@ -59,30 +59,6 @@ const TEMPORARY: &[&str] = &[
     "tmpdir_factory.mktemp",
 ];
 
-/// Whether the evaluator reads a call of `function` (its callee's text) as a path: a wrapper,
-/// a join, a folder of it, the working or a temporary folder, a package resource, a path
-/// method. `str(…)` is left out: it is a path only around one, which the caller weighs.
-pub(crate) fn evaluates_call(function: &str) -> bool {
-    let last = function.rsplit('.').next().unwrap_or(function);
-    (WRAPPERS.contains(&function) && function != "str")
-        || matches!(
-            function,
-            "os.path.dirname"
-                | "path.dirname"
-                | "dirname"
-                | "os.path.join"
-                | "path.join"
-                | "os.getcwd"
-                | "Path.cwd"
-                | "pathlib.Path.cwd"
-                | "os.path.split"
-                | "path.split"
-        )
-        || TEMPORARY.contains(&function)
-        || reads_resource(function)
-        || (function.contains('.') && is_path_method(last))
-}
-
 /// Whether a call of `function` names a package's resource (`importlib.resources.files("pkg")`,
 /// `pkgutil.get_data("pkg", "x.json")`): its package is read from a literal argument.
 pub(crate) fn reads_resource(function: &str) -> bool {

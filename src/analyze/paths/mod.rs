@@ -10,9 +10,9 @@ mod expr;
 use serde::{Deserialize, Serialize};
 
 pub(crate) use expr::{
-    Chunk, MAX_DEPTH, assemble, attribute_value, binary_value, eval, evaluates_call, format_value,
-    is_path_method, is_split, method_value, name_value, named_call_value, parents_value,
-    percent_value, reads_resource,
+    Chunk, MAX_DEPTH, assemble, attribute_value, binary_value, eval, format_value, is_path_method,
+    is_split, method_value, name_value, named_call_value, parents_value, percent_value,
+    reads_resource,
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]

@@ -121,7 +121,7 @@ pub(crate) fn argument_context_of(function: &str) -> Option<StringContext> {
 /// Whether a call of `function` (its callee's text) is one the pass reads, whatever its
 /// arguments: it starts a process, imports or runs code, reads the environment, makes an app.
 /// (Calls whose arguments are paths are `argument_context_of`'s; those the path evaluator
-/// reads, `paths::evaluates_call`.)
+/// reads, `paths::named_call_value` and `method_value`.)
 pub(crate) fn is_read_call(function: &str) -> bool {
     let last = function.rsplit('.').next().unwrap_or(function);
     is_process_call(function)

@@ -550,7 +550,9 @@ impl<'s> Parser<'s> {
             Trailer::Attribute { name, .. } => paths::is_path_method(name) || *name == "format",
             _ => false,
         };
-        if args.generator && (paths::evaluates_call(function) || function == "str" || method) {
+        // Whether the callee's name makes the value (asked without arguments).
+        let named = paths::named_call_value(function, 0, |_| None).is_some();
+        if args.generator && (named || paths::is_split(function) || method) {
             // The tree pass reads a generator's parts as the arguments.
             self.defer_for(format!("a generator given to {function}"));
             return None;
