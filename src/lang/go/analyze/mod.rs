@@ -118,57 +118,75 @@ pub(crate) fn analyze(source: &[u8]) -> Facts {
     facts
 }
 
-/// Visits the tree in source order (an explicit stack: deeply nested files must not overflow),
-/// each node's facts into `facts`.
+/// Visits the tree in source order with one cursor (no recursion on nesting depth, no list of
+/// children made per node: the walk is most of the time a parsed file costs), each node's
+/// facts into `facts`. The file's bindings are read only once a value is asked for.
 fn walk(facts: &mut Facts, root: Node<'_>, source: &[u8]) {
-    let values = Values::new(root, source);
+    let values = std::cell::OnceCell::new();
+    let values = || values.get_or_init(|| Values::new(root, source));
     // In test code a fixture path may be handed to any helper: every literal that looks like
     // a relative file path is kept (only one naming a file of the tree becomes an edge).
     let test_code = source.windows(9).any(|w| w == b"\"testing\"");
-    let mut stack: Vec<(Node<'_>, StringContext)> = vec![(root, StringContext::Plain)];
-    while let Some((node, context)) = stack.pop() {
+    let mut cursor = root.walk();
+    // For each node on the path from the root: the context its children inherit and whether
+    // it is a binary expression (a `+` inside one is part of a larger value).
+    let mut above: Vec<(StringContext, bool)> = Vec::new();
+    loop {
+        let node = cursor.node();
+        let (context, in_binary) = above
+            .last()
+            .copied()
+            .unwrap_or((StringContext::Plain, false));
         let line = node.start_position().row as u32 + 1;
         if node.is_error() || node.is_missing() {
             facts.parse_errors.push(line);
         }
-        let mut child_context = context;
+        let mut child_context = Some(context);
+        let binary = node.kind() == "binary_expression";
         match node.kind() {
             "package_clause" | "import_spec" | "comment" => {
                 header_facts(facts, node, line, source);
-                continue;
+                child_context = None;
             }
             // The outermost `a + b`: a path built by concatenation.
             "binary_expression"
-                if node
-                    .child_by_field_name("operator")
-                    .is_some_and(|o| o.kind() == "+")
+                if !in_binary
                     && node
-                        .parent()
-                        .is_none_or(|p| p.kind() != "binary_expression") =>
+                        .child_by_field_name("operator")
+                        .is_some_and(|o| o.kind() == "+") =>
             {
-                values.emit(facts, node, line, false);
+                values().emit(facts, node, line, false);
             }
-            "call_expression" => match call(facts, &values, node, line, source) {
-                Some(c) => child_context = c.unwrap_or(context),
-                None => continue,
-            },
+            "call_expression" => {
+                child_context =
+                    call(facts, &values, node, line, source).map(|c| c.unwrap_or(context));
+            }
             "interpreted_string_literal" | "raw_string_literal" => {
                 let value = literal(node, source);
                 if context != StringContext::Plain {
                     if context == StringContext::PathArg {
-                        values.emit_literal(facts, &value, line);
+                        values().emit_literal(facts, &value, line);
                     }
                     push(facts, line, value, context);
                 } else if test_code && looks_like_file(&value) {
                     push(facts, line, value, StringContext::PathArg);
                 }
-                continue;
+                child_context = None;
             }
             _ => {}
         }
-        let mut cursor = node.walk();
-        let children: Vec<Node<'_>> = node.children(&mut cursor).collect();
-        stack.extend(children.into_iter().rev().map(|c| (c, child_context)));
+        if let Some(child_context) = child_context
+            && cursor.goto_first_child()
+        {
+            above.push((child_context, binary));
+            continue;
+        }
+        while !cursor.goto_next_sibling() {
+            if !cursor.goto_parent() {
+                return;
+            }
+            above.pop();
+        }
     }
 }
 
@@ -276,9 +294,9 @@ pub(crate) fn parse_errors(source: &[u8]) -> Vec<u32> {
 /// The facts of one call: an environment read, a path built whole (a join's parts are not
 /// read again: `None`), or a reader whose literal arguments are paths (`Some(Some(context))`)
 /// and whose other arguments are evaluated.
-fn call<'t>(
+fn call<'t: 'v, 'v>(
     facts: &mut Facts,
-    values: &Values<'t>,
+    values: &impl Fn() -> &'v Values<'t>,
     node: Node<'t>,
     line: u32,
     source: &[u8],
@@ -290,7 +308,7 @@ fn call<'t>(
     let last = function.rsplit('.').next().unwrap_or(&function);
     env_read(facts, node, &function, source);
     if BUILD_CALLS.contains(&function.as_str()) {
-        values.emit(facts, node, line, false);
+        values().emit(facts, node, line, false);
         if last == "Join" {
             return None;
         }
@@ -309,7 +327,7 @@ fn call<'t>(
             arg.kind(),
             "interpreted_string_literal" | "raw_string_literal"
         ) {
-            values.emit(facts, arg, line, true);
+            values().emit(facts, arg, line, true);
         }
     }
     Some(Some(context))

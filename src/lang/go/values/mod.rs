@@ -96,21 +96,44 @@ impl<'t> Values<'t> {
             known: Default::default(),
             runs_tests: false,
         };
-        // Each node with the function it is in (0 at package level).
-        let mut stack = vec![(root, 0)];
-        while let Some((node, scope)) = stack.pop() {
-            v.read(node, scope);
-            let inner = if is_function(node) {
-                v.functions
-                    .push((node.start_byte(), node.end_byte(), node.id()));
-                node.id()
-            } else {
-                scope
-            };
-            stack.extend(named_children(node).into_iter().map(|n| (n, inner)));
+        // One cursor over the named nodes: a list of children made per node was most of this
+        // walk's time. For each node the walk is inside: the function its children are in
+        // (0 at package level) and, in a function declaration's own body, the function's name
+        // (its `return`s are what a call of it evaluates to).
+        let mut cursor = root.walk();
+        let mut above: Vec<(usize, Option<&'t str>)> = Vec::new();
+        loop {
+            let node = cursor.node();
+            let (scope, declared) = above.last().copied().unwrap_or((0, None));
+            let named = node.is_named();
+            if named {
+                v.read(node, scope);
+                if let (Some(name), "return_statement") = (declared, node.kind()) {
+                    v.returned(name, node);
+                }
+            }
+            if named && cursor.goto_first_child() {
+                above.push(if is_function(node) {
+                    v.functions
+                        .push((node.start_byte(), node.end_byte(), node.id()));
+                    let name = (node.kind() == "function_declaration")
+                        .then(|| node.child_by_field_name("name"))
+                        .flatten()
+                        .map(|n| text(n, source));
+                    (node.id(), name)
+                } else {
+                    (scope, declared)
+                });
+                continue;
+            }
+            while !cursor.goto_next_sibling() {
+                if !cursor.goto_parent() {
+                    v.functions.sort_unstable();
+                    return v;
+                }
+                above.pop();
+            }
         }
-        v.functions.sort_unstable();
-        v
     }
 
     /// Records what one node binds; `scope` is the function it is in.
@@ -167,36 +190,28 @@ impl<'t> Values<'t> {
         }
     }
 
+    /// A test function's file is run by `go test` in its own folder.
     fn function(&mut self, node: Node<'t>) {
         let Some(name) = node.child_by_field_name("name") else {
             return;
         };
-        let name = text(name, self.source).to_string();
         if ["Test", "Benchmark", "Fuzz", "Example"]
             .iter()
-            .any(|p| name.starts_with(p))
+            .any(|p| text(name, self.source).starts_with(p))
         {
             self.runs_tests = true;
         }
-        let Some(body) = node.child_by_field_name("body") else {
-            return;
-        };
-        let mut stack = vec![body];
-        while let Some(n) = stack.pop() {
-            match n.kind() {
-                "func_literal" => continue,
-                "return_statement" => {
-                    if let Some(first) = named_children(n).first() {
-                        let values = list(*first);
-                        if values.len() == 1 {
-                            self.returns
-                                .entry(name.clone())
-                                .or_default()
-                                .push(values[0]);
-                        }
-                    }
-                }
-                _ => stack.extend(named_children(n)),
+    }
+
+    /// What a `return` in the body of the declared function `name` gives (one value only).
+    fn returned(&mut self, name: &str, node: Node<'t>) {
+        if let Some(first) = named_children(node).first() {
+            let values = list(*first);
+            if values.len() == 1 {
+                self.returns
+                    .entry(name.to_string())
+                    .or_default()
+                    .push(values[0]);
             }
         }
     }
