@@ -232,14 +232,24 @@ pub(super) fn path_targets(
 /// The characters that make a path a glob.
 const GLOB_META: [char; 4] = ['*', '?', '[', '{'];
 
-/// The files a repository-relative path names.
+/// The files a repository-relative path names. A path with glob characters is read both
+/// ways: source text names a file as much as a pattern (`open("data[1].json")`).
 fn targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
     if path.is_empty() || path == "." || path.starts_with("..") {
         return Vec::new();
     }
     if path.contains(GLOB_META) {
-        return glob_targets(tree, path);
+        let mut found = glob_targets(tree, path);
+        found.extend(named(tree, path));
+        found.sort();
+        found.dedup();
+        return found;
     }
+    named(tree, path)
+}
+
+/// The files a path names as written: the file, or those under the folder.
+fn named(tree: &Tree<'_>, path: &str) -> Vec<String> {
     if tree.files.contains(path) {
         let mut out = vec![path.to_string()];
         // A folder symlink named as a path reads the folder it points at.
@@ -610,6 +620,9 @@ mod tests {
             "app/static.txt",
             "data/sub/x.json",
             "data/top.json",
+            "data/odd[1].json",
+            "data/odd1.json",
+            "data/{x}/y.json",
             "alias",
         ]
         .iter()
@@ -626,7 +639,13 @@ mod tests {
         );
         assert_eq!(
             targets(&tree, "data/*"),
-            ["data/sub/x.json", "data/top.json"]
+            [
+                "data/odd1.json",
+                "data/odd[1].json",
+                "data/sub/x.json",
+                "data/top.json",
+                "data/{x}/y.json"
+            ]
         );
         assert_eq!(targets(&tree, "app/*/static"), ["app/a/static/x.css"]);
         // An escaped character in the leading folder is that character.
@@ -637,9 +656,23 @@ mod tests {
             ["app/a/static/x.css", "app/b/c/static/y.css"]
         );
         assert_eq!(targets(&tree, "alias/top.json"), ["data/top.json", "alias"]);
+        // Source text is a name as much as a pattern: `data[1].json` names that file, and
+        // the class's reading (`data1.json`) too.
+        assert_eq!(
+            targets(&tree, "data/odd[1].json"),
+            ["data/odd1.json", "data/odd[1].json"]
+        );
+        assert_eq!(targets(&tree, "data/{x}"), ["data/{x}/y.json"]);
         assert_eq!(
             targets(&tree, "alias"),
-            ["alias", "data/sub/x.json", "data/top.json"]
+            [
+                "alias",
+                "data/odd1.json",
+                "data/odd[1].json",
+                "data/sub/x.json",
+                "data/top.json",
+                "data/{x}/y.json"
+            ]
         );
     }
 }

@@ -962,3 +962,167 @@ fn every_file_a_path_expression_reads_is_covered() {
         tally.examples[..tally.examples.len().min(20)].join("\n---\n")
     );
 }
+
+/// A file name with glob characters in it (`case[1].json`, `{k}.json`, `a,b*.json`), in a
+/// folder that may have them too.
+fn odd_name(rng: &mut Rng) -> String {
+    const PIECES: &[&str] = &[
+        "a", "b", "7", "_", "-", ".", " ", "[1]", "[x]", "[0-9]", "[", "]", "{k}", "{", "}", ",",
+        "*", "?", "a,b", "[!x]",
+    ];
+    let mut stem: String = (0..1 + rng.below(4)).map(|_| rng.pick(PIECES)).collect();
+    if stem.chars().all(|c| c == '.') {
+        stem.push('a');
+    }
+    format!("{stem}.json")
+}
+
+/// `text` in a Python string that is also a `%` template, an f-string or a `.format` template.
+fn in_template(text: &str, how: &str) -> String {
+    match how {
+        "percent" => text.replace('%', "%%"),
+        "fstring" | "format" => text.replace('{', "{{").replace('}', "}}"),
+        _ => text.to_string(),
+    }
+}
+
+/// A reader of `folder/name` in one of the forms real code builds such a path: written whole,
+/// or with a part of the name (or the folder) given at run time by a parameter.
+fn odd_case(rng: &mut Rng, i: usize, folder: &str, name: &str) -> Case {
+    let chars: Vec<char> = name.chars().collect();
+    let cut = rng.below(chars.len());
+    let end = cut + rng.below(chars.len() - cut + 1);
+    let pre: String = chars[..cut].iter().collect();
+    let mid: String = chars[cut..end].iter().collect();
+    let post: String = chars[end..].iter().collect();
+    let how = rng.pick(&["literal", "percent", "fstring", "format", "slash", "folder"]);
+    let q = |s: &str| format!("{s:?}");
+    let (param, path) = match how {
+        "literal" => (
+            None,
+            format!("os.path.join(HERE, {})", q(&format!("{folder}/{name}"))),
+        ),
+        "percent" => (
+            Some(mid),
+            format!(
+                "os.path.join(HERE, {}, {} % arg)",
+                q(folder),
+                q(&format!(
+                    "{}%s{}",
+                    in_template(&pre, how),
+                    in_template(&post, how)
+                ))
+            ),
+        ),
+        "fstring" => (
+            Some(mid),
+            format!(
+                "os.path.join(HERE, f{})",
+                q(&format!(
+                    "{}/{}{{arg}}{}",
+                    in_template(folder, how),
+                    in_template(&pre, how),
+                    in_template(&post, how)
+                ))
+            ),
+        ),
+        "format" => (
+            Some(mid),
+            format!(
+                "os.path.join(HERE, {}.format(arg))",
+                q(&format!(
+                    "{}/{}{{}}{}",
+                    in_template(folder, how),
+                    in_template(&pre, how),
+                    in_template(&post, how)
+                ))
+            ),
+        ),
+        "slash" => (
+            Some(mid),
+            format!(
+                "Path(HERE) / {} / ({} + arg + {})",
+                q(folder),
+                q(&pre),
+                q(&post)
+            ),
+        ),
+        _ => (
+            Some(folder.to_string()),
+            format!("os.path.join(HERE, arg, {})", q(name)),
+        ),
+    };
+    let params = param.map_or(String::new(), |p| format!("arg={}", q(&p)));
+    let line = format!("open({path}).close()");
+    Case {
+        bounded: true,
+        file: format!("r{i}.py"),
+        module: format!("r{i}"),
+        source: format!(
+            "import os\nfrom pathlib import Path\n\nHERE = os.path.dirname(__file__)\n\n\ndef read({params}):\n    {line}\n"
+        ),
+        line,
+        class: vec![how.to_string()],
+    }
+}
+
+/// Names holding glob characters, read by paths written whole or built around a part known
+/// only at run time: Python opens each file, and gate's edges from its reader cover it. (A
+/// path's text became a glob as written: `data[1].json` was a class matching `data1.json`
+/// only, and a brace or comma broke the alternation gate writes around an unknown part.)
+#[test]
+fn names_with_glob_characters_are_covered() {
+    let mut rng = Rng(0x0dd_9105);
+    let t = TestRepo::from_fixture("paths");
+    let folders = ["odd", "odd[2]", "odd{x},y"];
+    let mut cases = Vec::new();
+    for i in 0..240 {
+        let folder = rng.pick(&folders);
+        let name = odd_name(&mut rng);
+        t.write(&format!("{folder}/{name}"), "{}\n");
+        cases.push(odd_case(&mut rng, i, folder, &name));
+    }
+    for c in &cases {
+        t.write(&c.file, &c.source);
+    }
+    t.commit("odd names");
+    let truth = truth(&t, &cases);
+    let plans = plans(&t);
+    let mut missed = Vec::new();
+    let mut read = 0;
+    for c in &cases {
+        let got = &truth[&c.module];
+        let files: Vec<&str> = got["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|f| f.as_str())
+            .collect();
+        assert!(
+            got["error"].is_null() && !files.is_empty(),
+            "{}: `{}` read nothing: {}",
+            c.file,
+            c.line,
+            got
+        );
+        read += 1;
+        let covered = plans.covered(&c.file);
+        for f in files.iter().filter(|f| !covered.contains(**f)) {
+            missed.push(format!(
+                "{} [{}]: `{}` read {f}; gate: {}",
+                c.file,
+                c.class.join(", "),
+                c.line,
+                plans.values(&c.file)
+            ));
+        }
+    }
+    assert_eq!(read, cases.len());
+    assert!(
+        missed.is_empty(),
+        "{} of {} reads not covered:\n{}",
+        missed.len(),
+        cases.len(),
+        missed.join("\n")
+    );
+}

@@ -36,6 +36,11 @@ pub(crate) enum PathValue {
 /// An unknown part while a value is built: replaced by `seal` with the glob that covers it.
 pub(crate) const UNKNOWN: char = '\u{1}';
 
+/// The evaluator's own alternatives while a value is built (a loop over literal names is
+/// `{a.json,b.json}`): kept apart from braces and commas in the source's text, which are a
+/// name's characters, until `seal` writes them as a glob's.
+pub(crate) const ALTERNATIVES: [char; 3] = ['\u{2}', '\u{3}', '\u{4}'];
+
 impl PathValue {
     fn path_mut(&mut self) -> Option<&mut String> {
         match self {
@@ -50,7 +55,7 @@ impl PathValue {
         // Only text may start with a folder not known here; the others start at a known one.
         let text = matches!(self, PathValue::Relative(_));
         if let Some(p) = self.path_mut()
-            && p.contains(UNKNOWN)
+            && p.contains([UNKNOWN, ALTERNATIVES[0]])
         {
             *p = seal(p, text);
         }
@@ -174,6 +179,7 @@ fn seal(path: &str, text: bool) -> String {
     let mut out: Vec<String> = Vec::with_capacity(n);
     for (k, seg) in segments.iter().enumerate() {
         let last = k + 1 == n;
+        let seg = &widen(seg);
         let glob = if !seg.contains(UNKNOWN) {
             seg.clone()
         } else {
@@ -194,7 +200,62 @@ fn seal(path: &str, text: bool) -> String {
         }
         out.push(glob);
     }
+    let [open, next, close] = ALTERNATIVES;
     out.join("/")
+        .replace(open, "{")
+        .replace(next, ",")
+        .replace(close, "}")
+}
+
+/// The literal text of a path that becomes a glob, each character a glob would read as syntax
+/// made a `*`: the text is a name (`data[1].json`) as much as a pattern (a class in
+/// `.glob("x[0-9]")`), and `*` covers both readings (`[c]` is `*c*`); braces and commas would
+/// break the alternation `seal` writes (neither Python's nor Go's globs have braces), and an
+/// escape is a character not known here.
+pub(crate) fn widen(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        let star = match c {
+            // `[c]` is `c` to a glob and itself as a name: `*c*` is both. A longer class up
+            // to its `]` is one `*`; an unknown part inside (a marker: a control character)
+            // is kept, for the caller to cover.
+            '[' => {
+                let inside: Vec<char> = chars
+                    .clone()
+                    .take_while(|&d| d != ']' && !d.is_control())
+                    .collect();
+                if chars.clone().nth(inside.len()) == Some(']') {
+                    chars.nth(inside.len());
+                    if let [c] = inside[..]
+                        && c.is_alphanumeric()
+                    {
+                        if !out.ends_with('*') {
+                            out.push('*');
+                        }
+                        out.push(c);
+                        out.push('*');
+                        continue;
+                    }
+                }
+                true
+            }
+            // The text is as the source writes it: an escape (`\t`, `\\`) is one character
+            // when it runs (a raw string's is two), and to a glob it would escape the next.
+            '\\' => {
+                chars.next_if(|d| !d.is_control());
+                true
+            }
+            ']' | '{' | '}' | ',' => true,
+            _ => false,
+        };
+        if !star {
+            out.push(c);
+        } else if !out.ends_with('*') {
+            out.push('*');
+        }
+    }
+    out
 }
 
 /// Whether a part says something: more than unknowns and separators.
@@ -214,4 +275,88 @@ fn up(path: &str) -> String {
     trimmed
         .rsplit_once('/')
         .map_or(String::new(), |(d, _)| d.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{PathValue, UNKNOWN};
+    use proptest::prelude::*;
+
+    fn matches(glob: &str, path: &str) -> bool {
+        crate::config::glob(glob).is_ok_and(|g| g.compile_matcher().is_match(path))
+    }
+
+    /// Text a file name may hold, glob characters among them: as the source writes it (what
+    /// the evaluator keeps) and as it runs.
+    fn text() -> impl Strategy<Value = (String, String)> {
+        prop::collection::vec(
+            prop::sample::select(vec![
+                ("a", "a"),
+                ("b", "b"),
+                ("1", "1"),
+                (".", "."),
+                ("-", "-"),
+                (" ", " "),
+                ("[", "["),
+                ("]", "]"),
+                ("{", "{"),
+                ("}", "}"),
+                (",", ","),
+                ("*", "*"),
+                ("?", "?"),
+                ("[1]", "[1]"),
+                ("[ab]", "[ab]"),
+                ("[0-9]", "[0-9]"),
+                ("[!x]", "[!x]"),
+                ("'", "'"),
+                ("\\\\", "\\"),
+            ]),
+            0..6,
+        )
+        .prop_map(|parts| {
+            (
+                parts.iter().map(|p| p.0).collect(),
+                parts.iter().map(|p| p.1).collect(),
+            )
+        })
+    }
+
+    proptest! {
+        /// Whatever text stands around an unknown part, the glob `seal` makes of it matches
+        /// every name that text and a value of the part make (or a folder above it), in the
+        /// part's segment or with folders in it: a name with glob characters is not read as a
+        /// pattern that misses it.
+        #[test]
+        fn a_sealed_glob_matches_every_name_its_text_makes(
+            folder in text(),
+            pre in text(),
+            post in text(),
+            value in prop::sample::select(vec!["x", "7", "a/b", "long name"]),
+        ) {
+            let sealed =
+                PathValue::Relative(format!("d{}/{}{UNKNOWN}{}", folder.0, pre.0, post.0)).seal();
+            let PathValue::Relative(glob) = sealed else { unreachable!() };
+            let name = format!("d{}/{}{value}{}", folder.1, pre.1, post.1);
+            // A folder matched names what is under it (`resolve`'s rule).
+            let covered = name
+                .match_indices('/')
+                .map(|(at, _)| &name[..at])
+                .chain([name.as_str()])
+                .any(|p| matches(&glob, p));
+            prop_assert!(covered, "{glob:?} does not match {name:?}");
+        }
+    }
+
+    /// A one-character class is that character to a glob: the name holding the bracket and the
+    /// one holding the character both match.
+    #[test]
+    fn a_class_of_one_character_matches_both_readings() {
+        let sealed = PathValue::Relative(format!("case[1]_{UNKNOWN}.json")).seal();
+        let PathValue::Relative(glob) = sealed else {
+            unreachable!()
+        };
+        assert!(matches(&glob, "case[1]_x.json"), "{glob}");
+        assert!(matches(&glob, "case1_x.json"), "{glob}");
+        assert!(!matches(&glob, "other_x.json"), "{glob}");
+    }
 }

@@ -4,7 +4,7 @@
 //! `TrimSuffix`, `Sprintf`) on them; and what a final value names. Plain string work, apart
 //! from the syntax tree the bindings are read from.
 
-use crate::analyze::paths::PathValue;
+use crate::analyze::paths::{PathValue, widen};
 
 /// Markers inside an evaluated value: the file's own folder, the file's own name (one path
 /// segment), the working directory, an unknown string (it may hold `/`), a temporary folder.
@@ -196,8 +196,11 @@ pub(super) fn fact(value: &str, runs_tests: bool, read: bool) -> Option<Fact> {
         return (!value.contains([DIR, NAME, CWD, ANY])).then_some(Fact::Literal(value));
     }
     let (first, rest) = value.split_once('/').unwrap_or((&value, ""));
+    // Whether a value says something besides its wildcards, read from its glob: a class
+    // around an unknown part (`[%s]`) is a wildcard there.
     let has_literal = |s: &str| {
-        s.split('/')
+        glob(s)
+            .split('/')
             .any(|p| p != ".." && p.chars().any(char::is_alphanumeric))
     };
     if first.len() == DIR.len_utf8() && first.starts_with(DIR) {
@@ -250,9 +253,14 @@ pub(super) fn fact(value: &str, runs_tests: bool, read: bool) -> Option<Fact> {
 /// Markers as glob syntax: the file's own name is one segment (`*`); an unknown part may hold
 /// folders (`**`, or `**/x*` inside a segment).
 fn glob(value: &str) -> String {
+    // Text around a marker becomes part of a glob: its own glob characters are widened
+    // (`crate::analyze::paths::widen`). Text alone stays as written: gate reads it as a name
+    // and as a pattern both.
+    let marked = value.contains([ANY, NAME]);
     value
         .split('/')
         .filter(|p| !p.is_empty() && *p != ".")
+        .map(|p| if marked { widen(p) } else { p.to_string() })
         .map(|p| {
             if p.chars().all(|c| c == ANY) {
                 "**".to_string()
@@ -279,6 +287,12 @@ mod tests {
         assert_eq!(dir(&format!("{d}/{NAME}")), d);
         assert_eq!(dir(&d), format!("{d}/.."));
         assert_eq!(glob(&format!("a/case_{ANY}.json")), "a/**/case_*.json");
+        // Text around an unknown part is widened where a glob would read it as syntax.
+        assert_eq!(
+            glob(&format!("a/case[1]{{{ANY}}}.json")),
+            "a/**/case*1***.json"
+        );
+        assert_eq!(glob("a/case[1].json"), "a/case[1].json");
         assert_eq!(
             sprintf("%s/x-%d.json", &[vec![d.clone()], any()]),
             [format!("{d}/x-{ANY}.json")]

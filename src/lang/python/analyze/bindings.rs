@@ -38,8 +38,9 @@ pub(super) fn is_listing(function: &str) -> bool {
     LISTINGS.contains(&function) || (function.contains('.') && LISTING_METHODS.contains(&last))
 }
 
-/// What a loop over a literal list binds its name to: one of the items, a glob alternation
-/// (`{a.json,b.json}`), when each is a plain file name (`Some`: a string literal's value).
+/// What a loop over a literal list binds its name to: one of the items, an alternation
+/// (`{a.json,b.json}`, in `paths::ALTERNATIVES`), when each is a plain file name (`Some`: a
+/// string literal's value).
 /// Items that are no plain file names (a `/`, a glob character) or anything else leave it
 /// unknown.
 pub(crate) fn loop_value(items: Vec<Option<String>>) -> Option<PathValue> {
@@ -60,10 +61,11 @@ pub(crate) fn loop_value(items: Vec<Option<String>>) -> Option<PathValue> {
     if plain.is_empty() || plain.len() > MAX_ALTERNATIVES {
         return None;
     }
+    let [open, next, close] = crate::analyze::paths::ALTERNATIVES;
     Some(PathValue::Relative(if plain.len() == 1 {
         plain.swap_remove(0)
     } else {
-        format!("{{{}}}", plain.join(","))
+        format!("{open}{}{close}", plain.join(&next.to_string()))
     }))
 }
 
