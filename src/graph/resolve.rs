@@ -218,10 +218,19 @@ pub(super) fn path_targets(
         if !tool && tree.roots.contains(&path) {
             return Vec::new();
         }
-        let found: Vec<String> = targets(tree, &path)
-            .into_iter()
-            .filter(|t| t != from)
-            .collect();
+        // The base is a folder's name, not a pattern (`{{cookiecutter.slug}}/tests`): escaped
+        // where the value is read as a glob, as written where it is read as a name.
+        let escaped = crate::config::glob_literal(base);
+        let found = if is_glob(value) && escaped != *base {
+            let mut found = glob_targets(tree, &normalize(&join(&escaped, value)));
+            found.extend(named(tree, &path));
+            found.sort();
+            found.dedup();
+            found
+        } else {
+            targets(tree, &path)
+        };
+        let found: Vec<String> = found.into_iter().filter(|t| t != from).collect();
         if !found.is_empty() {
             return found;
         }
@@ -232,13 +241,19 @@ pub(super) fn path_targets(
 /// The characters that make a path a glob.
 const GLOB_META: [char; 4] = ['*', '?', '[', '{'];
 
+/// Whether a path is read as a glob too: it has a glob's syntax, or an escape (the source's
+/// `"a\\b.json"` is the name `a\b.json`, and so it is to a glob).
+fn is_glob(path: &str) -> bool {
+    path.contains(GLOB_META) || path.contains('\\')
+}
+
 /// The files a repository-relative path names. A path with glob characters is read both
 /// ways: source text names a file as much as a pattern (`open("data[1].json")`).
 fn targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
     if path.is_empty() || path == "." || path.starts_with("..") {
         return Vec::new();
     }
-    if path.contains(GLOB_META) {
+    if is_glob(path) {
         let mut found = glob_targets(tree, path);
         found.extend(named(tree, path));
         found.sort();

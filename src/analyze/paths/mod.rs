@@ -185,14 +185,18 @@ fn seal(path: &str, text: bool) -> String {
         } else {
             let pre = &seg[..seg.find(UNKNOWN).unwrap_or(0)];
             let post = &seg[seg.rfind(UNKNOWN).map_or(0, |i| i + UNKNOWN.len_utf8())..];
-            let core = format!("{pre}*{post}");
+            let core = one_star(&format!("{pre}*{post}"));
             match (pre.is_empty(), post.is_empty()) {
                 (true, true) if last => "*".to_string(),
                 (true, true) => "**".to_string(),
                 (false, true) if last => core,
                 (false, true) => format!("{core}/**"),
                 (true, false) => format!("**/{core}"),
-                (false, false) => format!("{{{core},{pre}*/**/*{post}}}"),
+                (false, false) => format!(
+                    "{{{core},{}/**/{}}}",
+                    one_star(&format!("{pre}*")),
+                    one_star(&format!("*{post}"))
+                ),
             }
         };
         if glob == "**" && out.last().is_some_and(|l| l == "**") {
@@ -207,52 +211,128 @@ fn seal(path: &str, text: bool) -> String {
         .replace(close, "}")
 }
 
-/// The literal text of a path that becomes a glob, each character a glob would read as syntax
-/// made a `*`: the text is a name (`data[1].json`) as much as a pattern (a class in
-/// `.glob("x[0-9]")`), and `*` covers both readings (`[c]` is `*c*`); braces and commas would
-/// break the alternation `seal` writes (neither Python's nor Go's globs have braces), and an
-/// escape is a character not known here.
+/// The literal text of a path that becomes a glob, read both ways: as a name (every character
+/// a glob would take as syntax escaped: `data[1].json`, `{k},x`) and, where it holds a class, as
+/// the pattern it would be to `glob`/`Path.glob` (`case[0-9].txt`): `{name,pattern}`. Neither
+/// Python's nor Go's globs have braces. An escape of the source (`\t`, `\u00e9`, `\\`) is a
+/// character not known here: `*`. Markers (control characters) are kept; the text between them
+/// is read run by run, so no alternation spans one.
 pub(crate) fn widen(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        let star = match c {
-            // `[c]` is `c` to a glob and itself as a name: `*c*` is both. A longer class up
-            // to its `]` is one `*`; an unknown part inside (a marker: a control character)
-            // is kept, for the caller to cover.
-            '[' => {
-                let inside: Vec<char> = chars
-                    .clone()
-                    .take_while(|&d| d != ']' && !d.is_control())
-                    .collect();
-                if chars.clone().nth(inside.len()) == Some(']') {
-                    chars.nth(inside.len());
-                    if let [c] = inside[..]
-                        && c.is_alphanumeric()
-                    {
-                        if !out.ends_with('*') {
-                            out.push('*');
-                        }
-                        out.push(c);
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut run = String::new();
+    for c in text.chars() {
+        if c.is_control() {
+            out.push_str(&widen_run(&run));
+            run.clear();
+            out.push(c);
+        } else {
+            run.push(c);
+        }
+    }
+    out.push_str(&widen_run(&run));
+    out
+}
+
+/// One run of `widen`: no markers in it.
+fn widen_run(text: &str) -> String {
+    if !text.contains(['[', ']', '{', '}', ',', '\\']) {
+        return text.to_string();
+    }
+    let escape = |out: &mut String, c: char| {
+        if matches!(c, '[' | ']' | '{' | '}' | ',') {
+            out.push('\\');
+        }
+        out.push(c);
+    };
+    let (mut name, mut pattern, mut class) = (String::new(), String::new(), false);
+    let chars: Vec<char> = text.chars().collect();
+    let mut k = 0;
+    while k < chars.len() {
+        let c = chars[k];
+        k += 1;
+        match c {
+            '\\' => {
+                let rest = &chars[k..];
+                let hex = |n: usize| {
+                    rest.iter()
+                        .skip(1)
+                        .take(n)
+                        .take_while(|d| d.is_ascii_hexdigit())
+                        .count()
+                        + 1
+                };
+                k += match rest.first() {
+                    Some('x') => hex(2),
+                    Some('u') => hex(4),
+                    Some('U') => hex(8),
+                    Some('N') if rest.get(1) == Some(&'{') => {
+                        rest.iter().position(|&d| d == '}').map_or(1, |end| end + 1)
+                    }
+                    Some(d) if d.is_digit(8) => {
+                        rest.iter().take(3).take_while(|d| d.is_digit(8)).count()
+                    }
+                    Some(_) => 1,
+                    None => 0,
+                };
+                for out in [&mut name, &mut pattern] {
+                    if !out.ends_with('*') {
                         out.push('*');
-                        continue;
                     }
                 }
-                true
             }
-            // The text is as the source writes it: an escape (`\t`, `\\`) is one character
-            // when it runs (a raw string's is two), and to a glob it would escape the next.
-            '\\' => {
-                chars.next_if(|d| !d.is_control());
-                true
+            // `{{` is `{` in an f-string (whose text the evaluator keeps as written) and two
+            // braces elsewhere: `\{*` is both.
+            '{' | '}' if chars.get(k) == Some(&c) => {
+                k += 1;
+                for out in [&mut name, &mut pattern] {
+                    escape(out, c);
+                    out.push('*');
+                }
             }
-            ']' | '{' | '}' | ',' => true,
-            _ => false,
-        };
-        if !star {
+            // A class the two dialects read alike (letters, digits, ranges, `!`); any other
+            // `[` is read character by character, as a name.
+            '[' => match chars[k..].iter().position(|&d| d == ']') {
+                Some(end)
+                    if end > 0
+                        && chars[k..k + end]
+                            .iter()
+                            .all(|d| d.is_alphanumeric() || matches!(d, '-' | '_' | '.' | '!')) =>
+                {
+                    let inside = &chars[k..k + end];
+                    k += end + 1;
+                    name.push_str("\\[");
+                    name.extend(inside);
+                    name.push_str("\\]");
+                    pattern.push('[');
+                    pattern.extend(inside);
+                    pattern.push(']');
+                    class = true;
+                }
+                _ => {
+                    escape(&mut name, c);
+                    escape(&mut pattern, c);
+                }
+            },
+            _ => {
+                escape(&mut name, c);
+                escape(&mut pattern, c);
+            }
+        }
+    }
+    if class {
+        format!("{{{},{}}}", one_star(&name), one_star(&pattern))
+    } else {
+        one_star(&name)
+    }
+}
+
+/// Runs of `*` inside a segment as one: the same to a glob, and a `**` right after an escaped
+/// `{` or `,` in an alternation is read by globset as a recursive suffix that swallows it.
+fn one_star(glob: &str) -> String {
+    let mut out = String::with_capacity(glob.len());
+    for c in glob.chars() {
+        if !(c == '*' && out.ends_with('*')) {
             out.push(c);
-        } else if !out.ends_with('*') {
-            out.push('*');
         }
     }
     out
@@ -287,36 +367,46 @@ mod tests {
     }
 
     /// Text a file name may hold, glob characters among them: as the source writes it (what
-    /// the evaluator keeps) and as it runs.
-    fn text() -> impl Strategy<Value = (String, String)> {
+    /// the evaluator keeps), as it runs when it names a file, and the name it matches when it is
+    /// a pattern (`Path.glob`: a class is one of its characters).
+    fn text() -> impl Strategy<Value = (String, String, String)> {
         prop::collection::vec(
             prop::sample::select(vec![
-                ("a", "a"),
-                ("b", "b"),
-                ("1", "1"),
-                (".", "."),
-                ("-", "-"),
-                (" ", " "),
-                ("[", "["),
-                ("]", "]"),
-                ("{", "{"),
-                ("}", "}"),
-                (",", ","),
-                ("*", "*"),
-                ("?", "?"),
-                ("[1]", "[1]"),
-                ("[ab]", "[ab]"),
-                ("[0-9]", "[0-9]"),
-                ("[!x]", "[!x]"),
-                ("'", "'"),
-                ("\\\\", "\\"),
+                ("a", "a", "a"),
+                ("b", "b", "b"),
+                ("1", "1", "1"),
+                (".", ".", "."),
+                ("-", "-", "-"),
+                (" ", " ", " "),
+                ("[", "[", "["),
+                ("]", "]", "]"),
+                ("{", "{", "{"),
+                ("}", "}", "}"),
+                (",", ",", ","),
+                ("*", "*", "*"),
+                ("?", "?", "?"),
+                ("[1]", "[1]", "1"),
+                ("[ab]", "[ab]", "b"),
+                ("[0-9]", "[0-9]", "7"),
+                ("[!x]", "[!x]", "y"),
+                ("'", "'", "'"),
+                ("\\\\", "\\", "\\"),
+                ("\\t", "\t", "\t"),
+                ("\\u00e9", "\u{e9}", "\u{e9}"),
+                ("\\x41", "A", "A"),
+                ("{{", "{", "{"),
+                ("}}", "}", "}"),
+                ("\\101", "A", "A"),
             ]),
             0..6,
         )
         .prop_map(|parts| {
+            // With a lone bracket the text has no one reading as a pattern: its name alone.
+            let lone = parts.iter().any(|p| p.0 == "[" || p.0 == "]");
             (
                 parts.iter().map(|p| p.0).collect(),
                 parts.iter().map(|p| p.1).collect(),
+                parts.iter().map(|p| if lone { p.1 } else { p.2 }).collect(),
             )
         })
     }
@@ -324,8 +414,8 @@ mod tests {
     proptest! {
         /// Whatever text stands around an unknown part, the glob `seal` makes of it matches
         /// every name that text and a value of the part make (or a folder above it), in the
-        /// part's segment or with folders in it: a name with glob characters is not read as a
-        /// pattern that misses it.
+        /// part's segment or with folders in it, read as a name or as a pattern: a name with
+        /// glob characters is not read as a pattern that misses it, nor a pattern as a name.
         #[test]
         fn a_sealed_glob_matches_every_name_its_text_makes(
             folder in text(),
@@ -336,14 +426,18 @@ mod tests {
             let sealed =
                 PathValue::Relative(format!("d{}/{}{UNKNOWN}{}", folder.0, pre.0, post.0)).seal();
             let PathValue::Relative(glob) = sealed else { unreachable!() };
-            let name = format!("d{}/{}{value}{}", folder.1, pre.1, post.1);
-            // A folder matched names what is under it (`resolve`'s rule).
-            let covered = name
-                .match_indices('/')
-                .map(|(at, _)| &name[..at])
-                .chain([name.as_str()])
-                .any(|p| matches(&glob, p));
-            prop_assert!(covered, "{glob:?} does not match {name:?}");
+            for name in [
+                format!("d{}/{}{value}{}", folder.1, pre.1, post.1),
+                format!("d{}/{}{value}{}", folder.2, pre.2, post.2),
+            ] {
+                // A folder matched names what is under it (`resolve`'s rule).
+                let covered = name
+                    .match_indices('/')
+                    .map(|(at, _)| &name[..at])
+                    .chain([name.as_str()])
+                    .any(|p| matches(&glob, p));
+                prop_assert!(covered, "{glob:?} does not match {name:?}");
+            }
         }
     }
 

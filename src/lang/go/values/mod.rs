@@ -430,7 +430,8 @@ impl<'t> Values<'t> {
 
 /// Keeps a string that may name a file: not an option, not only dots and slashes (`".."` alone
 /// would name the parent folder), not only wildcards (but `**/x` from a join onto an unknown
-/// base).
+/// base), no space or control character (a message, not a name); a name's punctuation
+/// (`c,d.json`, `k{x}.json`) is kept.
 pub(super) fn push(facts: &mut Facts, line: u32, value: String, context: StringContext) {
     let keep = !value.is_empty()
         && (!value.starts_with('*') || value.starts_with("**/"))
@@ -438,7 +439,7 @@ pub(super) fn push(facts: &mut Facts, line: u32, value: String, context: StringC
         && !value.starts_with('-')
         && value
             .chars()
-            .all(|c| c.is_alphanumeric() || "._-/+@*?[]".contains(c))
+            .all(|c| c.is_alphanumeric() || "._-/+@*?[]{},\\%'#$()=~!&".contains(c))
         && value.chars().any(char::is_alphanumeric);
     if keep {
         facts.strings.push(StringRef {
