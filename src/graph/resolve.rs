@@ -222,11 +222,7 @@ pub(super) fn path_targets(
         // where the value is read as a glob, as written where it is read as a name.
         let escaped = crate::config::glob_literal(base);
         let found = if is_glob(value) && escaped != *base {
-            let mut found = glob_targets(tree, &normalize(&join(&escaped, value)));
-            found.extend(named(tree, &path));
-            found.sort();
-            found.dedup();
-            found
+            both(tree, &normalize(&join(&escaped, value)), &path)
         } else {
             targets(tree, &path)
         };
@@ -254,13 +250,18 @@ fn targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
         return Vec::new();
     }
     if is_glob(path) {
-        let mut found = glob_targets(tree, path);
-        found.extend(named(tree, path));
-        found.sort();
-        found.dedup();
-        return found;
+        return both(tree, path, path);
     }
     named(tree, path)
+}
+
+/// What a path names read both ways: `glob`'s matches and the file or folder named `name`.
+fn both(tree: &Tree<'_>, glob: &str, name: &str) -> Vec<String> {
+    let mut found = glob_targets(tree, glob);
+    found.extend(named(tree, name));
+    found.sort();
+    found.dedup();
+    found
 }
 
 /// The files a path names as written: the file, or those under the folder.
@@ -638,6 +639,8 @@ mod tests {
             "data/odd[1].json",
             "data/odd1.json",
             "data/{x}/y.json",
+            "t[2]/in1.json",
+            "t[2]/test_x.py",
             "alias",
         ]
         .iter()
@@ -678,6 +681,11 @@ mod tests {
             ["data/odd1.json", "data/odd[1].json"]
         );
         assert_eq!(targets(&tree, "data/{x}"), ["data/{x}/y.json"]);
+        // The folder a glob is joined onto is a name, not a pattern.
+        assert_eq!(
+            path_targets(&tree, "t[2]/test_x.py", &["t[2]".into()], "in*.json", false),
+            ["t[2]/in1.json"]
+        );
         assert_eq!(
             targets(&tree, "alias"),
             [

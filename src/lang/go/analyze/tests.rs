@@ -179,3 +179,14 @@ fn a_name_rebound_from_itself_many_times_is_evaluated_once_per_node() {
     assert!(paths.iter().any(|p| p.contains("data/b.txt")), "{paths:?}");
     assert!(!f.paths.is_empty());
 }
+
+/// A test file's literal names keep their punctuation: `c,d.json` and `k{x}.json` are names.
+#[test]
+fn a_name_with_punctuation_is_kept() {
+    let src = "package x\n\nimport (\n\t\"path/filepath\"\n\t\"testing\"\n)\n\nfunc TestX(t *testing.T) {\n\t_ = filepath.Join(\"..\", \"s\", \"c,d.json\")\n\t_ = filepath.Join(\"..\", \"s\", \"k{x}.json\")\n}\n";
+    let f = analyze(src.as_bytes());
+    let strings: Vec<&str> = f.strings.iter().map(|s| s.value.as_str()).collect();
+    for want in ["../s/c,d.json", "../s/k{x}.json"] {
+        assert!(strings.contains(&want), "{want}: {strings:?}");
+    }
+}

@@ -196,8 +196,8 @@ pub(super) fn fact(value: &str, runs_tests: bool, read: bool) -> Option<Fact> {
         return (!value.contains([DIR, NAME, CWD, ANY])).then_some(Fact::Literal(value));
     }
     let (first, rest) = value.split_once('/').unwrap_or((&value, ""));
-    // Whether a value says something besides its wildcards, read from its glob: a class
-    // around an unknown part (`[%s]`) is a wildcard there.
+    // Whether a value says something besides its wildcards, read from the glob it becomes:
+    // escaped syntax (`[%s]` is `\[*\]`) says nothing.
     let has_literal = |s: &str| {
         glob(s)
             .split('/')
@@ -253,9 +253,9 @@ pub(super) fn fact(value: &str, runs_tests: bool, read: bool) -> Option<Fact> {
 /// Markers as glob syntax: the file's own name is one segment (`*`); an unknown part may hold
 /// folders (`**`, or `**/x*` inside a segment).
 fn glob(value: &str) -> String {
-    // Text around a marker becomes part of a glob: its own glob characters are widened
-    // (`crate::analyze::paths::widen`). Text alone stays as written: gate reads it as a name
-    // and as a pattern both.
+    // Text around a marker becomes part of a glob, read as a name and as a pattern
+    // (`crate::analyze::paths::widen`). Text alone stays as written: resolution reads it both
+    // ways.
     let marked = value.contains([ANY, NAME]);
     value
         .split('/')
