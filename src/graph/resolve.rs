@@ -307,19 +307,24 @@ fn glob_targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
         }
         globs.len()
     };
-    let found = match Glob::new(path) {
-        None => Vec::new(),
-        Some(glob) if walked < PLAIN_WALKS => glob.walk(tree),
-        Some(glob) => glob.walk_indexed(tree),
+    let glob = Glob::new(path);
+    let found = if walked < PLAIN_WALKS {
+        glob.walk(tree)
+    } else {
+        glob.walk_indexed(tree)
     };
     let mut globs = tree.globs.lock().unwrap_or_else(|e| e.into_inner());
     globs.insert(path.to_string(), found.clone());
     found
 }
 
-/// A glob as the tree is walked for it.
-struct Glob {
-    matcher: globset::GlobMatcher,
+/// A glob as the tree is walked for it. It is compiled only once a path holds its text: most
+/// globs are templates of messages (`"Cannot import '%s'" % name`) that no path holds, and
+/// compiling them cost more than walking for them.
+struct Glob<'g> {
+    text: &'g str,
+    /// None once compiled when it is not a glob globset reads: it names nothing.
+    matcher: std::cell::OnceCell<Option<globset::GlobMatcher>>,
     /// The literal folder it starts with (`app/` for `app/**/x`), or empty.
     prefix: String,
     /// The paths under `prefix`: from `a/b/` up to `a/b0` (`0` follows `/`), a key range read
@@ -328,16 +333,16 @@ struct Glob {
     /// Without `**` a glob matches at one depth only: a file there, or the folder there that
     /// holds the file (`data/*` names folders too; `data/*.json` not `data/sub/x.json`).
     depth: Option<usize>,
-    /// Text every match holds: a path without it matches nothing, nor does a folder above it.
-    piece: Option<String>,
+    /// Text every match holds: a path without one of them matches nothing, nor does a folder
+    /// above it.
+    runs: Vec<String>,
 }
 
-impl Glob {
-    fn new(path: &str) -> Option<Glob> {
-        let matcher = crate::config::glob(path).ok()?.compile_matcher();
+impl<'g> Glob<'g> {
+    fn new(text: &'g str) -> Glob<'g> {
         // A backslash escapes the next character (`a\\b` is `ab` to the matcher): a folder
         // written with one is not literal text to look up.
-        let literal: Vec<&str> = path
+        let literal: Vec<&str> = text
             .split('/')
             .take_while(|part| !part.contains(GLOB_META) && !part.contains('\\'))
             .collect();
@@ -349,18 +354,26 @@ impl Glob {
         let end = prefix
             .strip_suffix('/')
             .map_or(Bound::Unbounded, |dir| Bound::Excluded(format!("{dir}0")));
-        Some(Glob {
-            matcher,
+        Glob {
+            text,
+            matcher: std::cell::OnceCell::new(),
             span: (Bound::Included(prefix.clone()), end),
             prefix,
             // Braces may hold a `/` (`x/{a,b/c}*`): such a glob has no one depth.
-            depth: (!path.contains("**") && !path.contains('{')).then(|| path.split('/').count()),
-            piece: required_text(path),
-        })
+            depth: (!text.contains("**") && !text.contains('{')).then(|| text.split('/').count()),
+            runs: required_runs(text),
+        }
     }
 
     fn holds(&self, path: &str) -> bool {
-        self.piece.as_deref().is_none_or(|p| path.contains(p))
+        self.runs.iter().all(|run| path.contains(run.as_str()))
+    }
+
+    fn is_match(&self, path: &str) -> bool {
+        self.matcher
+            .get_or_init(|| Some(crate::config::glob(self.text).ok()?.compile_matcher()))
+            .as_ref()
+            .is_some_and(|m| m.is_match(path))
     }
 
     /// Each file under the literal folder: it matches, or its folder at the glob's depth (any
@@ -370,42 +383,54 @@ impl Glob {
             .range(self.span.clone())
             .filter(|f| self.holds(f))
             .filter(|f| {
-                self.matcher.is_match(f.as_str())
+                self.is_match(f.as_str())
                     || match self.depth {
                         Some(k) => f
                             .match_indices('/')
                             .nth(k - 1)
-                            .is_some_and(|(at, _)| self.matcher.is_match(&f[..at])),
+                            .is_some_and(|(at, _)| self.is_match(&f[..at])),
                         None => ancestors(f)
                             .take_while(|d| d.len() >= self.prefix.len())
-                            .any(|d| !d.is_empty() && self.matcher.is_match(d)),
+                            .any(|d| !d.is_empty() && self.is_match(d)),
                     }
             })
             .cloned()
             .collect()
     }
 
-    /// What `walk` names, read from the tree's index: a text of three bytes or more is looked
-    /// up there (only the files holding its rarest run are read), and each folder is matched
-    /// once, not once per file below it.
+    /// What `walk` names, read from the tree's index: when the glob's text is three bytes or
+    /// more, only the files holding its rarest run are read, and a glob no file holds walks
+    /// no folder; each folder is matched once, not once per file below it.
     fn walk_indexed(&self, tree: &Tree<'_>) -> Vec<String> {
         let index = tree.globbing();
-        let files: Box<dyn Iterator<Item = &str>> =
-            match self.piece.as_deref().and_then(|p| index.holding(p)) {
-                Some(files) => Box::new(files.filter(|f| f.starts_with(&self.prefix))),
-                None => Box::new(tree.files.range(self.span.clone()).map(String::as_str)),
-            };
-        let mut out: Vec<String> = files
-            .filter(|f| self.holds(f) && self.matcher.is_match(f))
-            .map(str::to_string)
-            .collect();
+        let mut held = false;
+        let mut out: Vec<String> = match index.holding(&self.runs) {
+            Some(files) => files
+                .filter(|f| f.starts_with(&self.prefix) && self.holds(f))
+                .inspect(|_| held = true)
+                .filter(|f| self.is_match(f))
+                .map(str::to_string)
+                .collect(),
+            None => {
+                held = true;
+                tree.files
+                    .range(self.span.clone())
+                    .filter(|f| self.holds(f) && self.is_match(f))
+                    .cloned()
+                    .collect()
+            }
+        };
+        // A folder holds the text only if the files under it do.
+        if !held {
+            return out;
+        }
         let span = (
             self.span.0.as_ref().map(String::as_str),
             self.span.1.as_ref().map(String::as_str),
         );
         for &dir in index.folders.range::<&str, _>(span) {
             let at_depth = self.depth.is_none_or(|k| dir.matches('/').count() + 1 == k);
-            if at_depth && self.holds(dir) && self.matcher.is_match(dir) {
+            if at_depth && self.holds(dir) && self.is_match(dir) {
                 out.extend(under(tree, dir));
             }
         }
@@ -415,44 +440,105 @@ impl Glob {
     }
 }
 
-/// Text every path a glob matches holds: the longest literal run (between wildcards and
-/// separators) that each of its alternatives has. None when the glob escapes a character or
-/// has a class or nested alternatives, whose literal text is not read here.
-fn required_text(glob: &str) -> Option<String> {
-    if glob.contains(['\\', '[', ']']) {
-        return None;
-    }
-    let alternatives: Vec<String> = match (glob.find('{'), glob.rfind('}')) {
-        (None, None) => vec![glob.to_string()],
-        (Some(open), Some(close))
-            if open < close
-                && !glob[open + 1..close].contains(['{', '}'])
-                && !glob[..open].contains('}')
-                && !glob[close + 1..].contains('{') =>
-        {
-            glob[open + 1..close]
-                .split(',')
-                .map(|alt| format!("{}{alt}{}", &glob[..open], &glob[close + 1..]))
-                .collect()
+/// Text every path a glob matches holds: the literal runs between its wildcards, classes,
+/// separators and alternatives, read as globset reads them (`\,` is `,`), and the runs every
+/// alternative of a `{…}` holds. Empty when none is known; a glob globset would not read
+/// gives what it gives, as it names nothing.
+fn required_runs(glob: &str) -> Vec<String> {
+    let chars: Vec<char> = glob.chars().collect();
+    let mut at = 0;
+    let mut runs = sequence_runs(&chars, &mut at, 0).unwrap_or_default();
+    runs.sort();
+    runs.dedup();
+    runs
+}
+
+/// How deep braces nest before the text is not read (globset reads 100 levels).
+const MAX_NESTING: usize = 100;
+
+/// The runs of the glob from `at` to its end, or inside `depth` braces to the `,` or `}` that
+/// ends this alternative. None where the text is not read here (a POSIX class, an unclosed
+/// class or brace).
+fn sequence_runs(chars: &[char], at: &mut usize, depth: usize) -> Option<Vec<String>> {
+    let mut runs = Vec::new();
+    let mut run = String::new();
+    let end = |run: &mut String, runs: &mut Vec<String>| {
+        if !run.is_empty() {
+            runs.push(std::mem::take(run));
         }
-        _ => return None,
     };
-    let runs = |g: &str| -> Vec<String> {
-        g.split(['*', '?', '/'])
-            .filter(|run| !run.is_empty())
-            .map(str::to_string)
-            .collect()
-    };
-    let all: Vec<Vec<String>> = alternatives.iter().map(|a| runs(a)).collect();
-    let (first, rest) = all.split_first()?;
-    first
+    while let Some(&c) = chars.get(*at) {
+        match c {
+            '\\' => {
+                run.push(*chars.get(*at + 1)?);
+                *at += 2;
+            }
+            '*' | '?' | '/' => {
+                end(&mut run, &mut runs);
+                *at += 1;
+            }
+            '[' => {
+                end(&mut run, &mut runs);
+                *at = class_end(chars, *at)?;
+            }
+            '{' if depth < MAX_NESTING => {
+                end(&mut run, &mut runs);
+                *at += 1;
+                let mut alternatives = Vec::new();
+                loop {
+                    alternatives.push(sequence_runs(chars, at, depth + 1)?);
+                    let close = *chars.get(*at)? == '}';
+                    *at += 1;
+                    if close {
+                        break;
+                    }
+                }
+                runs.extend(common_runs(&alternatives));
+            }
+            ',' | '}' if depth > 0 => break,
+            // Deeper than globset reads: not read here.
+            '{' => return None,
+            c => {
+                run.push(c);
+                *at += 1;
+            }
+        }
+    }
+    end(&mut run, &mut runs);
+    Some(runs)
+}
+
+/// Where a class opened at `open` ends (past its `]`): a `]` first in it (after `!` or `^`)
+/// is a member. None for a POSIX class inside it (`[[:alpha:]]`) or one never closed.
+fn class_end(chars: &[char], open: usize) -> Option<usize> {
+    let mut at = open + 1;
+    if matches!(chars.get(at), Some('!' | '^')) {
+        at += 1;
+    }
+    if chars.get(at) == Some(&']') {
+        at += 1;
+    }
+    loop {
+        match chars.get(at)? {
+            ']' => return Some(at + 1),
+            '[' if chars.get(at + 1) == Some(&':') => return None,
+            _ => at += 1,
+        }
+    }
+}
+
+/// The runs of any alternative that every other one holds within one of its runs.
+fn common_runs(alternatives: &[Vec<String>]) -> Vec<String> {
+    alternatives
         .iter()
+        .flatten()
         .filter(|run| {
-            rest.iter()
+            alternatives
+                .iter()
                 .all(|other| other.iter().any(|o| o.contains(run.as_str())))
         })
-        .max_by_key(|run| run.len())
         .cloned()
+        .collect()
 }
 
 /// Every file under folder `dir`.
@@ -701,13 +787,43 @@ mod tests {
 }
 
 #[cfg(test)]
-mod required_text_tests {
-    use super::required_text;
+mod required_runs_tests {
+    use super::required_runs;
     use proptest::prelude::*;
 
     fn glob_part() -> impl Strategy<Value = String> {
         prop::sample::select(vec![
-            "a", "b", "ab", "x.json", "Key ", "*", "**", "?", "/", "_node", ".", "-",
+            "a",
+            "b",
+            "ab",
+            "x.json",
+            "Key ",
+            "*",
+            "**",
+            "?",
+            "/",
+            "_node",
+            ".",
+            "-",
+            "\\[",
+            "\\,",
+            "\\{",
+            "\\}",
+            "\\*",
+            "\\\\",
+            "[ab]",
+            "[!a]",
+            "[]a]",
+            "[a-c]",
+            "[,]",
+            "[[:alpha:]]",
+            "{a,x}",
+            "{,b}",
+            "{a{b,c},ab}",
+            ",",
+            "]",
+            "}",
+            "[",
         ])
         .prop_map(str::to_string)
     }
@@ -733,7 +849,10 @@ mod required_text_tests {
 
     fn path() -> impl Strategy<Value = String> {
         prop::collection::vec(
-            prop::sample::select(vec!["a", "b", "ab", "x.json", "Key x", "y_node", "c", "-"]),
+            prop::sample::select(vec![
+                "a", "b", "ab", "x.json", "Key x", "y_node", "c", "-", "[", "]", ",", "{", "}",
+                "*", "\\", "a,b", "[1]", "{x}", "d]a",
+            ]),
             1..5,
         )
         .prop_map(|parts| parts.join("/"))
@@ -746,15 +865,16 @@ mod required_text_tests {
         fn every_match_holds_the_required_text(g in glob(), p in path()) {
             let Ok(glob) = crate::config::glob(&g) else { return Ok(()) };
             let m = glob.compile_matcher();
-            if let Some(text) = required_text(&g) {
-                let mut prefix = String::new();
-                for part in p.split('/') {
-                    if !prefix.is_empty() {
-                        prefix.push('/');
-                    }
-                    prefix.push_str(part);
-                    if m.is_match(&prefix) {
-                        prop_assert!(p.contains(&text), "{g} matches {prefix} but {p} lacks {text:?}");
+            let runs = required_runs(&g);
+            let mut prefix = String::new();
+            for part in p.split('/') {
+                if !prefix.is_empty() {
+                    prefix.push('/');
+                }
+                prefix.push_str(part);
+                if m.is_match(&prefix) {
+                    for run in &runs {
+                        prop_assert!(p.contains(run), "{g} matches {prefix} but {p} lacks {run:?}");
                     }
                 }
             }
@@ -778,7 +898,7 @@ mod required_text_tests {
             if !g.contains(super::GLOB_META) {
                 return Ok(());
             }
-            let Some(glob) = super::Glob::new(&g) else { return Ok(()) };
+            let glob = super::Glob::new(&g);
             let plain = glob.walk(&tree);
             prop_assert_eq!(glob.walk_indexed(&tree), plain.clone(), "{}", g);
             prop_assert_eq!(super::glob_targets(&tree, &g), plain.clone(), "{}", g);
@@ -786,16 +906,83 @@ mod required_text_tests {
         }
     }
 
+    /// A glob and a path built together, piece by piece, each path piece one its glob piece
+    /// matches: nearly every pair matches, so the runs are checked against real matches.
+    fn glob_and_match() -> impl Strategy<Value = (String, String)> {
+        let piece = prop::sample::select(vec![
+            ("a", "a"),
+            ("ab", "ab"),
+            ("Key ", "Key "),
+            ("x.json", "x.json"),
+            ("/", "/"),
+            ("*", ""),
+            ("*", "zz"),
+            ("*", "a,b"),
+            ("?", "q"),
+            ("**/", "d/e/"),
+            ("\\[", "["),
+            ("\\]", "]"),
+            ("\\,", ","),
+            ("\\{", "{"),
+            ("\\*", "*"),
+            ("[ab]", "b"),
+            ("[!a]", "z"),
+            ("[]a]", "]"),
+            ("[a-c]", "c"),
+            ("[,]", ","),
+            ("[\\]", "\\"),
+            ("[[:alpha:]]", "k"),
+            ("{a,x}", "x"),
+            ("{,b}", ""),
+            ("{a\\,b,ab}", "a,b"),
+            ("{a{b,c},ab}", "ac"),
+            ("{[1],\\[1\\]}", "[1]"),
+            ("{[1],\\[1\\]}", "1"),
+            (",", ","),
+            ("]", "]"),
+        ]);
+        prop::collection::vec(piece, 1..8).prop_map(|pieces| {
+            let glob = pieces.iter().map(|(g, _)| *g).collect::<String>();
+            let path = pieces.iter().map(|(_, p)| *p).collect::<String>();
+            (glob, path)
+        })
+    }
+
+    proptest! {
+        #[test]
+        fn every_built_match_holds_the_runs((g, p) in glob_and_match()) {
+            let Ok(glob) = crate::config::glob(&g) else { return Ok(()) };
+            if glob.compile_matcher().is_match(&p) {
+                for run in required_runs(&g) {
+                    prop_assert!(p.contains(&run), "{g} matches {p} but it lacks {run:?}");
+                }
+            }
+        }
+    }
+
     #[test]
     fn templates_and_alternatives_give_their_common_text() {
         assert_eq!(
-            required_text("**/*EventInvokeConfig").as_deref(),
-            Some("EventInvokeConfig")
+            required_runs("**/*EventInvokeConfig"),
+            ["EventInvokeConfig"]
         );
-        assert_eq!(required_text("{Key *,Key */**/*}").as_deref(), Some("Key "));
-        assert_eq!(required_text("data/*.json").as_deref(), Some(".json"));
-        assert_eq!(required_text("{a,b}/x"), Some("x".to_string()));
-        assert_eq!(required_text("**/*"), None);
-        assert_eq!(required_text("a/[xy].json"), None);
+        assert_eq!(required_runs("{Key *,Key */**/*}"), ["Key "]);
+        assert_eq!(required_runs("data/*.json"), [".json", "data"]);
+        assert_eq!(required_runs("{a,b}/x"), ["x"]);
+        assert!(required_runs("**/*").is_empty());
+        assert_eq!(required_runs("a/[xy].json"), [".json", "a"]);
+        // Escapes are the characters they escape; a class breaks a run, as a brace does.
+        assert_eq!(
+            required_runs("{autocomplete_fields\\[*\\],autocomplete_fields\\[*/**/*\\]}"),
+            ["]", "autocomplete_fields["]
+        );
+        assert!(required_runs("**/*{\\[1\\],[1]}").is_empty());
+        assert_eq!(required_runs("x\\,y{a\\,b,a}z"), ["a", "x,y", "z"]);
+        assert_eq!(required_runs("t[]x]u"), ["t", "u"]);
+        // Not read here: nothing is required.
+        assert!(required_runs("ab[[:alpha:]]cd").is_empty());
+        assert!(required_runs("ab[cd").is_empty());
+        assert!(required_runs("ab\\").is_empty());
+        assert!(required_runs(&format!("{}ab", "{".repeat(200))).is_empty());
     }
 }

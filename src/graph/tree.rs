@@ -72,12 +72,13 @@ impl<'a> PathIndex<'a> {
         }
     }
 
-    /// The files that may hold `text` (every one that does, in path order), or None when
-    /// `text` is too short to look up.
-    pub(crate) fn holding(&self, text: &str) -> Option<impl Iterator<Item = &'a str> + '_> {
-        let rarest = text
-            .as_bytes()
-            .windows(3)
+    /// The files that may hold every one of `texts` (each file that does, in path order):
+    /// those holding the rarest three-byte run of any of them. None when no text is long
+    /// enough to look up.
+    pub(crate) fn holding(&self, texts: &[String]) -> Option<impl Iterator<Item = &'a str> + '_> {
+        let rarest = texts
+            .iter()
+            .flat_map(|text| text.as_bytes().windows(3))
             .map(|run| {
                 self.postings
                     .get(&[run[0], run[1], run[2]])
