@@ -302,7 +302,10 @@ impl<'s> Parser<'s> {
         self.binary(0)
     }
 
-    fn binary(&mut self, level: usize) -> Result<Expr> {
+    /// Operators binding at `min` or tighter, by precedence climbing: one call for a chain,
+    /// not one per level (each level moved every operand's `Expr` up once more).
+    fn binary(&mut self, min: usize) -> Result<Expr> {
+        /// The levels, loosest first.
         const LEVELS: &[&[&str]] = &[
             &["|"],
             &["^"],
@@ -311,17 +314,15 @@ impl<'s> Parser<'s> {
             &["+", "-"],
             &["*", "/", "//", "%", "@"],
         ];
-        let Some(ops) = LEVELS.get(level) else {
-            return self.unary();
-        };
         let start = self.tok();
-        let mut e = self.binary(level + 1)?;
+        let mut e = self.unary()?;
         loop {
             let t = self.tok();
             let op = self.text_of(t);
-            if t.kind != Kind::Op || !ops.contains(&op) {
-                return Ok(e);
-            }
+            let level = match LEVELS.iter().position(|ops| ops.contains(&op)) {
+                Some(level) if t.kind == Kind::Op && level >= min => level,
+                _ => return Ok(e),
+            };
             self.pos += 1;
             let r = self.binary(level + 1)?;
             let mut node = Expr::node(e.depth.max(r.depth) + 1, start, self.last());
