@@ -7,7 +7,7 @@ use super::strings::{has_interpolation, string_value};
 use tree_sitter::Node;
 
 /// Calls that read an environment variable named by their first argument.
-pub(super) const ENV_READS: &[&str] = &[
+pub(crate) const ENV_READS: &[&str] = &[
     "os.getenv",
     "getenv",
     "os.environ.get",
@@ -108,16 +108,16 @@ impl Pass<'_> {
     }
 
     /// Whether `name` (`os.environ`, `environ.get`, `getenv`) is os's: spelled through `os.`,
-    /// or its first part bound by `from os import …` — WSGI's `environ` parameter is not.
+    /// or its first part bound by `from os import …` (a star binds it too) — WSGI's `environ`
+    /// parameter is not.
     fn is_os_name(&self, name: &str) -> bool {
         if name.starts_with("os.") {
             return true;
         }
         let first = name.split('.').next().unwrap_or_default();
-        self.facts
-            .imports
-            .iter()
-            .any(|i| i.level == 0 && i.module == "os" && i.names.iter().any(|n| n == first))
+        self.facts.imports.iter().any(|i| {
+            i.level == 0 && i.module == "os" && i.names.iter().any(|n| n == first || n == "*")
+        })
     }
 
     fn env_any(&mut self, node: Node<'_>, line: u32) {

@@ -477,6 +477,11 @@ fn environment_reads_gate_cannot_name() {
     assert_eq!(facts.env, ["F", "G", "H", "I"]);
     let wsgi = "def app(environ, start_response):\n    return environ.get(key), dict(environ)\n";
     assert!(analyze(wsgi.as_bytes()).env_any.is_empty());
+    // A star import of os binds its names as `from os import environ` does.
+    let star = "from os import *\nx = environ['X']\ny = getenv(k)\n";
+    let facts = analyze(star.as_bytes());
+    assert_eq!(facts.env, ["X"]);
+    assert_eq!(facts.env_any.len(), 1, "{:?}", facts.env_any);
 }
 
 /// What the path space (tests/it/path_space.rs) found, one form each: templates, the working

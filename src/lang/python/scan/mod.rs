@@ -18,30 +18,59 @@ use crate::lang::python::analyze as tree;
 use grammar::Parser;
 use std::collections::BTreeSet;
 
-/// Names whose every use the tree pass reads (the environment, a module `__getattr__`,
-/// `pytest_plugins`): a file that holds one goes to tree-sitter.
-const TREE_NAMES: &[&str] = &["environ", "environb", "getenv", "pytest_plugins"];
+/// Names whose every use the tree pass reads (a module `__getattr__`, `pytest_plugins`): a
+/// file that holds one goes to tree-sitter.
+const TREE_NAMES: &[&str] = &["pytest_plugins"];
+
+/// The environment's names. The tree pass reads them as os's when spelled through `os.` (a
+/// file that does goes to tree-sitter) or imported from os (so does that file, once its
+/// imports are read); any other `environ` (WSGI's) or `getenv` reads nothing to it.
+const ENV_NAMES: &[&str] = &["environ", "environb", "getenv"];
 
 /// The first name of `tokens` only the tree pass reads.
 fn tree_name(source: &[u8], tokens: &[lexer::Token]) -> Option<&'static str> {
     let mut after_dot = false;
     let mut after_def = false;
+    let mut after_os_dot = false;
+    let mut after_os = false;
     for t in tokens {
         let text = &source[t.start as usize..t.end as usize];
+        let name = t.kind == lexer::Kind::Name;
         // A module `__getattr__` bound from a call is the tree pass's (PEP 562 loaders); a
         // method defined or looked up by that name is no binding.
-        if t.kind == lexer::Kind::Name && text == b"__getattr__" && !after_dot && !after_def {
+        if name && text == b"__getattr__" && !after_dot && !after_def {
             return Some("__getattr__");
         }
-        after_def = t.kind == lexer::Kind::Name && text == b"def";
-        if t.kind == lexer::Kind::Name
-            && let Some(found) = TREE_NAMES.iter().find(|n| n.as_bytes() == text)
+        after_def = name && text == b"def";
+        if name && let Some(found) = TREE_NAMES.iter().find(|n| n.as_bytes() == text) {
+            return Some(found);
+        }
+        // `os.environ`, whatever stands around the dot: the tree pass reads the text only
+        // when nothing does, and this need not tell.
+        if name
+            && after_os_dot
+            && let Some(found) = ENV_NAMES.iter().find(|n| n.as_bytes() == text)
         {
             return Some(found);
         }
-        after_dot = t.kind == lexer::Kind::Op && text == b".";
+        let dot = t.kind == lexer::Kind::Op && text == b".";
+        after_os_dot = after_os && dot;
+        after_os = name && text == b"os";
+        after_dot = dot;
     }
     None
+}
+
+/// Whether the file imports one of the environment's names from os (`from os import environ`,
+/// or `*`): then the tree pass reads its bare uses too.
+fn imports_env_name(imports: &[crate::analyze::facts::Import]) -> bool {
+    imports.iter().any(|i| {
+        i.level == 0
+            && i.module == "os"
+            && i.names
+                .iter()
+                .any(|n| n == "*" || ENV_NAMES.contains(&n.as_str()))
+    })
 }
 
 /// The facts of `source`, if the fast path reads it exactly; `None` sends it to tree-sitter.
@@ -76,6 +105,9 @@ fn read(source: &[u8]) -> Result<Facts, String> {
     if let Some(why) = parser.defer {
         return Err(why);
     }
+    if imports_env_name(&parser.imports) {
+        return Err("an environment name imported from os".into());
+    }
     let mut facts = Facts {
         imports: parser.imports,
         paths: parser.paths.into_iter().flatten().collect(),
@@ -105,8 +137,10 @@ fn read(source: &[u8]) -> Result<Facts, String> {
 /// strings of a path call are read here in their context; path values, by `expressions`.)
 /// `context` is `argument_context_of(function)`.
 pub(super) fn call_matters(function: &str, context: Option<StringContext>, has_args: bool) -> bool {
+    // `environ.get(…)` not through `os.`: WSGI's, unless imported from os (see ENV_NAMES).
+    let foreign_env_reader = tree::ENV_READS.contains(&function) && !function.starts_with("os.");
     (has_args && context.is_some_and(|c| c != StringContext::PathArg))
-        || tree::is_read_call(function)
+        || (tree::is_read_call(function) && !foreign_env_reader)
         || crate::analyze::paths::reads_resource(function)
 }
 

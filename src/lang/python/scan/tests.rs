@@ -232,6 +232,12 @@ fn what_only_the_tree_pass_reads_goes_there() {
         "import subprocess\nsubprocess.run(['python', '-m', 'pkg'])\n",
         "import importlib\nimportlib.import_module('pkg.' + name)\n",
         "import os\nx = os.environ['HOME']\n",
+        "import os\nd = dict(os . environ)\n",
+        "x = f'{os.getenv(name)}'\n",
+        "from os import environ\nx = environ['HOME']\n",
+        "from os import getenv, sep\nx = getenv('HOME')\n",
+        "def f():\n    return environ.get('X')\nfrom os import environ\n",
+        "from os import *\nx = environ['HOME']\n",
         "x = open(f'data/{name}.txt')\n",
         "x = Path(a for a in b)\n",
         "x = Path(__file__).parents[+1]\n",
@@ -244,6 +250,24 @@ fn what_only_the_tree_pass_reads_goes_there() {
         assert!(
             !agree(src),
             "read fast, but only the tree pass reads:\n{src}"
+        );
+    }
+}
+
+/// An `environ` or `getenv` that is not os's (WSGI's `environ`, a method) reads nothing to the
+/// tree pass: read here, and equal.
+#[test]
+fn an_environ_not_os_s_is_read_fast() {
+    for src in [
+        "def app(environ, start_response):\n    path = environ['PATH_INFO']\n    host = environ.get('HTTP_HOST', '')\n    for k in environ:\n        pass\n    return getenv\n",
+        "class R:\n    def __init__(self, environ):\n        self.environ = environ\n        self.m = self.environ.get('REQUEST_METHOD')\n        'X' in environ\n",
+        "import os\nfrom os import path, sep\ndef f(environ):\n    return environ['X'], getenv('Y')\n",
+        "x = request.environ['os']\ny = os\n",
+    ] {
+        assert!(
+            agree(src),
+            "went to tree-sitter ({:?}):\n{src}",
+            read(src.as_bytes()).err()
         );
     }
 }
@@ -300,6 +324,75 @@ fn a_file_with_a_syntax_error_goes_to_tree_sitter() {
     }
 }
 
+/// What `mutated` inserts: the places syntax breaks, and the names the fast path must judge.
+const MUTATION_TOKENS: &[&str] = &[
+    "(",
+    ")",
+    "[",
+    "]",
+    "{",
+    "}",
+    ":",
+    ",",
+    "=",
+    "+",
+    "%",
+    "/",
+    "'",
+    "\"",
+    "f'",
+    "\n",
+    "    ",
+    "\\\n",
+    "#",
+    "import ",
+    "from ",
+    "lambda",
+    "yield",
+    "*",
+    "**",
+    ".",
+    "..",
+    "os.path.join(",
+    "Path(",
+    "__file__",
+    ".parent",
+    ".parents[",
+    "[0]",
+    "os.sep",
+    ".resolve()",
+    ".joinpath(",
+    "os.path.split(",
+    "open(",
+    ".__file__",
+    "import a.b as c\n",
+    "tmp_path",
+    "'a/b'",
+    "f'{x}/'",
+    " % x",
+    "async ",
+    "await ",
+    "with (",
+    " as ",
+    "if ",
+    "else",
+    ":=",
+    "'''",
+    "\t",
+    "\r",
+    "@",
+    "->",
+    "not ",
+    "in ",
+    "is ",
+    "environ",
+    "os.environ",
+    "getenv(",
+    "from os import environ\n",
+    "from os import *\n",
+    ".environ.get(",
+];
+
 /// Mutations of real sources at the places syntax breaks: a token's worth deleted, a piece
 /// repeated, a token inserted.
 fn mutated() -> impl Strategy<Value = String> {
@@ -310,67 +403,7 @@ fn mutated() -> impl Strategy<Value = String> {
         .chain(BINDINGS.iter().copied())
         .chain(PATHS.iter().map(|(src, _)| *src))
         .collect();
-    let tokens = prop::sample::select(vec![
-        "(",
-        ")",
-        "[",
-        "]",
-        "{",
-        "}",
-        ":",
-        ",",
-        "=",
-        "+",
-        "%",
-        "/",
-        "'",
-        "\"",
-        "f'",
-        "\n",
-        "    ",
-        "\\\n",
-        "#",
-        "import ",
-        "from ",
-        "lambda",
-        "yield",
-        "*",
-        "**",
-        ".",
-        "..",
-        "os.path.join(",
-        "Path(",
-        "__file__",
-        ".parent",
-        ".parents[",
-        "[0]",
-        "os.sep",
-        ".resolve()",
-        ".joinpath(",
-        "os.path.split(",
-        "open(",
-        ".__file__",
-        "import a.b as c\n",
-        "tmp_path",
-        "'a/b'",
-        "f'{x}/'",
-        " % x",
-        "async ",
-        "await ",
-        "with (",
-        " as ",
-        "if ",
-        "else",
-        ":=",
-        "'''",
-        "\t",
-        "\r",
-        "@",
-        "->",
-        "not ",
-        "in ",
-        "is ",
-    ]);
+    let tokens = prop::sample::select(MUTATION_TOKENS);
     (
         prop::sample::select(seeds),
         prop::collection::vec(
@@ -411,6 +444,34 @@ proptest! {
     #[test]
     fn mutated_sources_never_disagree(src in mutated()) {
         agree(&src);
+    }
+
+    /// The environment's names in every standing: os's or WSGI's, imported before or after,
+    /// spelled with spaces, in f-strings, as parameters and attributes.
+    #[test]
+    fn environment_forms_never_disagree(
+        lines in prop::collection::vec(prop::sample::select(vec![
+            "import os\n",
+            "from os import environ\n",
+            "from os import getenv as g, sep\n",
+            "from os import *\n",
+            "from os.path import join\n",
+            "def app(environ, start_response):\n    return environ['PATH_INFO']\n",
+            "x = environ.get('HTTP_HOST', '')\n",
+            "y = 'X' in environ\n",
+            "z = dict(environ)\n",
+            "w = getenv('HOME')\n",
+            "v = os.environ['A']\n",
+            "u = os . environ\n",
+            "t = os.getenv(k)\n",
+            "s = self.environ['B']\n",
+            "r = f'{environ}/{os.sep}'\n",
+            "for k in environ:\n    pass\n",
+            "environ = {}\n",
+            "q = open(os.path.join(environ['D'], 'x.json'))\n",
+        ]), 1..7)
+    ) {
+        agree(&lines.concat());
     }
 
     #[test]
