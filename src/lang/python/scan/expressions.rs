@@ -29,14 +29,15 @@ pub(super) struct Expr {
     template: Option<(u32, u32)>,
     /// A parenthesized tuple: its elements' values, and whether a comment stands among them
     /// (the tree pass counts a comment as an element).
-    elements: Option<(Vec<Option<PathValue>>, bool)>,
+    /// Boxed, as most expressions are none: every `Expr` is moved up each level it passes.
+    elements: Option<Box<(Vec<Option<PathValue>>, bool)>>,
     /// The path this node recorded, taken back if its parent builds on it.
-    candidate: Option<usize>,
+    candidate: Option<u32>,
     /// As a target, the names a tuple, list or starred target binds (a bare name is `name`).
     pub pattern_names: Vec<(u32, u32)>,
     /// A list or tuple literal: each item's value where it is a single string without holes
     /// (what a loop over it binds its name to).
-    pub items: Option<Vec<Option<String>>>,
+    pub items: Option<Box<[Option<String>]>>,
     start: u32,
     end: u32,
     line: u32,
@@ -105,7 +106,7 @@ impl<'s> Parser<'s> {
             return;
         }
         let text = crate::lang::python::analyze::one_line(self.span(e.start, e.end));
-        e.candidate = Some(self.paths.len());
+        e.candidate = Some(self.paths.len() as u32);
         self.paths.push(Some(PathRef {
             line: e.line,
             value,
@@ -116,7 +117,7 @@ impl<'s> Parser<'s> {
     /// A parent that evaluates to a path builds on its child: the child's path is not one.
     fn built_on(&mut self, child: &Expr) {
         if let Some(i) = child.candidate {
-            self.paths[i] = None;
+            self.paths[i as usize] = None;
         }
     }
 
@@ -348,7 +349,7 @@ impl<'s> Parser<'s> {
     fn percent(&mut self, template: &Expr, values: &Expr) -> Option<PathValue> {
         let (start, end) = template.template?;
         let template = self.span(start, end);
-        match &values.elements {
+        match values.elements.as_deref() {
             Some((_, true)) => {
                 self.defer_for("a % template over a tuple with a comment".into());
                 None
@@ -779,7 +780,7 @@ impl<'s> Parser<'s> {
                 .collect();
             Expr {
                 pattern,
-                elements: (close == ")").then_some((elements, commented)),
+                elements: (close == ")").then(|| Box::new((elements, commented))),
                 items: (!commented).then_some(items),
                 pattern_names: parts.iter().flat_map(target_names).collect(),
                 ..node

@@ -756,7 +756,7 @@ impl<'s> Parser<'s> {
         };
         let value = iterable
             .items
-            .clone()
+            .map(<[_]>::into_vec)
             .and_then(crate::lang::python::analyze::loop_value);
         let changes = self.binding(&target, value);
         let bound: Vec<u32> = self
