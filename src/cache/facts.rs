@@ -46,7 +46,7 @@ pub(crate) fn grammars() -> String {
     format!("{}; facts {FACTS_REVISION}", grammars.join("; "))
 }
 
-const FACTS_REVISION: u32 = 16;
+const FACTS_REVISION: u32 = 17;
 
 fn empty() -> Cache {
     Cache {

@@ -255,13 +255,71 @@ fn targets(tree: &Tree<'_>, path: &str) -> Vec<String> {
     named(tree, path)
 }
 
-/// What a path names read both ways: `glob`'s matches and the file or folder named `name`.
+/// What a path names read every way: `glob`'s matches, the file or folder named `name`, and
+/// the one `name` names once the source's escapes in it are read (`caf\u00e9.txt` is
+/// `café.txt`; a path's text is kept as the source writes it, and a raw string's is its name).
 fn both(tree: &Tree<'_>, glob: &str, name: &str) -> Vec<String> {
     let mut found = glob_targets(tree, glob);
     found.extend(named(tree, name));
+    if let Some(plain) = unescaped(name) {
+        found.extend(named(tree, &plain));
+    }
     found.sort();
     found.dedup();
     found
+}
+
+/// `text` with the escapes of a Python or Go string literal read (`\t`, `\\`, `\x41`, octal,
+/// `\u00e9`, `\U0001F600`, a line continuation); any other is kept, as Python keeps `\d`
+/// (`\N{…}` too: its name is not looked up here). None when `text` holds no escape, or one
+/// that names no character.
+fn unescaped(text: &str) -> Option<String> {
+    if !text.contains('\\') {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        let Some(e) = chars.next() else {
+            out.push(c);
+            break;
+        };
+        let mut code = |first: Option<char>, radix: u32, max: usize| {
+            let mut digits: String = first.into_iter().collect();
+            while digits.len() < max
+                && let Some(d) = chars.next_if(|d| d.is_digit(radix))
+            {
+                digits.push(d);
+            }
+            u32::from_str_radix(&digits, radix)
+                .ok()
+                .and_then(char::from_u32)
+        };
+        match e {
+            '\\' | '\'' | '"' => out.push(e),
+            'a' => out.push('\u{7}'),
+            'b' => out.push('\u{8}'),
+            'f' => out.push('\u{c}'),
+            'n' => out.push('\n'),
+            'r' => out.push('\r'),
+            't' => out.push('\t'),
+            'v' => out.push('\u{b}'),
+            '\n' => {}
+            '0'..='7' => out.push(code(Some(e), 8, 3)?),
+            'x' => out.push(code(None, 16, 2)?),
+            'u' => out.push(code(None, 16, 4)?),
+            'U' => out.push(code(None, 16, 8)?),
+            _ => {
+                out.push(c);
+                out.push(e);
+            }
+        }
+    }
+    (out != text).then_some(out)
 }
 
 /// The files a path names as written: the file, or those under the folder.
@@ -469,6 +527,15 @@ fn sequence_runs(chars: &[char], at: &mut usize, depth: usize) -> Option<Vec<Str
     };
     while let Some(&c) = chars.get(*at) {
         match c {
+            // In braces globset drops an escaped `,` or `{` that a `**` follows (its `**`
+            // rule looks at the character before it, not the token): no text of a run.
+            '\\' if depth > 0
+                && matches!(chars.get(*at + 1), Some(',' | '{'))
+                && chars.get(*at + 2..*at + 4) == Some(&['*', '*'][..]) =>
+            {
+                end(&mut run, &mut runs);
+                *at += 2;
+            }
             '\\' => {
                 run.push(*chars.get(*at + 1)?);
                 *at += 2;
@@ -727,6 +794,7 @@ mod tests {
             "data/{x}/y.json",
             "t[2]/in1.json",
             "t[2]/test_x.py",
+            "tests/café.txt",
             "alias",
         ]
         .iter()
@@ -741,6 +809,9 @@ mod tests {
             targets(&tree, "app/**/static"),
             ["app/a/static/x.css", "app/b/c/static/y.css"]
         );
+        // The source's escapes: the name they make is read too.
+        assert_eq!(targets(&tree, "tests/caf\\u00e9.txt"), ["tests/café.txt"]);
+        assert_eq!(targets(&tree, "tests/caf\\xe9.txt"), ["tests/café.txt"]);
         assert_eq!(
             targets(&tree, "data/*"),
             [
@@ -936,6 +1007,8 @@ mod required_runs_tests {
             ("{,b}", ""),
             ("{a\\,b,ab}", "a,b"),
             ("{a{b,c},ab}", "ac"),
+            ("{x\\,**}", "x/y"),
+            ("{\\{**}", "k/"),
             ("{[1],\\[1\\]}", "[1]"),
             ("{[1],\\[1\\]}", "1"),
             (",", ","),
@@ -984,5 +1057,21 @@ mod required_runs_tests {
         assert!(required_runs("ab[cd").is_empty());
         assert!(required_runs("ab\\").is_empty());
         assert!(required_runs(&format!("{}ab", "{".repeat(200))).is_empty());
+        // globset's quirk: `\,` before `**` in braces is dropped.
+        assert_eq!(required_runs("data/{a\\,**}"), ["a", "data"]);
+    }
+
+    #[test]
+    fn a_name_s_escapes_are_read_as_the_source_reads_them() {
+        use super::unescaped;
+        assert_eq!(unescaped("caf\\u00e9.txt").as_deref(), Some("café.txt"));
+        assert_eq!(
+            unescaped("r\\xe9sum\\xe9.txt").as_deref(),
+            Some("résumé.txt")
+        );
+        assert_eq!(unescaped("\\101\\0\\U0001F600").as_deref(), Some("A\0😀"));
+        assert_eq!(unescaped("a\\\\b\\tc\\d").as_deref(), Some("a\\b\tc\\d"));
+        assert_eq!(unescaped("plain.txt"), None);
+        assert_eq!(unescaped("\\ud800"), None);
     }
 }

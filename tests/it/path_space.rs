@@ -968,7 +968,7 @@ fn every_file_a_path_expression_reads_is_covered() {
 fn odd_name(rng: &mut Rng) -> String {
     const PIECES: &[&str] = &[
         "a", "b", "7", "_", "-", ".", " ", "[1]", "[x]", "[0-9]", "[", "]", "{k}", "{", "}", ",",
-        "*", "?", "a,b", "[!x]",
+        "*", "?", "a,b", "[!x]", "é", "ü",
     ];
     let mut stem: String = (0..1 + rng.below(4)).map(|_| rng.pick(PIECES)).collect();
     if stem.chars().all(|c| c == '.') {
@@ -995,7 +995,9 @@ fn odd_case(rng: &mut Rng, i: usize, folder: &str, name: &str) -> Case {
     let pre: String = chars[..cut].iter().collect();
     let mid: String = chars[cut..end].iter().collect();
     let post: String = chars[end..].iter().collect();
-    let how = rng.pick(&["literal", "percent", "fstring", "format", "slash", "folder"]);
+    let how = rng.pick(&[
+        "literal", "escaped", "percent", "fstring", "format", "slash", "folder",
+    ]);
     let q = |s: &str| format!("{s:?}");
     let (param, path) = match how {
         "literal" => (
@@ -1038,6 +1040,19 @@ fn odd_case(rng: &mut Rng, i: usize, folder: &str, name: &str) -> Case {
                 ))
             ),
         ),
+        // Every character past ASCII written as the source's escape (`caf\u00e9`, `\xe9`).
+        "escaped" => {
+            let escaped: String = format!("{folder}/{name}")
+                .chars()
+                .map(|c| match c as u32 {
+                    // The pieces hold no quote or backslash.
+                    0..0x80 => c.to_string(),
+                    n if n < 0x100 && rng.below(2) == 0 => format!("\\x{n:02x}"),
+                    n => format!("\\u{n:04x}"),
+                })
+                .collect();
+            (None, format!("os.path.join(HERE, \"{escaped}\")"))
+        }
         "slash" => (
             Some(mid),
             format!(
