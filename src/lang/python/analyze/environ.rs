@@ -4,6 +4,7 @@
 
 use super::Pass;
 use super::strings::{has_interpolation, string_value};
+use crate::analyze::facts::Import;
 use tree_sitter::Node;
 
 /// Calls that read an environment variable named by their first argument.
@@ -21,6 +22,14 @@ pub(crate) const ENV_READS: &[&str] = &[
 
 /// The objects a subscript reads an environment variable of (`os.environ["X"]`).
 const ENVIRONS: &[&str] = &["os.environ", "environ", "os.environb"];
+
+/// Whether `imports` bind `name` from os: by name (`from os import environ`) or by a star, as
+/// `os.__all__` holds the environment's names. The fast path asks the same of a file's imports.
+pub(crate) fn imported_from_os(imports: &[Import], name: &str) -> bool {
+    imports
+        .iter()
+        .any(|i| i.level == 0 && i.module == "os" && i.names.iter().any(|n| n == name || n == "*"))
+}
 
 impl Pass<'_> {
     /// What a node reads of the environment, if anything.
@@ -108,16 +117,13 @@ impl Pass<'_> {
     }
 
     /// Whether `name` (`os.environ`, `environ.get`, `getenv`) is os's: spelled through `os.`,
-    /// or its first part bound by `from os import …` (a star binds it too) — WSGI's `environ`
-    /// parameter is not.
+    /// or its first part imported from os — WSGI's `environ` parameter is not.
     fn is_os_name(&self, name: &str) -> bool {
-        if name.starts_with("os.") {
-            return true;
-        }
-        let first = name.split('.').next().unwrap_or_default();
-        self.facts.imports.iter().any(|i| {
-            i.level == 0 && i.module == "os" && i.names.iter().any(|n| n == first || n == "*")
-        })
+        name.starts_with("os.")
+            || imported_from_os(
+                &self.facts.imports,
+                name.split('.').next().unwrap_or_default(),
+            )
     }
 
     fn env_any(&mut self, node: Node<'_>, line: u32) {

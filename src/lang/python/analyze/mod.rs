@@ -33,7 +33,7 @@ mod strings;
 
 pub(crate) use bindings::{is_listing_method, loop_value};
 pub(crate) use calls::{argument_context_of, is_read_call, path_keyword};
-pub(crate) use environ::ENV_READS;
+pub(crate) use environ::{ENV_READS, imported_from_os};
 use strings::{from_import, text};
 pub(crate) use strings::{keeps, one_line, reads_as_path};
 

@@ -64,13 +64,9 @@ fn tree_name(source: &[u8], tokens: &[lexer::Token]) -> Option<&'static str> {
 /// Whether the file imports one of the environment's names from os (`from os import environ`,
 /// or `*`): then the tree pass reads its bare uses too.
 fn imports_env_name(imports: &[crate::analyze::facts::Import]) -> bool {
-    imports.iter().any(|i| {
-        i.level == 0
-            && i.module == "os"
-            && i.names
-                .iter()
-                .any(|n| n == "*" || ENV_NAMES.contains(&n.as_str()))
-    })
+    ENV_NAMES
+        .iter()
+        .any(|name| tree::imported_from_os(imports, name))
 }
 
 /// The facts of `source`, if the fast path reads it exactly; `None` sends it to tree-sitter.
