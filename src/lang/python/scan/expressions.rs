@@ -616,12 +616,13 @@ impl<'s> Parser<'s> {
         while !self.is_op(")") {
             count += 1;
             let t = self.tok();
-            let e = if self.eat_op("**") || self.eat_op("*") {
+            // Each argument's depth; a positional one is moved into `positional`.
+            let depth = if self.eat_op("**") || self.eat_op("*") {
                 // A splat is an argument the evaluator reads as no value.
                 let e = self.expression()?;
                 args.positional
                     .push(Expr::node(e.depth + 1, t, self.last()));
-                e
+                e.depth
             } else if t.kind == Kind::Name && self.op_at(1, "=") {
                 let keyword = self.name()?;
                 self.pos += 1;
@@ -633,7 +634,7 @@ impl<'s> Parser<'s> {
                 self.context = outer;
                 let e = e?;
                 args.keywords.push((keyword, self.value_of(&e)));
-                e
+                e.depth
             } else {
                 let since = self.used.len();
                 let e = self.named_expression()?;
@@ -653,10 +654,11 @@ impl<'s> Parser<'s> {
                 if count == 1 && !self.has_comment(open.end, t.start) {
                     args.first = self.value_of(&e);
                 }
-                args.positional.push(e.clone());
-                e
+                let depth = e.depth;
+                args.positional.push(e);
+                depth
             };
-            args.depth = args.depth.max(e.depth);
+            args.depth = args.depth.max(depth);
             if !self.eat_op(",") {
                 break;
             }
