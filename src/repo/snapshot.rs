@@ -462,6 +462,42 @@ mod tests {
         assert!(seen.iter().all(|&s| s), "every state generated: {seen:?}");
     }
 
+    /// A working tree whose `.git` is a file naming its git dir elsewhere (`git init
+    /// --separate-git-dir`) is that file's folder, as git takes it, from the folder or below
+    /// it; never the git dir's parent. A linked worktree (also a `.git` file) keeps its own.
+    #[test]
+    fn a_separate_git_dir_gates_the_folder_its_git_file_is_in() {
+        let dir = tempfile::tempdir().unwrap();
+        let (gd, wt) = (dir.path().join("gd"), dir.path().join("wt"));
+        git(
+            dir.path(),
+            &[
+                "init",
+                "-q",
+                "--separate-git-dir",
+                gd.to_str().unwrap(),
+                "wt",
+            ],
+        );
+        write(&wt, "a.py", "x = 1\n");
+        write(&wt, "pkg/test_a.py", "import a\n");
+        write(dir.path(), "stray.py", "not in the tree\n");
+        git(&wt, &["add", "-A"]);
+        git(&wt, &["commit", "-q", "-m", "base"]);
+        let want: BTreeSet<String> = ["a.py", "pkg/test_a.py"].map(String::from).into();
+        for from in [wt.clone(), wt.join("pkg")] {
+            let repo = crate::repo::open(&from).unwrap();
+            assert_eq!(Snapshot::of_workdir(&repo).unwrap().files, want, "{from:?}");
+        }
+        let linked = dir.path().join("linked");
+        git(&wt, &["worktree", "add", "-q", linked.to_str().unwrap()]);
+        write(&linked, "b.py", "y = 2\n");
+        let repo = crate::repo::open(&linked).unwrap();
+        let mut linked_want = want.clone();
+        linked_want.insert("b.py".into());
+        assert_eq!(Snapshot::of_workdir(&repo).unwrap().files, linked_want);
+    }
+
     fn state_dir_file(repo: &Repository) -> std::path::PathBuf {
         crate::repo::state_dir(repo).join("cache").join("tree.bin")
     }
