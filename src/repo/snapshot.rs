@@ -332,12 +332,14 @@ mod tests {
     }
 
     /// How many ways a path can stand in the index and on disk (`put_in_state`).
-    const STATES: u64 = 14;
+    const STATES: u64 = 15;
 
     /// What must be committed for `state`: a file, a link, or nothing.
     fn commit_for_state(root: &Path, path: &str, state: u64) {
         match state {
             5..=8 | 11 => {}
+            // A committed folder of its own, holding a file.
+            14 => write(root, &format!("{path}.d/x.py"), "in a folder"),
             10 => {
                 std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
                 std::os::unix::fs::symlink("../target", root.join(path)).unwrap();
@@ -381,15 +383,25 @@ mod tests {
                 write(root, &format!("{path}/inside.py"), "in a folder");
             }
             // A committed file now a link.
-            _ => {
+            13 => {
                 std::fs::remove_file(&full).unwrap();
                 std::os::unix::fs::symlink("committed", &full).unwrap();
+            }
+            // A committed folder now a link to a folder: its file is gone from the tree,
+            // though a path through the link reaches one.
+            _ => {
+                let folder = root.join(format!("{path}.d"));
+                std::fs::remove_dir_all(&folder).unwrap();
+                std::fs::create_dir_all(root.join("elsewhere.d")).unwrap();
+                write(root, "elsewhere.d/x.py", "through a link");
+                std::os::unix::fs::symlink(root.join("elsewhere.d"), &folder).unwrap();
             }
         }
     }
 
     /// git's own view of the working tree: what it lists (its index and the untracked files
-    /// it does not ignore), less what the disk holds as neither a file nor a link.
+    /// it does not ignore), less what the disk holds as neither a file nor a link, or holds
+    /// only through a link in a folder above it (git never reads through one).
     fn git_view(root: &Path) -> (BTreeSet<String>, BTreeMap<String, String>) {
         let listed = git(
             root,
@@ -406,9 +418,15 @@ mod tests {
         for path in listed.split(|&b| b == 0).filter(|p| !p.is_empty()) {
             let path = String::from_utf8(path.to_vec()).unwrap();
             let full = root.join(&path);
+            let through_link = Path::new(&path).ancestors().skip(1).any(|folder| {
+                std::fs::symlink_metadata(root.join(folder)).is_ok_and(|m| m.is_symlink())
+            });
             let Ok(meta) = std::fs::symlink_metadata(&full) else {
                 continue;
             };
+            if through_link {
+                continue;
+            }
             if meta.file_type().is_symlink() {
                 let text = std::fs::read_link(&full).unwrap();
                 links.insert(path.clone(), text.to_string_lossy().into_owned());
