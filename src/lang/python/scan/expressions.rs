@@ -39,9 +39,9 @@ pub(super) struct Expr {
     /// A list or tuple literal: each item's value where it is a single string without holes
     /// (what a loop over it binds its name to).
     pub items: Option<Box<[Option<String>]>>,
-    start: u32,
-    end: u32,
-    line: u32,
+    pub start: u32,
+    pub end: u32,
+    pub line: u32,
 }
 
 impl Expr {
@@ -82,7 +82,7 @@ impl Expr {
 }
 
 impl<'s> Parser<'s> {
-    fn last(&self) -> Token {
+    pub(super) fn last(&self) -> Token {
         self.toks[self.pos - 1]
     }
 
@@ -419,13 +419,20 @@ impl<'s> Parser<'s> {
         // What the last trailer was, for the one after it: `.name` (with the value of what
         // it was taken of), or a call of `os.path.split` (with its first argument's value).
         let mut trailer = Trailer::None;
+        // `os.environ`, `os.environb`, `os.getenv`: what follows the name decides the read
+        // (`scan/environ.rs`).
+        let mut env = self.env_start(start, &e);
         loop {
+            if let Some(env) = &mut env {
+                env.trailers += 1;
+            }
             if self.eat_op(".") {
                 let t = self.tok();
                 if t.kind != Kind::Name || is_keyword(self.text_of(t)) {
                     return Err(Unsure);
                 }
                 self.pos += 1;
+                self.env_attribute(env.as_mut(), start, t);
                 let attribute = self.text_of(t);
                 let object = self.value_of(&e);
                 let mut node = Expr {
@@ -451,19 +458,12 @@ impl<'s> Parser<'s> {
                 e = node;
             } else if self.is_op("(") {
                 let function = self.span(start.start, self.last().end);
+                let open = self.pos;
                 self.pos += 1;
-                let has_args = !self.is_op(")");
                 let context = crate::lang::python::analyze::argument_context_of(function);
-                if crate::lang::python::scan::call_matters(function, context, has_args) {
-                    self.defer_for(format!("call {function}"));
-                }
-                // The tree pass reads a listing method by its name, whatever stands around the
-                // dot (`HERE. iterdir()`).
-                if let Trailer::Attribute { name, .. } = trailer
-                    && crate::lang::python::analyze::is_listing_method(name)
-                {
-                    self.defer_for(format!("call {function}"));
-                }
+                // A reader of os's environment, called: read by `env_called` below.
+                let env_call = self.env_reader_called(env);
+                self.defer_call(function, context, &trailer, env_call);
                 let path_call = context == Some(StringContext::PathArg);
                 let outer = self.context;
                 if path_call {
@@ -478,6 +478,7 @@ impl<'s> Parser<'s> {
                     self.defer_for(format!("a generator given to {function}"));
                 }
                 self.expect_op(")")?;
+                self.env_called(env_call, start, open, &args);
                 let mut node = Expr::node(e.depth.max(args.depth) + 1, start, self.last());
                 if node.set_value(self.call_value(function, &trailer, &args)) {
                     for arg in &args.positional {
@@ -500,6 +501,7 @@ impl<'s> Parser<'s> {
                 if self.in_annotation && !self.ends_type() {
                     return Err(Unsure);
                 }
+                self.env_subscript(env, start, at);
                 let mut node = Expr {
                     single: true,
                     pattern: true,
@@ -512,11 +514,34 @@ impl<'s> Parser<'s> {
                 trailer = Trailer::None;
                 e = node;
             } else {
+                self.env_alone(env, &e);
                 return Ok(e);
             }
             if e.depth > MAX_EXPR_DEPTH {
                 return Err(Unsure);
             }
+        }
+    }
+
+    /// Sends the file to tree-sitter for a call (its `(` just read) only the tree pass reads;
+    /// `env_call`, a reader of os's environment, is read here.
+    fn defer_call(
+        &mut self,
+        function: &str,
+        context: Option<StringContext>,
+        trailer: &Trailer<'_>,
+        env_call: bool,
+    ) {
+        let has_args = !self.is_op(")");
+        if !env_call && crate::lang::python::scan::call_matters(function, context, has_args) {
+            self.defer_for(format!("call {function}"));
+        }
+        // The tree pass reads a listing method by its name, whatever stands around the dot
+        // (`HERE. iterdir()`).
+        if let Trailer::Attribute { name, .. } = trailer
+            && crate::lang::python::analyze::is_listing_method(name)
+        {
+            self.defer_for(format!("call {function}"));
         }
     }
 
@@ -600,11 +625,16 @@ impl<'s> Parser<'s> {
     }
 
     /// A class's bases and keywords, read as call arguments (the tree pass builds on none).
+    /// A class's bases, after its `(` and up to its `)`, read.
     pub(super) fn class_arguments(&mut self) -> Result<()> {
+        let open = self.pos - 1;
+        let args = self.arguments()?;
         // `class A(x for x in y)` is an error to tree-sitter.
-        if self.arguments()?.generator {
+        if args.generator {
             return Err(Unsure);
         }
+        self.expect_op(")")?;
+        self.env_arguments(open, &args.env_lines);
         Ok(())
     }
 
@@ -633,6 +663,9 @@ impl<'s> Parser<'s> {
                 let e = self.expression();
                 self.context = outer;
                 let e = e?;
+                if self.claim_env(&e) {
+                    self.env_keyword(t, &e);
+                }
                 args.keywords.push((keyword, self.value_of(&e)));
                 e.depth
             } else {
@@ -653,6 +686,9 @@ impl<'s> Parser<'s> {
                 }
                 if count == 1 && !self.has_comment(open.end, t.start) {
                     args.first = self.value_of(&e);
+                }
+                if self.claim_env(&e) {
+                    args.env_lines.push(e.line);
                 }
                 let depth = e.depth;
                 args.positional.push(e);
@@ -852,7 +888,7 @@ impl<'s> Parser<'s> {
         Ok(tuple(self, parts, pattern, depth + 1))
     }
 
-    fn has_comment(&self, start: u32, end: u32) -> bool {
+    pub(super) fn has_comment(&self, start: u32, end: u32) -> bool {
         let comments = &self.lexed.comments;
         let i = comments.partition_point(|&c| c < start);
         comments.get(i).is_some_and(|&c| c < end)
@@ -1066,7 +1102,7 @@ enum Trailer<'s> {
 
 /// A call's arguments as the evaluator reads them.
 #[derive(Default)]
-struct Arguments<'s> {
+pub(super) struct Arguments<'s> {
     /// The value of the first argument where it is a plain one (the tree pass reads the
     /// first thing in the parentheses: a keyword, a splat or a comment is no value).
     first: Option<PathValue>,
@@ -1074,8 +1110,10 @@ struct Arguments<'s> {
     positional: Vec<Expr>,
     keywords: Vec<(&'s str, Option<PathValue>)>,
     /// The only argument is a generator.
-    generator: bool,
+    pub generator: bool,
     depth: u32,
+    /// The lines of the arguments that are the whole of an `os.environ`.
+    pub env_lines: Vec<u32>,
 }
 
 /// The names a target binds: a bare name, or those of a tuple, list or starred target.

@@ -67,6 +67,13 @@ pub(super) struct Parser<'s> {
     /// Found something only tree-sitter's pass reads (an environment or import call, an
     /// f-string in a path argument): the file goes there, though it parses. Says what.
     pub defer: Option<String>,
+    /// The variables of os's environment read by a literal name (`scan/environ.rs`).
+    pub env: Vec<String>,
+    /// Reads of the environment gate cannot name: line and the text the tree pass keeps.
+    pub env_any: Vec<(u32, String)>,
+    /// The last `os.environ` standing alone, and how many no argument list has claimed.
+    pub(super) env_alone: Option<(u32, u32)>,
+    pub(super) env_unclaimed: u32,
 }
 
 /// Python's hard keywords: a `match` on the text, which compiles to a switch on its length
@@ -139,6 +146,10 @@ impl<'s> Parser<'s> {
             used: Vec::new(),
             binds: 0,
             defer: None,
+            env: Vec::new(),
+            env_any: Vec::new(),
+            env_alone: None,
+            env_unclaimed: 0,
         }
     }
 
@@ -1009,7 +1020,6 @@ impl<'s> Parser<'s> {
         }
         if self.eat_op("(") {
             self.class_arguments()?;
-            self.expect_op(")")?;
         }
         self.block()
     }

@@ -9,6 +9,7 @@
 //! templates), evaluated with the evaluator's own functions. `gate scan-check` and
 //! `tests/it/scan.rs` hold it to that over real corpora.
 
+mod environ;
 mod expressions;
 mod grammar;
 mod lexer;
@@ -22,13 +23,15 @@ use std::collections::BTreeSet;
 /// file that holds one goes to tree-sitter.
 const TREE_NAMES: &[&str] = &["pytest_plugins"];
 
-/// The environment's names. The tree pass reads them as os's when spelled through `os.` (a
-/// file that does goes to tree-sitter) or imported from os (so does that file, once its
-/// imports are read); any other `environ` (WSGI's) or `getenv` reads nothing to it.
+/// The environment's names. The tree pass reads them as os's when spelled through `os.` (read
+/// by the parser, `environ.rs`, or sent to tree-sitter inside an f-string's hole) or imported
+/// from os (a file that does goes to tree-sitter, once its imports are read); any other
+/// `environ` (WSGI's) or `getenv` reads nothing to it.
 const ENV_NAMES: &[&str] = &["environ", "environb", "getenv"];
 
-/// The first name of `tokens` only the tree pass reads.
-fn tree_name(source: &[u8], tokens: &[lexer::Token]) -> Option<&'static str> {
+/// The first name of `tokens` only the tree pass reads; in an f-string's hole (`hole`), the
+/// environment's too (the parser reads os's environment elsewhere: `scan/environ.rs`).
+fn tree_name(source: &[u8], tokens: &[lexer::Token], hole: bool) -> Option<&'static str> {
     let mut after_dot = false;
     let mut after_def = false;
     let mut after_os_dot = false;
@@ -48,6 +51,7 @@ fn tree_name(source: &[u8], tokens: &[lexer::Token]) -> Option<&'static str> {
         // `os.environ`, whatever stands around the dot: the tree pass reads the text only
         // when nothing does, and this need not tell.
         if name
+            && hole
             && after_os_dot
             && let Some(found) = ENV_NAMES.iter().find(|n| n.as_bytes() == text)
         {
@@ -83,14 +87,14 @@ fn read(source: &[u8]) -> Result<Facts, String> {
         return Err("not UTF-8".into());
     };
     let lexed = lexer::lex(source).map_err(|_| "a token it does not know".to_string())?;
-    let found = std::iter::once(lexed.tokens.as_slice())
+    let found = std::iter::once((lexed.tokens.as_slice(), false))
         .chain(
             lexed
                 .strings
                 .iter()
-                .flat_map(|s| s.holes.iter().map(Vec::as_slice)),
+                .flat_map(|s| s.holes.iter().map(|h| (h.as_slice(), true))),
         )
-        .find_map(|tokens| tree_name(source, tokens));
+        .find_map(|(tokens, hole)| tree_name(source, tokens, hole));
     if let Some(name) = found {
         return Err(format!("name {name}"));
     }
@@ -101,11 +105,16 @@ fn read(source: &[u8]) -> Result<Facts, String> {
     if let Some(why) = parser.defer {
         return Err(why);
     }
+    if parser.env_unclaimed > 0 {
+        return Err("name environ".into());
+    }
     if imports_env_name(&parser.imports) {
         return Err("an environment name imported from os".into());
     }
     let mut facts = Facts {
         imports: parser.imports,
+        env: parser.env,
+        env_any: parser.env_any,
         paths: parser.paths.into_iter().flatten().collect(),
         ..Facts::default()
     };

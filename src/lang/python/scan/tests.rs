@@ -231,8 +231,12 @@ fn what_only_the_tree_pass_reads_goes_there() {
         "from importlib import resources\nx = resources.files('pkg') / 'data.json'\n",
         "import subprocess\nsubprocess.run(['python', '-m', 'pkg'])\n",
         "import importlib\nimportlib.import_module('pkg.' + name)\n",
-        "import os\nx = os.environ['HOME']\n",
         "import os\nd = dict(os . environ)\n",
+        "import os\nd = {**os.environ}\n",
+        "import os\nif 'HOME' in os.environ:\n    pass\n",
+        "import os\ng = os.environ.get\n",
+        "import os\nx = os.getenv\n",
+        "import os\nx = os.getenv(a for a in b)\n",
         "x = f'{os.getenv(name)}'\n",
         "from os import environ\nx = environ['HOME']\n",
         "from os import getenv, sep\nx = getenv('HOME')\n",
@@ -251,6 +255,60 @@ fn what_only_the_tree_pass_reads_goes_there() {
             !agree(src),
             "read fast, but only the tree pass reads:\n{src}"
         );
+    }
+}
+
+/// os's environment where the tree pass's reading depends only on the tokens around it: a
+/// subscript, a reader's call, another method, the whole of an argument. Read fast, and
+/// equal: the variables named, and the text of each read gate cannot name.
+#[test]
+fn os_s_environment_is_read_fast_where_its_tokens_say_the_read() {
+    let cases = [
+        ("import os\nx = os.environ['HOME']\n", vec!["HOME"], 0),
+        ("import os\nx = os.environb[b'HOME']\n", vec!["HOME"], 0),
+        ("import os\nx = os.environ[key]\n", vec![], 1),
+        ("import os\nx = os.environ['A' 'B']\n", vec![], 1),
+        ("import os\nx = os.environ[f'{a}']\n", vec![], 1),
+        (
+            "import os\nx = os.environ.get('A', 'd/x.json')\n",
+            vec!["A"],
+            0,
+        ),
+        (
+            "import os\nx = os.environ.setdefault('A', '1')\n",
+            vec!["A"],
+            0,
+        ),
+        ("import os\nx = os.environ.pop('A', None)\n", vec!["A"], 0),
+        ("import os\nx = os.getenv('A').split(',')\n", vec!["A"], 0),
+        ("import os\nx = os.getenv(  # why\n    'A')\n", vec![], 1),
+        ("import os\nx = os.getenv(key='A')\n", vec![], 1),
+        ("import os\nx = os.getenv()\n", vec![], 1),
+        ("import os\nx = os.environ.copy()\n", vec![], 1),
+        ("import os\nos.environ.update(\n    a=1)\n", vec![], 1),
+        ("import os\nx = os.environb.pop(b'A')\n", vec![], 1),
+        (
+            "import os\n@mock.patch.dict(os.environ, {'A': '1'})\ndef f():\n    pass\n",
+            vec![],
+            1,
+        ),
+        ("import os\nrun(['x'], env=os.environ)\n", vec![], 1),
+        (
+            "import os\nclass A(os.environ, b=os.environb):\n    pass\n",
+            vec![],
+            2,
+        ),
+        (
+            "import os\nf(\n    os.environ,\n    os.environb)\n",
+            vec![],
+            2,
+        ),
+    ];
+    for (src, named, unnamed) in cases {
+        assert!(agree(src), "left to tree-sitter:\n{src}");
+        let facts = facts(src.as_bytes()).unwrap();
+        assert_eq!(facts.env, named, "{src}");
+        assert_eq!(facts.env_any.len(), unnamed, "{src}: {:?}", facts.env_any);
     }
 }
 
@@ -458,6 +516,16 @@ proptest! {
             "from os.path import join\n",
             "def app(environ, start_response):\n    return environ['PATH_INFO']\n",
             "x = environ.get('HTTP_HOST', '')\n",
+            "a = os.environ['K']\n",
+            "b = os.environ.get('K', '')\n",
+            "c = os.getenv(k)\n",
+            "d = f(os.environ, x=os.environb)\n",
+            "e = os.environ.copy()\n",
+            "os.environ['K'] = os.environ.pop('J')\n",
+            "g = os.environ.get(  # c\n 'K')\n",
+            "h = os.environ\n",
+            "i = f(os.environ or {})\n",
+            "j = os.environ[k].x\n",
             "y = 'X' in environ\n",
             "z = dict(environ)\n",
             "w = getenv('HOME')\n",
@@ -472,6 +540,41 @@ proptest! {
         ]), 1..7)
     ) {
         agree(&lines.concat());
+    }
+
+    /// os's environment in every standing: each spelling and trailer of `os.environ`,
+    /// `os.environb` and `os.getenv`, in each context an expression stands in, one to three
+    /// statements a file.
+    #[test]
+    fn os_s_environment_in_every_standing_never_disagrees(
+        uses in prop::collection::vec((
+            prop::sample::select(vec![
+                "os.environ", "os.environb", "os.getenv", "os . environ", "x.os.environ",
+                "os.environ.get", "os.environ.setdefault", "os.environ.pop", "os.environb.get",
+                "os.environb.pop", "os.environ.copy", "os.environ .get", "(os.\n environ)",
+            ]),
+            prop::sample::select(vec![
+                "", "['K']", "[k]", "['A' 'B']", "[b'K']", "[f'{k}']", "[f'K']", "['K', 'J']",
+                "('K')", "('K', d)", "(k)", "()", "(key='K')", "(  # c\n'K')", "('K'  # c\n)",
+                ".get", ".get('K')", ".copy()", "(x for x in y)", "['K'].lower()", "('K',)",
+                "(*a)", "('K' if a else 'J')", "('''K''')", "(r'K')", "[\n'K']",
+            ]),
+            prop::sample::select(vec![
+                "x = {}", "f({})", "f(a, {})", "f(k={})", "f(\n    {},\n)", "y = {} or z",
+                "y = not {}", "y = 'K' in {}", "y = [{}]", "y = ({})", "@d({})\ndef g():\n    pass",
+                "class C({}):\n    pass", "del {}", "for k in {}:\n    pass", "h = lambda: {}",
+                "y: {} = 1", "y = f'{{{}}}'", "print({}, sep='')", "g(*{})", "g(**{})",
+                "r = [{} for _ in z]", "with {} as e:\n    pass", "assert {}", "x[{}]",
+                "def g(a={}):\n    return {}", "f(k={}, j=1)", "{} = v", "x = {}, 1",
+            ]),
+        ), 1..4)
+    ) {
+        let mut src = String::from("import os\n");
+        for (core, trailer, context) in uses {
+            src.push_str(&context.replace("{}", &format!("{core}{trailer}")));
+            src.push('\n');
+        }
+        agree(&src);
     }
 
     #[test]
