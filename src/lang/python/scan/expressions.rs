@@ -415,17 +415,15 @@ impl<'s> Parser<'s> {
     /// `method_value`, `parents_value`).
     fn primary(&mut self) -> Result<Expr> {
         let start = self.tok();
+        let at = self.pos;
         let mut e = self.atom()?;
+        let atom_end = self.pos;
         // What the last trailer was, for the one after it: `.name` (with the value of what
         // it was taken of), or a call of `os.path.split` (with its first argument's value).
         let mut trailer = Trailer::None;
-        // `os.environ`, `os.environb`, `os.getenv`: what follows the name decides the read
-        // (`scan/environ.rs`).
         let mut env = self.env_start(start, &e);
         loop {
-            if let Some(env) = &mut env {
-                env.trailers += 1;
-            }
+            env.iter_mut().for_each(|env| env.trailers += 1);
             if self.eat_op(".") {
                 let t = self.tok();
                 if t.kind != Kind::Name || is_keyword(self.text_of(t)) {
@@ -469,7 +467,7 @@ impl<'s> Parser<'s> {
                 if path_call {
                     self.context = StringContext::PathArg;
                 }
-                let args = self.arguments();
+                let args = self.call_arguments(function == "print" && self.starts_statement(at));
                 self.context = outer;
                 let args = args?;
                 if path_call && args.generator {
@@ -515,12 +513,52 @@ impl<'s> Parser<'s> {
                 e = node;
             } else {
                 self.env_alone(env, &e);
+                self.defer_starred(at, atom_end);
                 return Ok(e);
             }
             if e.depth > MAX_EXPR_DEPTH {
                 return Err(Unsure);
             }
         }
+    }
+
+    /// A primary from `at` just read, its atom ending at `atom_end`. tree-sitter reads
+    /// `*a.b(…)` as `(*a).b(…)` as a list's or set's one element (`[*a.b]`, not `[*a.b, c]`)
+    /// and after the first argument of a statement's `print(`, so the call, attribute or
+    /// subscript it reads is not this one: such a file goes to tree-sitter.
+    fn defer_starred(&mut self, at: usize, atom_end: usize) {
+        if self.pos == atom_end {
+            return;
+        }
+        let lone =
+            at >= 2 && matches!(self.text_of(self.toks[at - 2]), "[" | "{") && !self.is_op(",");
+        if self.star_before(at) && (lone || self.late_print_star) {
+            self.defer_for("a starred primary with trailers".into());
+        }
+    }
+
+    /// A call's arguments; `print_statement`: of a statement's `print(…)`, which tree-sitter
+    /// also reads as a Python 2 print statement (see `defer_starred`).
+    fn call_arguments(&mut self, print_statement: bool) -> Result<Arguments<'s>> {
+        let was = std::mem::replace(&mut self.print_statement, print_statement);
+        let args = self.arguments();
+        self.print_statement = was;
+        args
+    }
+
+    /// Whether the token at `at` is the first of a statement.
+    fn starts_statement(&self, at: usize) -> bool {
+        at.checked_sub(1).is_none_or(|i| {
+            let t = self.toks[i];
+            matches!(t.kind, Kind::Newline | Kind::Indent | Kind::Dedent)
+                || (t.kind == Kind::Op && self.text_of(t) == ";")
+        })
+    }
+
+    /// Whether the token before `at` is a `*`.
+    fn star_before(&self, at: usize) -> bool {
+        at.checked_sub(1)
+            .is_some_and(|i| self.toks[i].kind == Kind::Op && self.text_of(self.toks[i]) == "*")
     }
 
     /// Sends the file to tree-sitter for a call (its `(` just read) only the tree pass reads;
@@ -647,9 +685,13 @@ impl<'s> Parser<'s> {
             count += 1;
             let t = self.tok();
             // Each argument's depth; a positional one is moved into `positional`.
+            let late_print_star = count > 1 && self.print_statement && self.is_op("*");
             let depth = if self.eat_op("**") || self.eat_op("*") {
                 // A splat is an argument the evaluator reads as no value.
-                let e = self.expression()?;
+                let was = std::mem::replace(&mut self.late_print_star, late_print_star);
+                let e = self.expression();
+                self.late_print_star = was;
+                let e = e?;
                 args.positional
                     .push(Expr::node(e.depth + 1, t, self.last()));
                 e.depth

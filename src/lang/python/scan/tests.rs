@@ -258,6 +258,36 @@ fn what_only_the_tree_pass_reads_goes_there() {
     }
 }
 
+/// tree-sitter reads `*a.b(…)` as `(*a).b(…)` as the one element of a list or set and after
+/// the first argument of a statement's `print(`: such a file goes to the tree pass (found by
+/// review: the environment and a path call read there differed).
+#[test]
+fn a_starred_primary_tree_sitter_reads_as_starred_name_goes_there() {
+    for src in [
+        "import os\nx = [*os.environ['A']]\n",
+        "import os\nx = {*os.environ['A']}\n",
+        "import os\nf([*os.getenv('A')])\n",
+        "x = [*open('a/b.txt')]\n",
+        "x = {*open('a/b.txt')}\n",
+        "x = [\n    *open('a/b.txt')\n]\n",
+        "import os\nprint(x, *os.getenv('A'))\n",
+        "import os\nprint (x, *os.environ.get(k), y)\n",
+        "print(x,*open('a/b.txt'))\n",
+    ] {
+        assert!(!agree(src), "read fast:\n{src}");
+    }
+    // Read fast where tree-sitter binds the star as Python does.
+    for src in [
+        "x = [*open('a/b.txt'), 1]\n",
+        "print(*open('a/b.txt'), x)\n",
+        "y = print(x, *open('a/b.txt'))\n",
+        "f(x, *open('a/b.txt'))\n",
+        "print(x, *a)\n",
+    ] {
+        assert!(agree(src), "left to tree-sitter:\n{src}");
+    }
+}
+
 /// os's environment where the tree pass's reading depends only on the tokens around it: a
 /// subscript, a reader's call, another method, the whole of an argument. Read fast, and
 /// equal: the variables named, and the text of each read gate cannot name.
@@ -566,6 +596,8 @@ proptest! {
                 "y: {} = 1", "y = f'{{{}}}'", "print({}, sep='')", "g(*{})", "g(**{})",
                 "r = [{} for _ in z]", "with {} as e:\n    pass", "assert {}", "x[{}]",
                 "def g(a={}):\n    return {}", "f(k={}, j=1)", "{} = v", "x = {}, 1",
+                "y = [*{}]", "y = {*{}}", "y = [*{}, 1]", "y = [\n    *{}\n]", "print(x, *{})",
+                "print(*{}, x)", "print (x, *{}, y)", "y = print(x, *{})", "f(x, *{})",
             ]),
         ), 1..4)
     ) {
@@ -749,8 +781,10 @@ fn generated_path_programs_never_disagree() {
             Ok(())
         })
         .unwrap();
+    // About 35–40% of a draw is read fast; a quarter leaves room for any draw's spread (a
+    // third failed one: 666 of 2,000).
     assert!(
-        fast.get() * 3 > cases,
+        fast.get() * 4 > cases,
         "the fast path read {} of {cases} programs",
         fast.get()
     );
