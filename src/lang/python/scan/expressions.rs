@@ -467,7 +467,7 @@ impl<'s> Parser<'s> {
                 if path_call {
                     self.context = StringContext::PathArg;
                 }
-                let args = self.call_arguments(function == "print" && self.starts_statement(at));
+                let args = self.arguments(function == "print" && self.starts_statement(at));
                 self.context = outer;
                 let args = args?;
                 if path_call && args.generator {
@@ -535,15 +535,6 @@ impl<'s> Parser<'s> {
         if self.star_before(at) && (lone || self.late_print_star) {
             self.defer_for("a starred primary with trailers".into());
         }
-    }
-
-    /// A call's arguments; `print_statement`: of a statement's `print(…)`, which tree-sitter
-    /// also reads as a Python 2 print statement (see `defer_starred`).
-    fn call_arguments(&mut self, print_statement: bool) -> Result<Arguments<'s>> {
-        let was = std::mem::replace(&mut self.print_statement, print_statement);
-        let args = self.arguments();
-        self.print_statement = was;
-        args
     }
 
     /// Whether the token at `at` is the first of a statement.
@@ -666,7 +657,7 @@ impl<'s> Parser<'s> {
     /// A class's bases, after its `(` and up to its `)`, read.
     pub(super) fn class_arguments(&mut self) -> Result<()> {
         let open = self.pos - 1;
-        let args = self.arguments()?;
+        let args = self.arguments(false)?;
         // `class A(x for x in y)` is an error to tree-sitter.
         if args.generator {
             return Err(Unsure);
@@ -677,7 +668,9 @@ impl<'s> Parser<'s> {
     }
 
     /// Call arguments up to `)`: positional, `*a`, `**k`, `name=value`, or one generator.
-    fn arguments(&mut self) -> Result<Arguments<'s>> {
+    /// `print_statement`: of a statement's `print(…)`, which tree-sitter also reads as a
+    /// Python 2 print statement (see `defer_starred`).
+    fn arguments(&mut self, print_statement: bool) -> Result<Arguments<'s>> {
         let mut args = Arguments::default();
         let mut count = 0;
         let open = self.last();
@@ -685,7 +678,7 @@ impl<'s> Parser<'s> {
             count += 1;
             let t = self.tok();
             // Each argument's depth; a positional one is moved into `positional`.
-            let late_print_star = count > 1 && self.print_statement && self.is_op("*");
+            let late_print_star = count > 1 && print_statement && self.is_op("*");
             let depth = if self.eat_op("**") || self.eat_op("*") {
                 // A splat is an argument the evaluator reads as no value.
                 let was = std::mem::replace(&mut self.late_print_star, late_print_star);

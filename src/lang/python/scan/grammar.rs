@@ -74,8 +74,7 @@ pub(super) struct Parser<'s> {
     /// The last `os.environ` standing alone, and how many no argument list has claimed.
     pub(super) env_alone: Option<(u32, u32)>,
     pub(super) env_unclaimed: u32,
-    /// Reading the arguments of a statement's `print(…)`, and a starred one after its first.
-    pub(super) print_statement: bool,
+    /// Reading a starred argument after the first of a statement's `print(…)`.
     pub(super) late_print_star: bool,
 }
 
@@ -153,7 +152,6 @@ impl<'s> Parser<'s> {
             env_any: Vec::new(),
             env_alone: None,
             env_unclaimed: 0,
-            print_statement: false,
             late_print_star: false,
         }
     }
