@@ -281,6 +281,12 @@ impl Ledger {
         Ok(())
     }
 
+    /// The digest `unit` was looked up under, when it was fingerprinted and known: what its
+    /// recorded results are stored with.
+    pub(crate) fn digest_of(&self, unit: &str) -> Option<&str> {
+        self.prints.get(unit)?.as_deref()
+    }
+
     /// The units not to run.
     pub(crate) fn reused_units(&self) -> BTreeSet<String> {
         self.reused.keys().cloned().collect()

@@ -5,8 +5,9 @@
 //!
 //! Flaky evidence is decided once, when the leg that shows it is recorded, from legs recorded
 //! before it (so it never peeks) and stored with its results: a fail-then-pass within the leg,
-//! or a leg that passed where an earlier leg of the same commit, in the window, failed (or the
-//! reverse). A rollup adds a leg's evidence and retires it when the leg leaves the window.
+//! or a leg that passed where an earlier leg of the same commit, in the window, under the same
+//! inputs (the leg's, and the test's own fingerprint where both results carry one), failed (or
+//! the reverse). A rollup adds a leg's evidence and retires it when the leg leaves the window.
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -31,6 +32,20 @@ pub(crate) struct Past {
     pub flake: Flake,
     /// Its leg's inputs digest; none when recorded before gate kept it (never the same).
     pub inputs: Option<String>,
+    /// Its unit's fingerprint digest; none when unknown or not kept (`same_fingerprint`).
+    pub fingerprint: Option<String>,
+}
+
+/// Whether two results of one test ran under the same fingerprint, as far as both know. A
+/// digest missing on either side (a row recorded before gate kept them, `gate record`'s
+/// results from another machine, an input gate cannot hash) says nothing either way: the
+/// leg's inputs alone decide, as they did before. Two digests that differ are two
+/// experiments — a variable the test reads by name was set otherwise — not a retry.
+pub(crate) fn same_fingerprint(a: Option<&str>, b: Option<&str>) -> bool {
+    match (a, b) {
+        (Some(a), Some(b)) => a == b,
+        _ => true,
+    }
 }
 
 /// Whether an outcome is a failure: a failed assertion or a test that could not run.
@@ -365,6 +380,7 @@ mod tests {
                 duration_ms: 10 * seq,
                 flake,
                 inputs: Some("i".into()),
+                fingerprint: None,
             })
             .collect()
     }

@@ -205,10 +205,10 @@ impl Tx for Writer<'_> {
         &mut self,
         seq: i64,
         results: &[TestResult],
-        flakes: &[Flake],
+        evidence: (&[Flake], &[Option<&str>]),
         change: &Change,
     ) -> Result<(), StoreError> {
-        insert_rows(&mut self.tx, seq, results, flakes, change)
+        insert_rows(&mut self.tx, seq, results, evidence, change)
             .map_err(fail::<Err>(&self.name, "cannot write the leg's rows"))
     }
 
@@ -222,7 +222,7 @@ fn insert_rows(
     tx: &mut Transaction<'_>,
     seq: i64,
     results: &[TestResult],
-    flakes: &[Flake],
+    (flakes, fingerprints): (&[Flake], &[Option<&str>]),
     change: &Change,
 ) -> Result<(), Err> {
     let ids: Vec<&str> = results.iter().map(|r| r.id.as_str()).collect();
@@ -232,9 +232,9 @@ fn insert_rows(
     let durations: Vec<i64> = results.iter().map(|r| r.duration_ms as i64).collect();
     let flakes: Vec<i32> = flakes.iter().map(|f| f.code() as i32).collect();
     tx.execute(
-        "INSERT INTO results (seq, test_id, file, try, outcome, duration_ms, flake) \
-         SELECT $1, * FROM UNNEST($2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[], $7::int[])",
-        &[&seq, &ids, &files, &tries, &outcomes, &durations, &flakes],
+        "INSERT INTO results (seq, test_id, file, try, outcome, duration_ms, flake, fingerprint) \
+         SELECT $1, * FROM UNNEST($2::text[], $3::text[], $4::int[], $5::text[], $6::bigint[], $7::int[], $8::text[])",
+        &[&seq, &ids, &files, &tries, &outcomes, &durations, &flakes, &fingerprints],
     )?;
     let pairs = |pairs: &[(String, String)]| -> (Vec<String>, Vec<String>) {
         pairs.iter().cloned().unzip()

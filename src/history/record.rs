@@ -5,6 +5,7 @@ use super::provenance::leg_name;
 use super::{Change, Store, StoreError, rollup};
 use crate::run::events::{TestOutcome, TestResult};
 use crate::run::shard::Shard;
+use std::collections::BTreeMap;
 
 impl Store {
     /// Records one leg's results and what it knows of its change, all or nothing. The same
@@ -67,12 +68,24 @@ pub(crate) struct Leg {
     /// The digest of what can change an outcome besides the code (`fingerprint::run_inputs`):
     /// a pass counts as flaky evidence against a failure only under the same inputs.
     pub inputs: String,
+    /// Each unit's fingerprint digest (test file or Go unit → digest), stored with its results:
+    /// a pass is flaky evidence against a failure only under the test's own inputs too. Empty
+    /// for `gate record` (its results ran elsewhere) and left out of the digest when empty, so
+    /// such a leg's digest is the one gate kept before.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub fingerprints: BTreeMap<String, String>,
 }
 
 impl Leg {
     /// The name it is stored and shown under: its environment, with its shard if any.
     pub(crate) fn name(&self) -> String {
         leg_name(&self.leg, self.shard)
+    }
+
+    /// The fingerprint digest of `result`'s unit, when the run knew it.
+    pub(crate) fn fingerprint_of(&self, result: &TestResult) -> Option<&str> {
+        let unit = result.file.as_deref()?;
+        self.fingerprints.get(unit).map(String::as_str)
     }
 }
 

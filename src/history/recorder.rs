@@ -7,6 +7,7 @@ use crate::history::{self, Change, Leg, Recorded, Store, provenance};
 use crate::project::Project;
 use crate::repo;
 use crate::run::events::{Event, Sink, TestOutcome, TestResult};
+use std::collections::BTreeMap;
 
 /// Where and as what a run is recorded: its leg's environment and shard, and the store
 /// (`--db`, else the configured one).
@@ -38,6 +39,8 @@ pub(crate) struct Gated<'a> {
     pub base: Option<String>,
     pub project: &'a Project,
     pub decided: &'a crate::verdict::Decision,
+    /// Each unit that ran with its fingerprint digest, where known (`Leg::fingerprints`).
+    pub fingerprints: BTreeMap<String, String>,
 }
 
 impl<'a> Recorder<'a> {
@@ -93,6 +96,7 @@ impl<'a> Recorder<'a> {
             inputs: crate::fingerprint::run_inputs(&project.config, &env),
             env,
             source: "gate".into(),
+            fingerprints: gated.fingerprints.clone(),
         };
         store_leg(
             gated.repo,

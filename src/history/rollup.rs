@@ -1,5 +1,6 @@
 //! Recording a leg and keeping the rollup, written once over a store's write transaction
-//! (`Tx`): the leg's flaky evidence is decided from the earlier legs of its commit, its rows
+//! (`Tx`): the leg's flaky evidence is decided from the earlier legs of its commit under the
+//! same inputs (the leg's, and each test's fingerprint where both sides know it), its rows
 //! are written, and the rollup of its tests is moved on by that leg — the legs that left the
 //! window retired, the new one added — so a leg costs its own tests' rows, never their whole
 //! history. The rollup is kept per (test, environment): a leg's shard never splits it. `gate
@@ -26,12 +27,13 @@ pub(super) trait Tx {
     fn execute(&mut self, sql: &str, params: &[Param<'_>]) -> Result<(), StoreError>;
     /// Writes the leg's `runs` row at the store's time; its sequence number.
     fn insert_run(&mut self, leg: &Leg, digest: &str) -> Result<i64, StoreError>;
-    /// Writes the leg's results (each with its flaky evidence), changed paths and selection.
+    /// Writes the leg's results (each with its flaky evidence and its unit's fingerprint
+    /// digest, when known), changed paths and selection.
     fn insert_rows(
         &mut self,
         seq: i64,
         results: &[TestResult],
-        flakes: &[Flake],
+        evidence: (&[Flake], &[Option<&str>]),
         change: &Change,
     ) -> Result<(), StoreError>;
     /// Writes rollup rows over the earlier ones of the same (test, environment).
@@ -88,9 +90,10 @@ pub(super) fn record(
         .first()
         .map_or(0, |r| r[0].int());
     let from = now - window_secs(window_days);
-    let flakes = flakes(tx, leg, seq, from, results)?;
+    let fingerprints: Vec<Option<&str>> = results.iter().map(|r| leg.fingerprint_of(r)).collect();
+    let flakes = flakes(tx, leg, seq, from, (results, &fingerprints))?;
     crate::timings::mark("flaky evidence decided");
-    tx.insert_rows(seq, results, &flakes, change)?;
+    tx.insert_rows(seq, results, (&flakes, &fingerprints), change)?;
     crate::timings::mark("rows written");
     let legs = sightings_of(results, &flakes, seq, leg, now);
     advance(tx, &leg.leg, seq, from, legs, replaced)?;
@@ -124,15 +127,18 @@ fn replace(tx: &mut dyn Tx, seq: i64) -> Result<bool, StoreError> {
 }
 
 /// Each result's flaky evidence (the same for every attempt of a test), from the attempts of
-/// the leg and the earlier legs of its commit in its environment, any shard, in the window.
+/// the leg and the earlier legs of its commit in its environment, any shard, in the window,
+/// under the same inputs: the leg's, and the test's own fingerprint (`fingerprints`, one per
+/// result) where both results carry one.
 fn flakes(
     tx: &mut dyn Tx,
     leg: &Leg,
     seq: i64,
     from: i64,
-    results: &[TestResult],
+    (results, fingerprints): (&[TestResult], &[Option<&str>]),
 ) -> Result<Vec<Flake>, StoreError> {
-    let mut earlier: BTreeMap<String, (bool, bool)> = BTreeMap::new();
+    // Per test: each earlier result's (failed, passed, fingerprint).
+    let mut earlier: BTreeMap<String, Vec<(bool, bool, Option<String>)>> = BTreeMap::new();
     let rows = tx.query(
         schema::SAME_COMMIT,
         &[
@@ -144,20 +150,33 @@ fn flakes(
         ],
     )?;
     for r in rows {
-        let seen = earlier.entry(r[0].string()).or_default();
         let outcome = r[1].string();
-        seen.0 |= evidence::failing(&outcome);
-        seen.1 |= outcome == "passed";
+        earlier.entry(r[0].string()).or_default().push((
+            evidence::failing(&outcome),
+            outcome == "passed",
+            r[2].text(),
+        ));
     }
     let mut out = Vec::with_capacity(results.len());
+    let mut at = 0;
     for test in results.chunk_by(|a, b| a.id == b.id) {
         let attempts: Vec<&str> = test
             .iter()
             .map(|r| super::outcome_name(r.outcome))
             .collect();
-        let (failed, passed) = earlier.get(&test[0].id).copied().unwrap_or_default();
+        // Every attempt of a test is of one unit: its first result's fingerprint is theirs.
+        let own = fingerprints[at];
+        let (failed, passed) = earlier
+            .get(&test[0].id)
+            .into_iter()
+            .flatten()
+            .filter(|(_, _, print)| evidence::same_fingerprint(print.as_deref(), own))
+            .fold((false, false), |(f, p), (failed, passed, _)| {
+                (f || *failed, p || *passed)
+            });
         let flake = evidence::flake_of(&attempts, failed, passed);
         out.extend(std::iter::repeat_n(flake, test.len()));
+        at += test.len();
     }
     Ok(out)
 }

@@ -195,6 +195,7 @@ pub(super) fn past(rows: Vec<Vec<Value>>) -> Vec<Past> {
             flake: evidence::Flake::of_code(r[10].int()),
             inputs: r[11].text(),
             leg: r[12].string(),
+            fingerprint: r[13].text(),
         })
         .collect()
 }

@@ -38,6 +38,10 @@ use super::StoreError;
 ///     environment, with `#K/N` when sharded), `environment` is what history evidence and the
 ///     rollup are matched by, whichever shard ran a test — the rollup's `leg` column holds it
 ///     from here on. Legs recorded before had no shard: their name is their environment.
+/// 12. Each result's test fingerprint digest (its unit's: test file or Go unit), when a gated
+///     run knew it: a pass on the same commit is flaky evidence only under the test's own
+///     inputs too — a variable it reads by name, not only the leg's. Null for rows recorded
+///     before, for `gate record` (its results ran elsewhere) and for an unknown fingerprint.
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -220,6 +224,9 @@ UPDATE runs SET environment = leg;
 CREATE INDEX runs_by_environment ON runs (environment, recorded_unix);
 CREATE INDEX runs_by_environment_commit ON runs (environment, commit_sha);
 "#,
+    r#"
+ALTER TABLE results ADD COLUMN fingerprint TEXT;
+"#,
 ];
 
 /// Both stores are at the same version.
@@ -292,7 +299,7 @@ pub(super) const RUNS_OF: &str = "SELECT r.seq, r.run_id, r.attempt, r.leg, r.co
 
 /// The columns every evidence query reads, in `Past`'s order. Evidence is read by
 /// environment (`$1` of each below), whichever shard's leg holds it.
-const PAST: &str = "SELECT x.test_id, x.file, x.seq, r.run_id, r.commit_sha, r.mainline, x.try, x.outcome, x.duration_ms, r.recorded_unix, x.flake, r.inputs, r.leg \
+const PAST: &str = "SELECT x.test_id, x.file, x.seq, r.run_id, r.commit_sha, r.mainline, x.try, x.outcome, x.duration_ms, r.recorded_unix, x.flake, r.inputs, r.leg, x.fingerprint \
      FROM results x JOIN runs r ON r.seq = x.seq";
 
 /// The history on environment `$1` in store time [`$2`, `$3`) and before seq `$4`, of the tests of leg
@@ -333,8 +340,8 @@ pub(super) fn past_of_environment() -> String {
 
 /// Earlier legs of one commit in one environment, in the window: what flaky evidence is
 /// decided from (`$1` environment, `$2` commit, `$3` the new leg's seq, `$4` the window's
-/// start, `$5` the inputs).
-pub(super) const SAME_COMMIT: &str = "SELECT x.test_id, x.outcome FROM runs r JOIN results x ON x.seq = r.seq \
+/// start, `$5` the inputs), each result with its fingerprint digest (compared per test).
+pub(super) const SAME_COMMIT: &str = "SELECT x.test_id, x.outcome, x.fingerprint FROM runs r JOIN results x ON x.seq = r.seq \
      WHERE r.environment = $1 AND r.commit_sha = $2 AND r.seq < $3 AND r.recorded_unix >= $4 AND r.inputs = $5";
 
 /// Whether a leg of environment `$1` was recorded in store time [`$2`, `$3`): anything to

@@ -213,10 +213,10 @@ impl Tx for Writer<'_> {
         &mut self,
         seq: i64,
         results: &[TestResult],
-        flakes: &[Flake],
+        evidence: (&[Flake], &[Option<&str>]),
         change: &Change,
     ) -> Result<(), StoreError> {
-        insert_rows(&self.tx, seq, results, flakes, change)
+        insert_rows(&self.tx, seq, results, evidence, change)
             .map_err(fail::<Err>(&self.name, "cannot write the leg's rows"))
     }
 
@@ -230,14 +230,14 @@ fn insert_rows(
     tx: &Transaction<'_>,
     seq: i64,
     results: &[TestResult],
-    flakes: &[Flake],
+    (flakes, fingerprints): (&[Flake], &[Option<&str>]),
     change: &Change,
 ) -> Result<(), Err> {
     let mut insert = tx.prepare_cached(
-        "INSERT INTO results (seq, test_id, file, try, outcome, duration_ms, flake) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        "INSERT INTO results (seq, test_id, file, try, outcome, duration_ms, flake, fingerprint) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
     )?;
-    for (r, flake) in results.iter().zip(flakes) {
+    for ((r, flake), fingerprint) in results.iter().zip(flakes).zip(fingerprints) {
         insert.execute(params![
             seq,
             r.id,
@@ -245,7 +245,8 @@ fn insert_rows(
             r.attempt,
             outcome_name(r.outcome),
             r.duration_ms as i64,
-            flake.code()
+            flake.code(),
+            fingerprint
         ])?;
     }
     let mut paths =

@@ -1,5 +1,6 @@
 //! What a run leaves behind: its exit code, a shadow run's judgements, the traced edges of what
-//! its test files opened, the ledger's entries, and the recorded leg.
+//! its test files opened, the ledger's entries, and the recorded leg — each result with its
+//! unit's fingerprint digest, the one the ledger looked the unit up under when it knew one.
 
 use super::Inputs;
 use super::select::Chosen;
@@ -12,6 +13,7 @@ use crate::proof::shadow::Judged;
 use crate::run::events::Collected;
 use crate::run::steps::Ran;
 use crate::verdict::RunVerdict;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// The run's exit code and, for a shadow run, its judgements; with the run's traces and
 /// ledger entries kept and the leg recorded. A run that ran no test (every change inert,
@@ -67,6 +69,11 @@ pub(super) fn conclude(
             base: at.input.range.as_ref().and_then(|r| r.base.clone()),
             project: at.project,
             decided: at.decided,
+            // A working tree is not recorded: nothing to fingerprint for it.
+            fingerprints: match at.input.head {
+                Some(_) => fingerprints(at, chosen, collected),
+                None => BTreeMap::new(),
+            },
         };
         code = recorder.finish(&gated, code);
     }
@@ -101,4 +108,38 @@ fn keep(
                 .enter(collected, complete, &chosen.this_run, &scope),
         )
         .for_each(crate::terminal::warn);
+}
+
+/// Each test unit that has a result, with its fingerprint digest: the ledger's, looked up
+/// before the run, when it knew one; else computed now, once per unit (the units of a shadow or
+/// whole-suite run, where the ledger fingerprinted none); left out when an input cannot be
+/// hashed. A same-commit pass is flaky evidence only under the same digest.
+fn fingerprints(
+    at: &Inputs<'_>,
+    chosen: &Chosen<'_>,
+    collected: &Collected,
+) -> BTreeMap<String, String> {
+    let scope = crate::fingerprint::Scope {
+        repo: at.repo,
+        snapshot: &at.input.snapshot,
+        project: at.project,
+        root: &chosen.root,
+    };
+    let mut memo = crate::fingerprint::Memo::default();
+    let units: BTreeSet<&str> = collected
+        .tests
+        .iter()
+        .filter_map(|t| t.file.as_deref())
+        .filter(|unit| at.project.tests.contains(*unit))
+        .collect();
+    units
+        .into_iter()
+        .filter_map(|unit| {
+            let digest = match chosen.ledger.digest_of(unit) {
+                Some(known) => known.to_string(),
+                None => scope.digest(unit, &mut memo)?,
+            };
+            Some((unit.to_string(), digest))
+        })
+        .collect()
 }

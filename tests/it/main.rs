@@ -48,5 +48,6 @@ mod support;
 mod symlinks;
 mod traced;
 mod triage;
+mod triage_inputs;
 mod verdicts;
 mod warm_path;

@@ -1,5 +1,6 @@
 //! Triage: every failing test of a recorded leg gets exactly one verdict, by ordered rules —
-//! passed on the same commit → `flaky`; failing on main in the same environment →
+//! passed on the same commit under the same inputs (the leg's, and the test's fingerprint
+//! where both results carry one) → `flaky`; failing on main in the same environment →
 //! `pre_existing`; selected because of a changed file, with no flaky evidence →
 //! `new_regression`; unlinked but known flaky or with flaky evidence → `flaky`; otherwise
 //! `unknown`. History is the leg's
@@ -146,7 +147,7 @@ fn judge(
     change: &Change,
     rules: &Rules<'_>,
 ) -> Triaged {
-    let (verdict, confidence, evidence, from) = passed_on_commit(leg, own, prior)
+    let (verdict, confidence, evidence, from) = passed_on_commit(leg, last, own, prior)
         .unwrap_or_else(|| from_history(leg, last, prior, change, rules));
     Triaged {
         test: last.test.clone(),
@@ -158,15 +159,24 @@ fn judge(
     }
 }
 
-/// The first rule: a pass on the leg's commit, on an earlier leg or an earlier try of this one.
-fn passed_on_commit(leg: &LegInfo, own: &[&Past], prior: &[&Past]) -> Option<Judgement> {
+/// The first rule: a pass on the leg's commit, on an earlier leg or an earlier try of this one
+/// (whose failing attempt is `last`).
+fn passed_on_commit(
+    leg: &LegInfo,
+    last: &Past,
+    own: &[&Past],
+    prior: &[&Past],
+) -> Option<Judgement> {
     // A pass on the same commit is flaky evidence only under the same inputs: with another
-    // `[env]` value or interpreter variable it is another experiment, not a retry.
+    // `[env]` value or interpreter variable it is another experiment, not a retry — and so it
+    // is with another value of a variable the test itself reads by name, which only its
+    // fingerprint holds (compared where both results carry one).
     if let Some(p) = prior.iter().find(|r| {
         r.commit == leg.commit
             && r.outcome == "passed"
             && leg.inputs.is_some()
             && r.inputs == leg.inputs
+            && evidence::same_fingerprint(r.fingerprint.as_deref(), last.fingerprint.as_deref())
     }) {
         return Some((
             Verdict::Flaky,

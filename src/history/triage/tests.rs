@@ -63,6 +63,7 @@ fn history(specs: &[Spec]) -> (Vec<LegInfo>, Vec<Past>) {
                     recorded_unix: seq,
                     flake,
                     inputs: Some("i".into()),
+                    fingerprint: None,
                 });
             }
         }
@@ -147,6 +148,7 @@ fn row(seq: i64, commit: &str, mainline: bool, attempt: u32, outcome: &str) -> P
         recorded_unix: seq,
         flake: evidence::Flake::None,
         inputs: Some("i".into()),
+        fingerprint: None,
     }
 }
 
@@ -227,4 +229,43 @@ fn the_first_rule_that_holds_decides() {
         row(9, "b", false, 2, "passed"),
     ];
     assert!(triage_leg(&leg(9, "b"), &passed, &linked, &rules).is_empty());
+}
+
+/// A same-commit pass under the same leg inputs is flaky evidence when the two results'
+/// fingerprints are equal or one is unknown; when they differ (a variable the test reads by
+/// name was set otherwise) the next rule decides.
+#[test]
+fn a_same_commit_pass_counts_only_under_the_same_fingerprint() {
+    let linked = Change {
+        paths: vec![("src/x.py".into(), "resolved".into())],
+        selected: vec![("t.py".into(), "src/x.py".into())],
+    };
+    let none = |_: &str| None;
+    let rules = Rules {
+        window_days: 90,
+        known_flaky: &none,
+    };
+    let with = |row: Past, print: Option<&str>| Past {
+        fingerprint: print.map(str::to_string),
+        ..row
+    };
+    let judge = |pass: Option<&str>, fail: Option<&str>| {
+        let rows = [
+            with(row(2, "b", false, 1, "passed"), pass),
+            with(row(9, "b", false, 1, "failed"), fail),
+        ];
+        let got = triage_leg(&leg(9, "b"), &rows, &linked, &rules);
+        assert_eq!(got.len(), 1, "{got:?}");
+        (got[0].verdict, got[0].confidence, got[0].from.is_some())
+    };
+    let flaky = (Verdict::Flaky, Confidence::High, true);
+    assert_eq!(judge(Some("f1"), Some("f1")), flaky, "equal");
+    assert_eq!(
+        judge(Some("f1"), Some("f2")),
+        (Verdict::NewRegression, Confidence::High, false),
+        "they differ: the change's link decides"
+    );
+    assert_eq!(judge(None, Some("f2")), flaky, "the pass's is unknown");
+    assert_eq!(judge(Some("f1"), None), flaky, "the failure's is unknown");
+    assert_eq!(judge(None, None), flaky, "neither is known");
 }
