@@ -203,7 +203,7 @@ pub enum Sub {
     ///
     /// Every failing test file is judged against the decision frozen for the same commit and
     /// base: caught, missed (with the cause and the rule that would have caught it) or flaky (by
-    /// evidence recorded before this run).
+    /// evidence recorded before this run). A run or report with no result judged nothing: exit 12.
     Shadow(ShadowArgs),
     /// Measure the selection over the recorded shadow runs: recall, tests selected, misses by cause.
     ///

@@ -36,3 +36,7 @@ pub const INPUT: u8 = 10;
 /// `gate shadow`: a test the whole suite failed was one the frozen decision left out (or
 /// reused): the selection missed it. The miss and the rule that would have caught it are named.
 pub const MISSED: u8 = 11;
+/// `gate shadow`: no test file or Go package had a result (a report holding no test, a run that
+/// ran none), so nothing was judged. The compare is still recorded — `gate evaluate` counts its
+/// units unknown — but a CI step that audited nothing must not look green.
+pub const NOTHING_JUDGED: u8 = 12;

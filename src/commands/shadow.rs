@@ -1,7 +1,8 @@
 //! `gate shadow [RANGE]`: the whole suite runs through the gate pipeline (the decision frozen
 //! for this commit and base, else one frozen now, before the suite runs), and every failing
 //! test file or Go package is judged against that decision (`crate::proof::shadow`). The run and the
-//! judgements are recorded in the history store.
+//! judgements are recorded in the history store; a run or report with no result judged nothing,
+//! which is recorded too and exits `NOTHING_JUDGED`, never as a pass.
 
 use crate::cli::ShadowArgs;
 use crate::error::{Error, Result};

@@ -40,6 +40,7 @@ mod results;
 mod runner_argv;
 mod selection;
 mod shadow;
+mod shadow_judged_nothing;
 mod shards;
 mod shards_suggest;
 mod snapshots;

@@ -9,7 +9,7 @@ use crate::support::{TestRepo, text};
 use serde_json::Value;
 use std::path::Path;
 
-fn fixture() -> TestRepo {
+pub(crate) fn fixture() -> TestRepo {
     let t = TestRepo::from_fixture("shop");
     let counter = t.root.parent().unwrap().join("flaky-count");
     // The rate file is named only through the runner's environment: no edge reaches it, and
@@ -499,64 +499,6 @@ fn a_run_made_elsewhere_is_judged_from_its_junit_report() {
         (Some(0), Some(3))
     );
     assert_eq!(e["failure_recall"], Value::Null, "{e:#}");
-}
-
-/// A whole-suite report that holds no result judged nothing: said so, never "0 missed"; a file
-/// of another kind given as `go test -json` is exit 10, never a stream with no result.
-#[test]
-fn a_report_with_no_result_is_said_to_judge_nothing() {
-    let t = fixture();
-    let db = format!("sqlite:{}", t.root.join(".git/gate/h.sqlite").display());
-    t.branch("feature");
-    t.checkout("feature");
-    t.write("config/rate.cfg", "2\n");
-    t.commit("rate 2");
-    let junit = t.root.parent().unwrap().join("full.xml");
-    let judge = || {
-        t.gate(&[
-            "shadow",
-            "master...HEAD",
-            "--junit",
-            junit.to_str().unwrap(),
-        ])
-        .args(["--db", &db, "--json"])
-        .output()
-        .unwrap()
-    };
-    std::fs::write(
-        &junit,
-        "<testsuites><testsuite name=\"pytest\" tests=\"0\"/></testsuites>",
-    )
-    .unwrap();
-    let out = judge();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("gate shadow: no test file had a result — nothing judged"),
-        "{stderr}"
-    );
-    assert!(!stderr.contains("0 missed"), "{stderr}");
-    // A JUnit file given as `go test -json` is not a stream with no result: exit 10.
-    let junit_as_go = t
-        .gate(&[
-            "shadow",
-            "master...HEAD",
-            "--go-json",
-            junit.to_str().unwrap(),
-        ])
-        .args(["--db", &db])
-        .output()
-        .unwrap();
-    assert_eq!(
-        junit_as_go.status.code(),
-        Some(10),
-        "{}",
-        text(&junit_as_go)
-    );
-    assert!(
-        text(&junit_as_go).contains("not a `go test -json` stream"),
-        "{}",
-        text(&junit_as_go)
-    );
 }
 
 /// A stored decision edited to say the missed test was selected is not trusted: the body no

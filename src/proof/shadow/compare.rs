@@ -12,9 +12,11 @@ use crate::run::events::Collected;
 use std::collections::BTreeSet;
 
 /// Judges the run's failing units against the frozen decision `(id, json)`, says so and
-/// records it; the exit code — `MISSED` on a miss when the shadow was asked for, else the
-/// run's `code` (an audit never changes a run's outcome) — and the judgements. A run that broke
-/// (`complete` false) is judged not at all: its missing results are unknown, never passes.
+/// records it; the exit code — when the shadow was asked for, `MISSED` on a miss and
+/// `NOTHING_JUDGED` when no unit had a result (where the run's own code said nothing was wrong);
+/// else the run's `code` (an audit never changes a run's outcome) — and the judgements. A run
+/// that broke (`complete` false) is judged not at all: its missing results are unknown, never
+/// passes, and its code stands.
 pub(crate) fn compare(
     repo: &git2::Repository,
     project: &Project,
@@ -84,11 +86,7 @@ pub(crate) fn compare(
         .iter()
         .filter(|u| !units.contains_key(u.as_str()))
         .count();
-    if units.is_empty() {
-        tell!(
-            "gate shadow: no test file had a result — nothing judged, {silent} test file(s) unknown"
-        );
-    } else {
+    if !units.is_empty() {
         if silent > 0 {
             tell!(
                 "gate shadow: {silent} of {} test file(s) had no result: unknown, not judged",
@@ -110,10 +108,23 @@ pub(crate) fn compare(
             .collect(),
         select_ms,
     })?;
-    let code = if mode == Shadow::Asked && judged.iter().any(|j| j.class == "missed") {
-        exit_codes::MISSED
-    } else {
-        code
+    let code = match mode {
+        Shadow::Asked if judged.iter().any(|j| j.class == "missed") => exit_codes::MISSED,
+        // An audit that judged nothing proved nothing: its step must not pass. A code that
+        // already fails the step says more, and stands.
+        Shadow::Asked if units.is_empty() && code == exit_codes::OK => exit_codes::NOTHING_JUDGED,
+        _ => code,
     };
+    if units.is_empty() {
+        // Said once the compare is recorded: its units are unknown, never passes.
+        let why = if code == exit_codes::NOTHING_JUDGED {
+            format!("; a shadow run that judged nothing is not a pass (exit {code})")
+        } else {
+            String::new()
+        };
+        tell!(
+            "gate shadow: no test file had a result — nothing judged, {silent} test file(s) unknown{why}"
+        );
+    }
     Ok((code, Some(judged)))
 }
