@@ -60,6 +60,54 @@ impl PartialEq<&str> for RepoPath {
     }
 }
 
+/// Whether a file named `name` is one a test run may load from a folder of the code it runs
+/// without any commit naming it: a Python module, stub, bytecode, compiled module or path
+/// file, pytest's or the project's configuration or conftest, a file `go build` compiles into
+/// the folder's package (Go, cgo, assembly, `.syso`), a Go module or workspace file.
+pub(crate) fn loaded_by_runners(name: &str) -> bool {
+    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
+    matches!(
+        ext,
+        "py" | "pyi"
+            | "pyc"
+            | "so"
+            | "pyd"
+            | "pth"
+            | "go"
+            | "s"
+            | "S"
+            | "sx"
+            | "c"
+            | "cc"
+            | "cpp"
+            | "cxx"
+            | "h"
+            | "hh"
+            | "hpp"
+            | "hxx"
+            | "m"
+            | "f"
+            | "F"
+            | "for"
+            | "f90"
+            | "syso"
+            | "swig"
+            | "swigcxx"
+    ) || matches!(
+        name,
+        "pytest.ini"
+            | ".pytest.ini"
+            | "tox.ini"
+            | "setup.cfg"
+            | "pyproject.toml"
+            | "go.mod"
+            | "go.sum"
+            | "go.work"
+            | "go.work.sum"
+            | ".gate.toml"
+    )
+}
+
 pub(crate) fn is_python(path: &str) -> bool {
     path.ends_with(".py") || path.ends_with(".pyi")
 }

@@ -84,7 +84,7 @@ impl Facts {
 
     /// What `file` reads that may be no file of the tree, if anything.
     pub(crate) fn reads(&self, file: &str) -> Option<Reads> {
-        let outside: Vec<(u32, String)> = self
+        let mut outside: Vec<(u32, String)> = self
             .strings
             .iter()
             .filter(|s| s.context == StringContext::PathArg && is_outside(&s.value))
@@ -94,13 +94,24 @@ impl Facts {
             .strings
             .iter()
             .filter(|s| s.context == StringContext::PathArg && !is_outside(&s.value))
-            .map(|s| crate::analyze::paths::PathValue::Relative(s.value.clone()));
-        let mut named: Vec<String> = literal
-            .chain(self.paths.iter().map(|p| p.value.clone()))
-            .flat_map(|v| candidates(file, &v))
-            .collect();
+            .map(|s| {
+                (
+                    s.line,
+                    crate::analyze::paths::PathValue::Relative(s.value.clone()),
+                )
+            });
+        let mut named: Vec<String> = Vec::new();
+        for (line, value) in literal.chain(self.paths.iter().map(|p| (p.line, p.value.clone()))) {
+            let (names, patterns) = candidates(file, &value);
+            named.extend(names);
+            // A pattern that climbs out of the repository matches files no tree holds and no
+            // listing of the tree can enumerate.
+            outside.extend(patterns.into_iter().map(|p| (line, p)));
+        }
         named.sort();
         named.dedup();
+        outside.sort();
+        outside.dedup();
         (!self.env.is_empty()
             || !outside.is_empty()
             || !self.env_any.is_empty()
@@ -132,12 +143,12 @@ pub(crate) struct Reads {
     pub named: Vec<String>,
 }
 
-/// An absolute or home-relative path: `/etc/shop.conf`, `~/.shoprc`. `/` alone names no file,
-/// and `/dev/null` reads the same nothing everywhere.
-/// The repository paths a literal read may name — from the root (the runner's folder) or the
-/// file's own folder; from its folder when anchored on `__file__`. Globs and climbs out are
-/// not files one can name.
-fn candidates(file: &str, value: &crate::analyze::paths::PathValue) -> Vec<String> {
+/// The paths a literal read may name — from the root (the runner's folder) or the file's own
+/// folder; from its folder when anchored on `__file__` — and the patterns among them that climb
+/// out of the repository. A name that climbs out (`../shared.txt`) is a name still: the file
+/// there is hashed by its content where the runner runs. A pattern inside the tree is the
+/// graph's (its edges name what it matches); one that climbs out matches what no tree holds.
+fn candidates(file: &str, value: &crate::analyze::paths::PathValue) -> (Vec<String>, Vec<String>) {
     use crate::analyze::paths::PathValue;
     let folder = crate::path::parent(file);
     let raw: Vec<String> = match value {
@@ -147,17 +158,22 @@ fn candidates(file: &str, value: &crate::analyze::paths::PathValue) -> Vec<Strin
         PathValue::FileDir(p) => vec![crate::path::join(folder, p)],
         _ => Vec::new(),
     };
-    raw.iter()
-        .map(|p| crate::path::normalize(p))
-        .filter(|p| {
-            !p.is_empty()
-                && p != "."
-                && !p.starts_with("..")
-                && !p.contains(['*', '?', '[', crate::analyze::paths::UNKNOWN])
-        })
-        .collect()
+    let (mut names, mut patterns) = (Vec::new(), Vec::new());
+    for p in raw.iter().map(|p| crate::path::normalize(p)) {
+        if p.is_empty() || p == "." {
+            continue;
+        }
+        if !p.contains(['*', '?', '[', crate::analyze::paths::UNKNOWN]) {
+            names.push(p);
+        } else if p.starts_with("..") {
+            patterns.push(p.replace(crate::analyze::paths::UNKNOWN, "*"));
+        }
+    }
+    (names, patterns)
 }
 
+/// An absolute or home-relative path: `/etc/shop.conf`, `~/.shoprc`. `/` alone names no file,
+/// and `/dev/null` reads the same nothing everywhere.
 fn is_outside(path: &str) -> bool {
     (path.starts_with('/') && path.len() > 1 && path != "/dev/null") || path.starts_with("~/")
 }

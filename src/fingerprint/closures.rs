@@ -167,7 +167,7 @@ impl Scope<'_> {
     }
 
     /// Keeps this run's closure hashes for the next, when it computed any.
-    pub(crate) fn keep(&self, memo: &Memo) -> Option<String> {
+    pub(super) fn keep_closures(&self, memo: &Memo) -> Option<String> {
         let c = memo.closures.as_ref()?;
         let (keys, commit) = (c.keys?, self.snapshot.commit()?);
         if c.fresh == 0 {

@@ -6,8 +6,10 @@
 //! `os.getenv("X")`, `os.Getenv("X")`), and the interpreter's or toolchain's identity. An input gate cannot hash makes the
 //! fingerprint unknown, with why: an unknown fingerprint is never reused (part 11's ledger).
 
+mod beside;
 mod changed;
 mod closures;
+pub(crate) mod disk;
 mod files;
 mod identity;
 mod toolchain;
@@ -124,9 +126,31 @@ pub(crate) struct Memo {
     /// The whole-suite files' inputs: the same for every test of the tree.
     whole_suite: Option<(Vec<Input>, Vec<String>)>,
     closures: Option<Closures>,
+    /// The states of files no commit holds, read once per run.
+    pub(crate) disk: Option<disk::Disk>,
+    /// Each fingerprinted test's closure files, walked once per run.
+    files: BTreeMap<String, Vec<String>>,
+    /// Per folder of the tree, the files beside its code that no commit holds.
+    beside: beside::Found,
 }
 
 use crate::lang::toolchain::hash;
+
+impl Memo {
+    /// `test`'s closure files, when this run walked them.
+    pub(crate) fn closure_files(&self, test: &str) -> Option<&[String]> {
+        self.files.get(test).map(Vec::as_slice)
+    }
+
+    /// The files beside the tree this run found and hashed (repository-relative).
+    pub(crate) fn beside_files(&self) -> impl Iterator<Item = &str> {
+        self.beside
+            .values()
+            .flatten()
+            .filter(|(_, state)| state.is_ok())
+            .map(|(path, _)| path.as_str())
+    }
+}
 
 /// Where fingerprints are taken: the tree being gated, its project and the directory the
 /// runner runs in.
@@ -174,6 +198,9 @@ impl Scope<'_> {
         let (whole, whole_unknown) = self.whole_suite(memo);
         inputs.extend(whole.iter().cloned());
         unknown.extend(whole_unknown.iter().cloned());
+        let (beside, beside_unknown) = self.beside(test, memo);
+        inputs.extend(beside);
+        unknown.extend(beside_unknown);
         inputs.extend(self.runner());
         inputs.extend(read.into_iter().map(|name| Input {
             kind: Kind::Env,
@@ -229,6 +256,34 @@ impl Scope<'_> {
         rest_known.then_some(digest)
     }
 
+    /// Why `test`'s fingerprint is unknown: the first of its inputs that cannot be hashed, as
+    /// `of_test` lists it — the inputs every test shares asked first, from what this run
+    /// already computed, so a toolchain gate cannot hash is named without hashing again.
+    pub(crate) fn why_unknown(&self, test: &str, memo: &mut Memo) -> String {
+        if let Err(why) = self.toolchain(test, memo) {
+            return why;
+        }
+        if let Some(why) = self.whole_suite(memo).1.first() {
+            return why.clone();
+        }
+        if let Some(why) = self.beside(test, memo).1.into_iter().next() {
+            return why;
+        }
+        let unbounded = unbounded_files(&self.project.graph);
+        for file in self.closure_files(test) {
+            let mut why = Vec::new();
+            self.files().doubts(&file, &unbounded, &mut why);
+            if let Some(why) = why.into_iter().next() {
+                return why;
+            }
+        }
+        self.of_test(test, memo)
+            .unknown
+            .into_iter()
+            .next()
+            .unwrap_or_else(|| "an input of its closure cannot be hashed".into())
+    }
+
     /// The digest of `test`'s inputs, whether its closures hold no doubt, and whether every
     /// other input is known.
     fn digest_parts(&self, test: &str, memo: &mut Memo) -> (String, bool, bool) {
@@ -252,9 +307,12 @@ impl Scope<'_> {
         known &= toolchain.is_some();
         let (whole, whole_unknown) = self.whole_suite(memo);
         known &= whole_unknown.is_empty();
+        let whole = whole.clone();
+        let (beside, beside_unknown) = self.beside(test, memo);
+        known &= beside_unknown.is_empty();
         let rest: Vec<Input> = whole
-            .iter()
-            .cloned()
+            .into_iter()
+            .chain(beside)
             .chain(self.runner())
             .chain(self.run_variables().map(|name| Input {
                 kind: Kind::Env,
@@ -284,6 +342,15 @@ impl Scope<'_> {
                     .is_none_or(|flags| flags.reasons().is_empty())
         });
         bounded.then_some(files)
+    }
+
+    /// `closure_files`, walked once per run for each test.
+    pub(crate) fn closure_files_of<'m>(&self, test: &str, memo: &'m mut Memo) -> &'m [String] {
+        if !memo.files.contains_key(test) {
+            let files = self.closure_files(test);
+            memo.files.insert(test.to_string(), files);
+        }
+        &memo.files[test]
     }
 
     /// Every file the test depends on: the selection's relation walked forwards from it and
@@ -329,6 +396,18 @@ impl Scope<'_> {
         files.sort();
         files.dedup();
         files
+    }
+
+    /// Keeps what this run computed that the next can trust (the closure hashes, the states of
+    /// files no commit holds); what to say of what could not be kept.
+    pub(crate) fn keep(&self, memo: &Memo) -> Vec<String> {
+        let disk = memo.disk.as_ref().and_then(disk::Disk::keep);
+        self.keep_closures(memo).into_iter().chain(disk).collect()
+    }
+
+    /// The paths `file` reads by a literal that the tree does not hold.
+    pub(crate) fn files_untracked<'f>(&'f self, file: &str) -> impl Iterator<Item = &'f str> {
+        self.files().untracked(file)
     }
 
     /// The runner's argv and `[env]`, and the configuration the run is gated under.
@@ -391,6 +470,22 @@ fn value_of(name: &str) -> String {
     std::env::var_os(name).map_or_else(|| UNSET.to_string(), |v| hash(v.as_encoded_bytes()))
 }
 
+/// `bytes` in lower-case hexadecimal. Digests are made by the thousand on a warm run: no
+/// formatting machinery per byte.
 pub(crate) fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    const DIGITS: &[u8; 16] = b"0123456789abcdef";
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        out.push(char::from(DIGITS[usize::from(b >> 4)]));
+        out.push(char::from(DIGITS[usize::from(b & 15)]));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn hex_is_two_lower_case_digits_a_byte() {
+        assert_eq!(super::hex(&[0, 15, 16, 171, 255]), "000f10abff");
+    }
 }

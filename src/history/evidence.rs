@@ -38,15 +38,20 @@ pub(crate) struct Past {
 
 /// Whether two results of one test ran under the same fingerprint, as far as both know. A
 /// digest missing on either side (a row recorded before gate kept them, `gate record`'s
-/// results from another machine, an input gate cannot hash) says nothing either way: the
-/// leg's inputs alone decide, as they did before. Two digests that differ are two
-/// experiments — a variable the test reads by name was set otherwise — not a retry.
+/// results from another machine) says nothing either way: the leg's inputs alone decide, as
+/// they did before. Two digests that differ are two experiments — a variable the test reads by
+/// name was set otherwise, an installed file was edited — not a retry; and a run whose inputs
+/// gate could not name (`UNKNOWN`) is never the same as another.
 pub(crate) fn same_fingerprint(a: Option<&str>, b: Option<&str>) -> bool {
     match (a, b) {
+        (Some(UNKNOWN), _) | (_, Some(UNKNOWN)) => false,
         (Some(a), Some(b)) => a == b,
         _ => true,
     }
 }
+
+/// The digest a gated run records for a unit whose inputs it could not all name.
+pub(crate) const UNKNOWN: &str = "unknown";
 
 /// Whether an outcome is a failure: a failed assertion or a test that could not run.
 pub(crate) fn failing(outcome: &str) -> bool {

@@ -12,6 +12,7 @@ mod ledger;
 mod location;
 pub(crate) mod observations;
 mod open;
+mod outside;
 mod postgres;
 pub(crate) mod provenance;
 mod record;
@@ -37,6 +38,7 @@ pub(crate) use error::StoreError;
 pub(crate) use ledger::Entry;
 pub(crate) use location::{Location, location};
 pub(crate) use open::{RecordedRun, open_for, open_store, recorded_run, run_or_latest};
+pub(crate) use outside::OutsideKept;
 pub(crate) use record::{Leg, Recorded};
 pub(crate) use triage::Change;
 

@@ -42,6 +42,9 @@ use super::StoreError;
 ///     run knew it: a pass on the same commit is flaky evidence only under the test's own
 ///     inputs too — a variable it reads by name, not only the leg's. Null for rows recorded
 ///     before, for `gate record` (its results ran elsewhere) and for an unknown fingerprint.
+/// 13. What a unit's newest ledger entry read outside the tree: the run's list of files no
+///     commit holds (loaded modules, files read outside the repository), kept once per
+///     distinct list, and per unit how many of its first files the unit's run had read.
 pub(super) const MIGRATIONS: &[&str] = &[
     r#"
 CREATE TABLE runs (
@@ -227,6 +230,18 @@ CREATE INDEX runs_by_environment_commit ON runs (environment, commit_sha);
     r#"
 ALTER TABLE results ADD COLUMN fingerprint TEXT;
 "#,
+    r#"
+CREATE TABLE outside_lists (
+    id TEXT PRIMARY KEY,
+    files TEXT NOT NULL
+);
+CREATE TABLE outside (
+    unit TEXT PRIMARY KEY,
+    list_id TEXT NOT NULL,
+    count INTEGER NOT NULL,
+    recorded_unix BIGINT NOT NULL
+);
+"#,
 ];
 
 /// Both stores are at the same version.
@@ -408,6 +423,25 @@ pub(super) const LOADED: &str = "INSERT INTO loaded (unit, commit_sha, files, re
 pub(super) const UNLOAD: &str = "DELETE FROM loaded WHERE unit IN ({keys})";
 /// The modules loaded when units' whole traced runs ended (`{keys}`: the units).
 pub(super) const LOADED_FROM: &str = "SELECT unit, files FROM loaded WHERE unit IN ({keys})";
+/// A list of files read outside the tree, once however many units and runs share it (`$1`:
+/// the hash of its text `$2`, a JSON array of paths).
+pub(super) const OUTSIDE_LIST: &str =
+    "INSERT INTO outside_lists (id, files) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING";
+/// A unit's newest passing entry read the first `$3` files of list `$2`: replaces what it read
+/// before.
+pub(super) const OUTSIDE: &str = "INSERT INTO outside (unit, list_id, count, recorded_unix) VALUES ($1, $2, $3, {unix_now}) \
+     ON CONFLICT (unit) DO UPDATE SET list_id = excluded.list_id, count = excluded.count, recorded_unix = excluded.recorded_unix";
+/// As `OUTSIDE`, for a unit none is kept for yet (a failing run's reads replace no pass's).
+pub(super) const OUTSIDE_FIRST: &str = "INSERT INTO outside (unit, list_id, count, recorded_unix) VALUES ($1, $2, $3, {unix_now}) \
+     ON CONFLICT (unit) DO NOTHING";
+/// Lists no unit reads any more.
+pub(super) const OUTSIDE_UNUSED: &str =
+    "DELETE FROM outside_lists WHERE id NOT IN (SELECT list_id FROM outside)";
+/// Which list, and how much of it, units read (`{keys}`: the units).
+pub(super) const OUTSIDE_OF: &str =
+    "SELECT unit, list_id, count FROM outside WHERE unit IN ({keys})";
+/// Lists by id (`{keys}`).
+pub(super) const OUTSIDE_LISTS: &str = "SELECT id, files FROM outside_lists WHERE id IN ({keys})";
 /// A tree's traces.
 pub(super) const TRACES_OF: &str = "SELECT unit, files FROM traces WHERE tree = $1 ORDER BY unit";
 

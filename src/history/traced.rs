@@ -147,9 +147,10 @@ fn select(
 }
 
 /// Keeps what each test file of a run opened, and what each module read while it was
-/// imported, at `commit`: only test files and modules of this tree, and only paths that are
-/// files of it (a trace names what the checkout held, which the tree must hold too). Returns
-/// why nothing was kept, when it could not be.
+/// imported, at `commit`: only test files and modules of this tree. A path the tree does not
+/// hold stays (a git-ignored file a test reads by a computed path, one it made): the ledger
+/// hashes it as it is on disk, and selection never meets it (a change names only the tree's
+/// files). Returns why nothing was kept, when it could not be.
 pub(crate) fn keep(
     state: &std::path::Path,
     db: Option<&str>,
@@ -159,11 +160,7 @@ pub(crate) fn keep(
     collected: &Collected,
 ) -> Option<String> {
     let of_tree = |own: &str, paths: &BTreeSet<String>| -> BTreeSet<String> {
-        paths
-            .iter()
-            .filter(|p| *p != own && files.contains(*p))
-            .cloned()
-            .collect()
+        paths.iter().filter(|p| *p != own).cloned().collect()
     };
     let opened: BTreeMap<String, Trace> = collected
         .opened

@@ -45,6 +45,13 @@ pub(crate) trait Suite: Sync {
         state: &Path,
         env: &BTreeMap<String, String>,
     ) -> Result<String, String>;
+    /// Whether its runs show what they read outside the tree (the files no commit holds that a
+    /// unit's process loaded or read, which a pass is entered with): `Some(true)` when its
+    /// runner under `project` reports them, `Some(false)` when it cannot — such a pass cannot
+    /// name them and is not entered —, `None` when its toolchain's identity stands for them.
+    fn reads_outside(&self, _project: &Project, _root: &Path) -> Option<bool> {
+        None
+    }
     /// How its test `unit` runs alone, as `gate audit` traces it: the argv and the folder.
     fn alone(&self, project: &Project, root: &Path, unit: &str) -> (Vec<String>, PathBuf);
     /// Its tests in `units`, each unit → the ids of the tests it holds, for a shard split by

@@ -183,7 +183,11 @@ pub(crate) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
     let mut collected = Collected::default();
     let mut recorder = record_to.as_ref().map(Recorder::new);
     let ran = execute::execute(&at, &view, opts, &mut collected, recorder.as_mut())?;
-    let (code, judged) = remember::conclude(
+    let remember::Concluded {
+        code,
+        judged,
+        entered,
+    } = remember::conclude(
         &at,
         &chosen,
         opts,
@@ -201,6 +205,7 @@ pub(crate) fn gate(repo: &git2::Repository, target: Target, opts: &Options<'_>) 
         started.elapsed().as_millis() as u64,
     );
     report.shadow = judged;
+    report.ledger = chosen.ledger.states(entered.as_ref());
     let json = execute::finish(&report, opts)?;
     drop(report);
     drop(view);

@@ -1,6 +1,6 @@
 //! What a run leaves behind: its exit code, a shadow run's judgements, the traced edges of what
 //! its test files opened, the ledger's entries, and the recorded leg — each result with its
-//! unit's fingerprint digest, the one the ledger looked the unit up under when it knew one.
+//! unit's static fingerprint digest.
 
 use super::Inputs;
 use super::select::Chosen;
@@ -9,11 +9,19 @@ use crate::error::Result;
 use crate::exit_codes;
 use crate::history::recorder::{self, Recorder};
 use crate::history::traced;
+use crate::ledger::Entered;
 use crate::proof::shadow::Judged;
 use crate::run::events::Collected;
 use crate::run::steps::Ran;
 use crate::verdict::RunVerdict;
 use std::collections::{BTreeMap, BTreeSet};
+
+/// What a run left: its exit code, a shadow run's judgements, what the ledger entered.
+pub(super) struct Concluded {
+    pub code: u8,
+    pub judged: Option<Vec<Judged>>,
+    pub entered: Option<Entered>,
+}
 
 /// The run's exit code and, for a shadow run, its judgements; with the run's traces and
 /// ledger entries kept and the leg recorded. A run that ran no test (every change inert,
@@ -24,7 +32,7 @@ pub(super) fn conclude(
     opts: &Options<'_>,
     (ran, collected, select_ms): (Option<&Ran>, &Collected, u64),
     recorder: Option<Recorder<'_>>,
-) -> Result<(u8, Option<Vec<Judged>>)> {
+) -> Result<Concluded> {
     let mut code = match ran {
         Some(r) => r.code,
         None if at.decided.verdict == RunVerdict::Refused && chosen.record.is_none() => {
@@ -33,10 +41,15 @@ pub(super) fn conclude(
         None => exit_codes::OK,
     };
     let Some(ran) = ran.filter(|_| chosen.plan.runs()) else {
-        return Ok((code, None));
+        return Ok(Concluded {
+            code,
+            judged: None,
+            entered: None,
+        });
     };
     let complete = ran.run.as_ref().is_some_and(|run| run.outcome != "broken");
     let mut judged = None;
+    let mut entered = None;
     if opts.shadow != Shadow::Off {
         let db = opts.record.as_ref().and_then(|t| t.db.as_deref());
         let run = (&chosen.frozen, collected, complete, select_ms);
@@ -52,7 +65,8 @@ pub(super) fn conclude(
                 .to_string(),
         );
     } else if opts.runner_args.is_empty() {
-        keep(at, chosen, opts, collected, complete);
+        let temporary = ran.run.as_ref().is_some_and(|r| r.directory.is_some());
+        entered = Some(keep(at, chosen, opts, collected, (complete, temporary)));
     } else {
         // The user's arguments may have narrowed what ran (`-k`, `-run=`, `-x`): a file's run
         // may look whole while only a part of it ran, so neither a trace (which a whole run
@@ -71,24 +85,29 @@ pub(super) fn conclude(
             decided: at.decided,
             // A working tree is not recorded: nothing to fingerprint for it.
             fingerprints: match at.input.head {
-                Some(_) => fingerprints(at, chosen, collected),
+                Some(_) => fingerprints(at, chosen, collected, entered.as_ref()),
                 None => BTreeMap::new(),
             },
         };
         code = recorder.finish(&gated, code);
     }
-    Ok((code, judged))
+    Ok(Concluded {
+        code,
+        judged,
+        entered,
+    })
 }
 
 /// What the run's test files opened is kept as their traced edges, then the ledger enters its
-/// units (their digests taking in those traces).
+/// units (their digests taking in those traces). `temporary`: the tests ran in a temporary
+/// checkout.
 fn keep(
     at: &Inputs<'_>,
     chosen: &Chosen<'_>,
     opts: &Options<'_>,
     collected: &Collected,
-    complete: bool,
-) {
+    (complete, temporary): (bool, bool),
+) -> Entered {
     let scope = crate::fingerprint::Scope {
         repo: at.repo,
         snapshot: &at.input.snapshot,
@@ -101,23 +120,25 @@ fn keep(
     let files = &at.input.snapshot.files;
     let db = super::select::store_of(opts);
     let kept = traced::keep(&state, db, at.project, files, &commit, collected);
-    kept.into_iter()
-        .chain(
-            chosen
-                .ledger
-                .enter(collected, complete, &chosen.this_run, &scope),
-        )
+    kept.into_iter().for_each(crate::terminal::warn);
+    let entered = chosen
+        .ledger
+        .enter(collected, complete, &chosen.this_run, (&scope, temporary));
+    entered
+        .notes
+        .iter()
+        .cloned()
         .for_each(crate::terminal::warn);
+    entered
 }
 
-/// Each test unit that has a result, with its fingerprint digest: the ledger's, looked up
-/// before the run, when it knew one; else computed now, once per unit (the units of a shadow or
-/// whole-suite run, where the ledger fingerprinted none); left out when an input cannot be
-/// hashed. A same-commit pass is flaky evidence only under the same digest.
+/// Each test unit that has a result, with its fingerprint digest as this run knew it (the
+/// ledger's: `Ledger::recorded`): a same-commit pass is flaky evidence only under the same one.
 fn fingerprints(
     at: &Inputs<'_>,
     chosen: &Chosen<'_>,
     collected: &Collected,
+    entered: Option<&Entered>,
 ) -> BTreeMap<String, String> {
     let scope = crate::fingerprint::Scope {
         repo: at.repo,
@@ -125,21 +146,13 @@ fn fingerprints(
         project: at.project,
         root: &chosen.root,
     };
-    let mut memo = crate::fingerprint::Memo::default();
     let units: BTreeSet<&str> = collected
         .tests
         .iter()
         .filter_map(|t| t.file.as_deref())
         .filter(|unit| at.project.tests.contains(*unit))
         .collect();
-    units
-        .into_iter()
-        .filter_map(|unit| {
-            let digest = match chosen.ledger.digest_of(unit) {
-                Some(known) => known.to_string(),
-                None => scope.digest(unit, &mut memo)?,
-            };
-            Some((unit.to_string(), digest))
-        })
-        .collect()
+    chosen
+        .ledger
+        .recorded(units.into_iter(), entered, (collected, &scope))
 }

@@ -99,7 +99,7 @@ pub(crate) fn not_in_place(repo: &Repository, commit: Oid) -> Result<Option<Stri
             return Ok(Some("tracked files differ from it".into()));
         }
         let path = String::from_utf8_lossy(entry.path_bytes()).into_owned();
-        if loaded_by_runners(&path) {
+        if crate::path::loaded_by_runners(crate::path::file_name(&path)) {
             untracked.push(path);
         }
     }
@@ -116,26 +116,4 @@ pub(crate) fn not_in_place(repo: &Repository, commit: Oid) -> Result<Option<Stri
             String::new()
         }
     )))
-}
-
-/// Files a test run may load without any commit naming them: Python sources, bytecode and
-/// extensions, `.pth` files, pytest's and the project's configuration, Go sources and module
-/// files.
-fn loaded_by_runners(path: &str) -> bool {
-    let name = crate::path::file_name(path);
-    let ext = name.rsplit_once('.').map_or("", |(_, e)| e);
-    matches!(ext, "py" | "pyc" | "pyi" | "pth" | "so" | "pyd" | "go")
-        || matches!(
-            name,
-            "pytest.ini"
-                | ".pytest.ini"
-                | "tox.ini"
-                | "setup.cfg"
-                | "pyproject.toml"
-                | "go.mod"
-                | "go.sum"
-                | "go.work"
-                | "go.work.sum"
-                | ".gate.toml"
-        )
 }

@@ -156,6 +156,45 @@ impl Snapshot {
         self.files.contains(path)
     }
 
+    /// What folder `dir` (`""`: the root) directly holds in the tree: its files' names and its
+    /// sub-folders' names, each sorted. One seek past each sub-folder, so a folder above a large
+    /// tree costs its own entries, not every path under it.
+    pub(crate) fn children(&self, dir: &str) -> (Vec<&str>, Vec<&str>) {
+        use std::ops::Bound;
+        let prefix = if dir.is_empty() {
+            String::new()
+        } else {
+            format!("{dir}/")
+        };
+        let (mut files, mut folders) = (Vec::new(), Vec::new());
+        let mut from = prefix.clone();
+        loop {
+            let mut past = None;
+            let paths = self
+                .files
+                .range::<str, _>((Bound::Included(from.as_str()), Bound::Unbounded));
+            for path in paths {
+                let Some(rest) = path.strip_prefix(prefix.as_str()) else {
+                    break;
+                };
+                match rest.split_once('/') {
+                    None => files.push(rest),
+                    Some((folder, _)) => {
+                        folders.push(folder);
+                        // Past every path under it: '0' follows '/'.
+                        past = Some(format!("{prefix}{folder}0"));
+                        break;
+                    }
+                }
+            }
+            match past {
+                Some(next) => from = next,
+                None => break,
+            }
+        }
+        (files, folders)
+    }
+
     /// Names the tree for reports: a commit id or `working tree`.
     pub(crate) fn describe(&self) -> String {
         match &self.origin {
@@ -244,6 +283,35 @@ impl Snapshot {
 mod tests {
     use super::*;
     use std::path::Path;
+
+    /// A folder's own files and sub-folders, sorted, whatever lies under them or beside them
+    /// with names that sort around the folder's (`b.py`, `b-x`, `b0`).
+    #[test]
+    fn a_folder_s_children_are_its_own_entries() {
+        let files = [
+            "a.py",
+            "d/b-x",
+            "d/b.py",
+            "d/b/deep/x.py",
+            "d/b/y.py",
+            "d/b0.py",
+            "d/c/z.go",
+            "d/e.txt",
+            "dd/f.py",
+        ];
+        let snapshot = Snapshot {
+            files: files.iter().map(|f| f.to_string()).collect(),
+            links: BTreeMap::new(),
+            origin: Origin::Workdir(PathBuf::from("/r")),
+        };
+        assert_eq!(
+            snapshot.children("d"),
+            (vec!["b-x", "b.py", "b0.py", "e.txt"], vec!["b", "c"])
+        );
+        assert_eq!(snapshot.children(""), (vec!["a.py"], vec!["d", "dd"]));
+        assert_eq!(snapshot.children("d/b/deep"), (vec!["x.py"], vec![]));
+        assert_eq!(snapshot.children("none"), (vec![], vec![]));
+    }
 
     fn commit_all(repo: &Repository) -> Oid {
         let mut index = repo.index().unwrap();

@@ -13,8 +13,9 @@ use std::collections::BTreeMap;
 /// 2 added `steps`, `exit_code`, `duration_ms` and the run's `duration_ms` and `directory`;
 /// 3 added `go_commands`; 4 added `tests` (every test's result) and `test_summary` (per test
 /// file or Go package); 7 added `frozen_decision`; 8 added `shadow` (a shadow run's
-/// judgements); 9 added `shard` (a leg's shard of a split selection).
-pub(crate) const REPORT_VERSION: u32 = 9;
+/// judgements); 9 added `shard` (a leg's shard of a split selection); 10 added `ledger` (each
+/// selected unit as the ledger saw it, and why it was not reused or entered).
+pub(crate) const REPORT_VERSION: u32 = 10;
 
 /// The report of one gate, built once at its end from what was known before the run (`View`)
 /// and what the run's events said: output, never state.
@@ -61,6 +62,10 @@ pub(crate) struct Report<'a> {
     /// decision (caught, missed with cause and rule, flaky, pre_existing); null when the run
     /// was no shadow run or was not judged (it broke).
     pub shadow: Option<Vec<crate::proof::shadow::Judged>>,
+    /// Each selected test file or Go package as the green ledger saw it: its digest, whether
+    /// it was reused, whether its run was entered, and why not; empty when the ledger was not
+    /// asked (`--list`, a run that is not bounded, the ledger off).
+    pub ledger: Vec<crate::ledger::UnitState>,
     /// This leg's shard of a split selection (`--shard K/N`); null when the run was not split.
     pub shard: Option<&'a crate::run::shard::Described<'a>>,
     /// gate's exit code for this report.
@@ -171,6 +176,7 @@ impl<'a> Report<'a> {
             test_summary: summarize(&collected.tests),
             tests: collected.tests,
             shadow: None,
+            ledger: Vec::new(),
             shard: view.shard.as_ref(),
             exit_code,
             duration_ms,

@@ -100,6 +100,20 @@ pub(crate) enum Event<'a> {
         unit: &'a str,
         files: &'a [String],
     },
+    /// What a runner's process read that commits may not hold — every module file it loaded,
+    /// every file it read outside the repository (repository-relative under its root,
+    /// absolute elsewhere) — in the order first seen, and per test file how many of them had
+    /// been read when its last test ended.
+    Outside {
+        files: &'a [String],
+        at: &'a std::collections::BTreeMap<String, usize>,
+    },
+    /// A test file's run started (or ran on beside) a process whose reads the runner does not
+    /// show (`what`: a Python interpreter, a shell, a fork): what it read is not known.
+    Unobserved {
+        unit: &'a str,
+        what: &'a str,
+    },
 }
 
 /// Where events go.
@@ -121,6 +135,12 @@ pub(crate) struct Collected {
     pub env_read: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
     /// Test file → the repository modules loaded when its last test ended.
     pub loaded: std::collections::BTreeMap<String, std::collections::BTreeSet<String>>,
+    /// Each runner process's outside reads (`Event::Outside`), and per test file which of them
+    /// and how many of its first files.
+    pub outside: Vec<Vec<String>>,
+    pub outside_at: std::collections::BTreeMap<String, (usize, usize)>,
+    /// Test file → the process its run started whose reads are not observed.
+    pub unobserved: std::collections::BTreeMap<String, String>,
 }
 
 /// What a test file's run opened in the repository.
@@ -158,6 +178,16 @@ impl Sink for Collected {
             Event::Loaded { unit, files } => {
                 let loaded = self.loaded.entry(unit.to_string()).or_default();
                 loaded.extend(files.iter().cloned());
+            }
+            Event::Unobserved { unit, what } => {
+                self.unobserved.insert(unit.to_string(), what.to_string());
+            }
+            Event::Outside { files, at } => {
+                let list = self.outside.len();
+                self.outside.push(files.to_vec());
+                for (unit, count) in at {
+                    self.outside_at.insert(unit.clone(), (list, *count));
+                }
             }
         }
     }

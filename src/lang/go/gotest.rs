@@ -147,7 +147,7 @@ impl crate::run::Runner for GoCommand {
         } else {
             module
         };
-        run(
+        let outcome = run(
             self,
             &at.project.go,
             at.env,
@@ -155,7 +155,9 @@ impl crate::run::Runner for GoCommand {
             at.root,
             at.quiet_stdout,
             sink,
-        )
+        )?;
+        super::reads::list(self, at.env, (&module, &at.workspace.dir), at.root, sink);
+        Ok(outcome)
     }
 }
 
@@ -172,8 +174,12 @@ fn run(
     quiet_stdout: bool,
     sink: &mut dyn Sink,
 ) -> Result<Outcome> {
+    // `-count=1`: go's own test cache keys a result by the files its test opened inside the
+    // module only — a file above it (`../../shared.txt`) changes unseen, and a cached pass is
+    // no run. Reuse is the ledger's, whose fingerprint names such a file. The user's own
+    // `-count` comes later and wins.
     let mut argv = command.argv.clone();
-    argv.insert(2, "-json".into());
+    argv.splice(2..2, ["-json".to_string(), "-count=1".to_string()]);
     let mut cmd =
         crate::run::command(&argv, env, module, root).ok_or(RunnerError::Empty("go test"))?;
     cmd.stdout(std::process::Stdio::piped());

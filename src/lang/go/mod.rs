@@ -1,10 +1,11 @@
 //! Go: its sources (`.go`) and their facts (`analyze`, with string expressions evaluated in
 //! `values`), modules and workspaces (`gomod`), and `go test` with its `-json` stream
-//! (`gotest`).
+//! (`gotest`) and what its test binaries linked outside the main module (`reads`).
 
 pub(crate) mod analyze;
 pub(crate) mod gomod;
 pub(crate) mod gotest;
+mod reads;
 mod suite;
 pub(crate) mod toolchain;
 pub(crate) mod values;

@@ -56,6 +56,12 @@ impl Suite for Go {
         "go"
     }
 
+    /// `go list -deps -test` names, after each run, the files its test binaries linked
+    /// outside the main module (`reads`).
+    fn reads_outside(&self, _project: &Project, _root: &Path) -> Option<bool> {
+        Some(true)
+    }
+
     fn check_args(&self, args: &[String]) -> Result<(), String> {
         gotest::check_args(args)
     }

@@ -30,8 +30,10 @@ pub(crate) fn identity(
     let binary = resolve("go", root).and_then(|p| std::fs::canonicalize(p).ok());
     let mut watched: Vec<PathBuf> = binary.into_iter().chain(config).collect();
     watched.extend(["go.mod", "go.work"].map(|f| root.join(f)));
-    // Kept as a digest: a variable's value (a proxy's credentials) never reaches the disk.
-    let vars = hash(&serde_json::to_vec(&vars).expect("a map of strings serializes"));
+    // Kept as a digest: a variable's value (a proxy's credentials) never reaches the disk. The
+    // `2`: what is asked (GOROOT and GOMODCACHE joined it), so an identity kept before is not
+    // taken for one asked now.
+    let vars = hash(&serde_json::to_vec(&(2, &vars)).expect("a map of strings serializes"));
     let key = KeptGo {
         vars,
         watched: watched.into_iter().map(|p| (stat(&p), p)).collect(),
@@ -60,6 +62,10 @@ pub(crate) fn identity(
             "GOAMD64",
             "GOARM64",
             "GOTOOLCHAIN",
+            // Where the standard library and the module cache are: a test's digest binds their
+            // files by path, and another machine's same paths are not these.
+            "GOROOT",
+            "GOMODCACHE",
         ],
         root,
         runner_env,

@@ -12,8 +12,12 @@ and passed) from a part of one.
 """
 import json
 import os
+import shutil
+import site
 import sys
 import sysconfig
+import tempfile
+import time
 
 import pytest
 
@@ -40,6 +44,108 @@ _trace = {"current": None, "root": os.path.realpath(_START) + os.sep}
 _ROOTS = tuple(dict.fromkeys([_trace["root"], os.path.abspath(_START) + os.sep]))
 # Symlinks followed within one open, at most (the OS's own limit).
 _MAX_LINKS = 40
+
+# What the run read that the repository's commits do not hold: every module file seen loaded
+# (the standard library's, installed distributions', a git-ignored module's) and every file
+# opened for reading outside the repository or in the interpreter's own folders (an installed
+# distribution's data, a virtualenv inside the repository) — resolved, absolute (relative to
+# the root when under it), in the order first seen. A test file's share is the list as it stood when its last test ended: a
+# superset of what it needed, whichever test file loaded a module first. gate hashes each by
+# content (a file edited in place with its distribution's version unchanged changes the
+# digest) and leaves those its tree holds to their blobs. Not listed: the kernel's and
+# devices' files, and a file in the temporary folder made since the session began (a test's
+# own scratch); one that was there before is an input like any other.
+_outside = []
+_outside_seen = set()
+_outside_at = {}
+# The kernel's and devices' files, and the probe's own folder (a new one each run).
+_PSEUDO = ("/proc/", "/sys/", "/dev/", os.path.realpath(os.path.dirname(__file__)) + os.sep)
+_TEMP = os.path.realpath(tempfile.gettempdir()) + os.sep
+_STARTED_NS = time.time_ns()
+
+
+def _folders_of_interpreter():
+    """The interpreter's own folders (its prefixes, standard library, site-packages): what is
+    read there is installed, never the repository's own, even in a virtualenv inside it."""
+    dirs = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    dirs.update(sysconfig.get_paths().values())
+    try:
+        dirs.update(site.getsitepackages())
+        dirs.add(site.getusersitepackages())
+    except Exception:
+        pass
+    found = []
+    for d in dirs:
+        if d:
+            d = os.path.realpath(d) + os.sep
+            # A folder holding the repository (an interpreter installed around it) would make
+            # every repository file an installed one.
+            if not any(root.startswith(d) for root in _ROOTS):
+                found.append(d)
+    return tuple(found)
+
+
+_INSTALLED = _folders_of_interpreter()
+
+
+def _installed(real):
+    return real.startswith(_INSTALLED)
+
+
+def _reads(args):
+    """Whether an `open` audit event reads (its mode, for `open`, or its flags, for `os.open`,
+    say so), and whether it only reads (it makes nothing). A file only written is the run's
+    output, not its input."""
+    mode = args[1] if len(args) > 1 else None
+    if isinstance(mode, str):
+        reads = "r" in mode or "+" in mode
+        return reads, reads and not any(c in mode for c in "wax+")
+    flags = args[2] if len(args) > 2 else None
+    if isinstance(flags, int) and flags >= 0:
+        access = flags & os.O_ACCMODE
+        return access != os.O_WRONLY, access == os.O_RDONLY and not flags & os.O_CREAT
+    return True, False
+
+
+def _listed(entry):
+    """Puts `entry` (absolute, or repository-relative) on the first-seen list, once. A path
+    that is not text (bytes no encoding decodes) is listed as a name no file has: gate cannot
+    hash it, and no unit that read it is entered."""
+    if entry in _outside_seen or entry.startswith(tuple(_OWN)):
+        return
+    _outside_seen.add(entry)
+    try:
+        entry.encode("utf-8")
+    except UnicodeEncodeError:
+        entry = "\0"
+    _outside.append(entry)
+
+
+def _outside_read(real, only_read=False):
+    """Lists `real` (resolved, absolute) among the run's outside inputs, once. In the temporary
+    folder a file made since the session began is a test's own scratch; one that is not there
+    is listed only when opened to be read alone (an optional input: it appearing changes what
+    the test reads), never when opened to be made."""
+    if real in _outside_seen or real.startswith(_PSEUDO):
+        return
+    # A module's cached bytecode stands for its source (the interpreter writes it from the
+    # source on a first import, and checks it against the source on every other).
+    folder, name = os.path.split(real)
+    if name.endswith(".pyc") and os.path.basename(folder) == "__pycache__":
+        real = os.path.join(os.path.dirname(folder), name.split(".")[0] + ".py")
+        if real in _outside_seen:
+            return
+    if real.startswith(_TEMP) and _under_root(real) is None:
+        try:
+            if os.stat(real).st_ctime_ns >= _STARTED_NS:
+                return
+        except OSError:
+            if not only_read:
+                return
+    # A file under the repository is named from its root (the run may be in a checkout).
+    rel = _under_root(real)
+    _listed(real if rel is None else rel)
+    _outside_seen.add(real)
 
 
 def _absolute(name):
@@ -96,11 +202,12 @@ def _links_on(path):
     return found
 
 
-def _repo_paths(name):
-    """The repository files an open of the absolute path `name` reads: the file it resolves to
-    and, when symlinks led there, each link on the way — a change to any of them selects."""
-    real = os.path.realpath(name)
-    found = {_repo_file(_under_root(real))}
+def _repo_paths(name, real):
+    """The repository files an open of the absolute path `name` (resolved: `real`) reads: the
+    file it resolves to and, when symlinks led there, each link on the way — a change to any of
+    them selects. A file of the interpreter's own folders (a virtualenv inside the repository)
+    is none of them: it is the run's outside input."""
+    found = {None if _installed(real) else _repo_file(_under_root(real))}
     lexical = os.path.normpath(name)
     if lexical != real:
         found.update(_links_on(lexical))
@@ -126,10 +233,94 @@ def _importing(frame):
     return None
 
 
+# Starting a process whose reads the probe cannot see: a Python interpreter (or a script run by
+# one), a shell (it may start one), `os.system`, a fork. Its imports are no part of the list,
+# so the test file it ran in is not entered — nor is every test file after it while it still
+# runs, nor, when it started outside any test file (a plugin, a conftest), any test file. A
+# program that is not Python (git, node, a compiler) is a tool on PATH: gate's policy for them
+# is the clock's.
+_SPAWNS = {"subprocess.Popen", "os.system", "os.exec", "os.posix_spawn", "os.spawn",
+           "os.fork", "os.forkpty"}
+_SHELLS = {"sh", "bash", "dash", "zsh", "ksh", "fish", "env", "xargs", "nohup", "timeout",
+           "uv", "pipx", "tox", "nox", "hatch", "poetry", "pdm"}
+_spawned = {"session": None, "running": None, "probing": False}
+_spawned_by = {}
+
+
+def _program(event, args):
+    """The program a spawn event starts (for `subprocess`, as it runs it: `/bin/sh` for a
+    command line); None for a fork or `os.system`'s command line."""
+    try:
+        if event in ("subprocess.Popen", "os.exec", "os.posix_spawn"):
+            return os.fsdecode(args[0])
+        if event == "os.spawn":
+            return os.fsdecode(args[1])
+    except Exception:
+        pass
+    return None
+
+
+def _is_python(program):
+    """Whether `program` may run Python: an interpreter, a shell or a wrapper that may start
+    one, a script whose first line names Python or a shell (an installed console script)."""
+    if program is None:
+        return True
+    base = os.path.basename(program)
+    if base.startswith(("python", "pypy")) or base in _SHELLS:
+        return True
+    found = program if os.sep in program else shutil.which(program)
+    if found is None:
+        return False
+    try:
+        if os.path.realpath(found) == os.path.realpath(sys.executable):
+            return True
+        # The probe's own read, not the test's.
+        _spawned["probing"] = True
+        with open(found, "rb") as f:
+            first = f.readline(256)
+        return first.startswith(b"#!") and (b"python" in first or b"sh" in first)
+    except OSError:
+        return False
+    finally:
+        _spawned["probing"] = False
+
+
+def _spawn(event, args):
+    try:
+        program = _program(event, args)
+        if not _is_python(program):
+            return
+        what = "forked" if event.startswith("os.fork") else "started " + (program or "a shell")
+    except Exception:
+        what = "started a process"
+    if _trace["current"] is None:
+        _spawned["session"] = _spawned["session"] or what
+    else:
+        _spawned["running"] = _spawned["running"] or what
+
+
+def _children():
+    """Whether this process has a child still running (not a zombie)."""
+    try:
+        for tid in os.listdir("/proc/self/task"):
+            with open(f"/proc/self/task/{tid}/children") as f:
+                for pid in f.read().split():
+                    with open(f"/proc/{pid}/stat") as s:
+                        if s.read().rsplit(")", 1)[1].split()[0] != "Z":
+                            return True
+    except OSError:
+        return _spawned["running"] is not None
+    return False
+
+
 def _audit(event, args):
     # Called for every audited event of the process (frames, imports, exec…): the cheapest
     # test first.
-    if event != "open" or not args:
+    if event != "open":
+        if event in _SPAWNS:
+            _spawn(event, args)
+        return
+    if not args or _spawned["probing"]:
         return
     path = args[0]
     if not isinstance(path, (str, bytes, os.PathLike)):
@@ -138,7 +329,20 @@ def _audit(event, args):
         name = _absolute(os.fsdecode(path))
         if name is None:
             return
-        paths = _repo_paths(name)
+        real = os.path.realpath(name)
+        paths = _repo_paths(name, real)
+        reads, only = _reads(args)
+        if reads:
+            if _installed(real) or _under_root(real) is None:
+                _outside_read(real, only)
+                # A link outside the repository repointed changes what the path reads.
+                lexical = os.path.normpath(name)
+                if lexical != real and _under_root(lexical) is None:
+                    _outside_read(lexical, only)
+            # Whichever test file reads it (a session hook, a shared fixture): every later
+            # test file's share holds it, and gate keeps the files no commit holds.
+            for p in paths:
+                _listed(p)
         # Frame 1 is the code that opened (the hook runs in frame 0).
         module = _importing(sys._getframe(1)) if paths else None
     except (TypeError, ValueError, OSError):
@@ -249,9 +453,33 @@ def _entry(path):
     )
 
 
+def _forget_pytest_cache(config):
+    """pytest's own cache (`.pytest_cache`: the last failures, the node ids) is its state
+    between sessions, rewritten at each end: no test's input. What was read of it before now
+    is taken off the list, and nothing under it is listed again."""
+    global _PSEUDO
+    try:
+        cache = getattr(config, "cache", None)
+        folder = getattr(cache, "_cachedir", None) or config.rootpath / ".pytest_cache"
+        prefix = os.path.realpath(os.fspath(folder)) + os.sep
+    except Exception:
+        return
+    rel = _under_root(prefix)
+    gone = {e for e in _outside if e.startswith(prefix) or (rel and e.startswith(rel))}
+    _outside[:] = [e for e in _outside if e not in gone]
+    _PSEUDO = _PSEUDO + (prefix,)
+    if rel:
+        _OWN.append(rel)
+
+
+# Repository-relative folders whose files are pytest's state, not a test's input.
+_OWN = []
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
     _state["rootpath"] = config.rootpath
+    _forget_pytest_cache(config)
     # gate asks for `--junitxml` to read each test's result; the project's own output stays as
     # it knows it, without pytest's "generated xml file" line. (A plugin's hooks are read when
     # it is registered: registered again without that one, it is gone.)
@@ -290,23 +518,43 @@ def pytest_make_collect_report(collector):
 # file whose modules could not be read gets no entry, and gate trusts nothing of it.
 _loaded = {}
 _seen = set()
-# Module name → its repository file (None: not the repository's code), asked once per module.
+# Module name → its repository file (None: not the repository's code) and its resolved file
+# (None: none, a built-in or frozen module), asked once per module.
 _MODULE_FILE = {}
 
 
 def _repo_modules():
+    """The repository modules seen loaded so far; every loaded module's file is listed among
+    the outside inputs too (gate leaves the tree's own to their blobs). Raises when a module
+    object cannot say its file (a lazy proxy): the repository's loads are then not all seen.
+    Such an object is no file read: it stands for the modules it loads, which are listed."""
+    unreadable = None
     # A copy made in C, with no Python code in between: a weakref callback run by the
     # collector (a template loader dropping its modules) cannot change it mid-copy.
     for name, module in sys.modules.copy().items():
-        rel = _MODULE_FILE.get(name, False)
-        if rel is False:
-            rel = None
-            file = getattr(module, "__file__", None)
-            if isinstance(file, str) and _code_kind(file) == "repo":
-                rel = _repo_file(_under_root(os.path.realpath(file)))
-            _MODULE_FILE[name] = rel
+        # By name and object: a module of the same name loaded again from another file.
+        key = (name, id(module))
+        known = _MODULE_FILE.get(key)
+        if known is None:
+            rel, real = None, None
+            try:
+                file = getattr(module, "__file__", None)
+            except Exception as e:
+                unreadable = e
+                continue
+            if isinstance(file, str) and not file.startswith("<"):
+                absolute = _absolute(file)
+                real = os.path.realpath(absolute) if absolute is not None else None
+                if real is not None and _code_kind(file) == "repo":
+                    rel = _repo_file(_under_root(real))
+            known = _MODULE_FILE[key] = (rel, real)
+        rel, real = known
         if rel is not None:
             _seen.add(rel)
+        if real is not None and real not in _outside_seen:
+            _outside_read(real)
+    if unreadable is not None:
+        raise unreadable
     return set(_seen)
 
 
@@ -319,10 +567,17 @@ def pytest_runtest_protocol(item, nextitem):
         _trace["current"] = None
         last = nextitem is None or nextitem.path != item.path
         if last and os.environ.get("GATE_PROBE_TRACE"):
+            unit = _rel(item.path)
             try:
-                _loaded[_rel(item.path)] = _repo_modules()
+                _loaded[unit] = _repo_modules()
             except Exception:
                 pass
+            _outside_at[unit] = len(_outside)
+            started = _spawned["session"] or _spawned["running"]
+            if started:
+                _spawned_by[unit] = started
+                if _spawned["running"] and not _children():
+                    _spawned["running"] = None
 
 
 def pytest_collectreport(report):
@@ -362,6 +617,25 @@ def pytest_runtest_logreport(report):
         _entry(_path_of(report.nodeid))["passed"] += 1
 
 
+def _text(value):
+    """`value` with every string no UTF-8 can spell (a path of bytes no encoding decodes) left
+    out: gate reads the record as JSON text. The outside list spells such a path as a name no
+    file has (`_listed`)."""
+    if isinstance(value, dict):
+        return {k: _text(v) for k, v in value.items() if _spelled(k)}
+    if isinstance(value, (list, tuple, set)):
+        return [_text(v) for v in value if not isinstance(v, str) or _spelled(v)]
+    return value
+
+
+def _spelled(text):
+    try:
+        text.encode("utf-8")
+        return True
+    except (UnicodeEncodeError, AttributeError):
+        return not isinstance(text, str)
+
+
 def pytest_sessionfinish(session, exitstatus):
     out = os.environ.get("GATE_PROBE_OUT")
     if out:
@@ -371,4 +645,10 @@ def pytest_sessionfinish(session, exitstatus):
             env = {k: sorted(v) for k, v in _env.items()}
             record = {"exitstatus": int(exitstatus), "files": _files, "opened": opened}
             loaded = {k: sorted(v) for k, v in _loaded.items()}
-            json.dump(dict(record, read_by=read_by, env=env, loaded=loaded, ids=_ids), f)
+            outside = {"files": _outside, "at": _outside_at, "spawned": _spawned_by}
+            json.dump(
+                _text(
+                    dict(record, read_by=read_by, env=env, loaded=loaded, outside=outside, ids=_ids)
+                ),
+                f,
+            )

@@ -86,6 +86,12 @@ impl Suite for Python {
         })
     }
 
+    /// pytest itself loads gate's probe, which lists every module file and every file read
+    /// outside the repository; unittest, Django's runner and a wrapper are not observed.
+    fn reads_outside(&self, project: &Project, root: &Path) -> Option<bool> {
+        Some(pytest::runs_pytest(&self.runner_argv(project, root)))
+    }
+
     fn toolchain_identity(
         &self,
         name: &str,

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 const ASK: &str = "import sys, os, json, site, hashlib, sysconfig, importlib.metadata as m
 print(sys.version)
 print(sys.implementation.cache_tag)
+print('prefix', sys.prefix, sys.exec_prefix, sys.base_prefix)
 dists = list(m.distributions())
 for d in sorted((d.metadata['Name'] or '').lower() + ' ' + d.version for d in dists):
     print(d)
@@ -48,6 +49,8 @@ if user:
     sites.append(os.path.abspath(user))
 known += sites
 for p in dirs:
+    if not under(p, here):
+        print('path', p)
     if os.path.exists(p) and not under(p, here) and not any(under(p, k) for k in known):
         print('outside', p)
 owned = set()
@@ -103,7 +106,15 @@ struct Kept {
     /// for none of it.
     #[serde(default)]
     unhashed: Vec<String>,
+    /// What was asked (`ASK`'s version): an identity asked by another question is asked again.
+    #[serde(default)]
+    asked: u32,
 }
+
+/// `ASK`'s version: 2 added where the interpreter is (its prefixes and `sys.path` outside the
+/// repository) — a test's digest binds files by path, and another interpreter's same paths are
+/// not these.
+const ASKED: u32 = 2;
 
 /// `python`'s identity, kept in `state` while what it was read from holds. `runner_env`: the
 /// runner's `[env]`, which the interpreter runs under (a `PYTHONPATH` there moves what it
@@ -141,7 +152,8 @@ pub(crate) fn identity(
     if direct {
         let exe = exe.as_deref().expect("direct");
         let holds = |k: &&Kept| {
-            k.argv0 == python
+            k.asked == ASKED
+                && k.argv0 == python
                 && k.exe == exe
                 && k.cwd == root
                 && k.env == env
@@ -167,6 +179,7 @@ pub(crate) fn identity(
         watched,
         identity: identity.clone(),
         unhashed: unhashed.clone(),
+        asked: ASKED,
     };
     keep_python(&file, kept, record, asked);
     known(identity, &unhashed)

@@ -195,10 +195,15 @@ impl Command {
     /// Whether the runner is pytest itself (`python -m pytest`, `uv run pytest`), so the probe
     /// can be loaded into it. A wrapper (`tox`, a script) may not pass the probe on.
     fn is_pytest(&self) -> bool {
-        self.base
-            .iter()
-            .any(|w| matches!(crate::path::file_name(w), "pytest" | "py.test"))
+        runs_pytest(&self.base)
     }
+}
+
+/// Whether a runner's argv runs pytest itself (`python -m pytest`, `uv run pytest`), which
+/// gate's probe is loaded into.
+pub(crate) fn runs_pytest(argv: &[String]) -> bool {
+    argv.iter()
+        .any(|w| matches!(crate::path::file_name(w), "pytest" | "py.test"))
 }
 
 /// pytest options that take the next word as their value: given last, without it, they are

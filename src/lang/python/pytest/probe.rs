@@ -30,6 +30,22 @@ pub(super) struct Probe {
     /// Per test file, the repository modules loaded in the process when its last test ended.
     #[serde(default)]
     pub(super) loaded: BTreeMap<String, Vec<String>>,
+    /// What the process read that commits may not hold: every module file loaded and every
+    /// file read outside the repository, in the order first seen.
+    #[serde(default)]
+    pub(super) outside: Outside,
+}
+
+/// The files a run read outside the tree, in the order first seen, and per test file how many
+/// of them had been read when its last test ended.
+#[derive(serde::Deserialize, Default)]
+pub(super) struct Outside {
+    files: Vec<String>,
+    at: BTreeMap<String, usize>,
+    /// Per test file, the process its run started (or that ran on while it ran) whose reads
+    /// the probe does not see: a Python interpreter, a shell, a fork.
+    #[serde(default)]
+    spawned: BTreeMap<String, String>,
 }
 
 #[derive(serde::Deserialize)]
@@ -174,6 +190,13 @@ impl Probe {
         }
         for (unit, files) in &self.loaded {
             sink.event(Event::Loaded { unit, files });
+        }
+        if !self.outside.at.is_empty() {
+            let Outside { files, at, spawned } = &self.outside;
+            sink.event(Event::Outside { files, at });
+            for (unit, what) in spawned {
+                sink.event(Event::Unobserved { unit, what });
+            }
         }
     }
 }

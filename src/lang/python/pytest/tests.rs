@@ -67,6 +67,7 @@ fn probe(files: &[(&str, bool, u64, u64, u64)]) -> Probe {
         read_by: BTreeMap::new(),
         loaded: BTreeMap::new(),
         env: BTreeMap::new(),
+        outside: Default::default(),
     }
 }
 

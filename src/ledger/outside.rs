@@ -1,0 +1,184 @@
+//! What a unit's run read outside the tree, as part of its digest: the files no commit holds
+//! that its runner's process had loaded or read by the end of its last test — every module of
+//! the interpreter and its distributions, a git-ignored module, a file read outside the
+//! repository — each hashed by content (`fingerprint::disk`). A look-up binds what the unit's
+//! newest entry read (kept in the store), an entry what its own run read: the same files in
+//! the same states give the same digest; a file of an installed distribution edited in place,
+//! its version unchanged, gives another.
+
+use super::why::{Cause, Why};
+use crate::cache::disk::Seen;
+use crate::fingerprint::disk::{Disk, FOLDER, changed_since};
+use crate::repo::snapshot::Snapshot;
+use sha2::{Digest, Sha256};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+/// A state a look-up read before the run, with the stat it read it under.
+pub(super) type Before = BTreeMap<PathBuf, (Result<String, String>, Option<Seen>)>;
+
+/// The states of files no commit holds, as a look-up or an entry reads them. A look-up reads
+/// them before the run and keeps what it read (`read`, each with its stat); an entry takes
+/// those states as the run's — once `changed` has shown that none of them changed while the
+/// run ran — and reads afresh only what the run read first: then one that changed since the
+/// run began (`since`) was written by it, its state before the run is not known, and the unit
+/// is not entered.
+pub(super) struct States<'a> {
+    disk: Disk,
+    before: &'a Before,
+    since: Option<i64>,
+    pub read: Before,
+}
+
+impl<'a> States<'a> {
+    /// For a look-up: every state read now, through `disk`.
+    pub(super) fn look_up(disk: Disk) -> States<'static> {
+        static NONE: Before = BTreeMap::new();
+        States {
+            disk,
+            before: &NONE,
+            since: None,
+            read: BTreeMap::new(),
+        }
+    }
+
+    /// For an entry of a run that began at `since`, after a look-up that read `before`.
+    pub(super) fn entry(state: &Path, before: &'a Before, since: i64) -> States<'a> {
+        States {
+            disk: Disk::open(state),
+            before,
+            since: Some(since),
+            read: BTreeMap::new(),
+        }
+    }
+
+    /// What `path` held when the run began; why it cannot be named.
+    pub(super) fn state(&mut self, path: &Path) -> Result<String, Why> {
+        let unknown = |detail: String| Why {
+            cause: Cause::UnknownInput,
+            detail,
+        };
+        // A look-up reads each path once however many lists name it.
+        if let Some((known, _)) = self.before.get(path).or_else(|| self.read.get(path)) {
+            return known.clone().map_err(unknown);
+        }
+        let seen = self.since.is_none().then(|| stat(path)).flatten();
+        let state = self.disk.state(path);
+        if self.since.is_none() {
+            self.read.insert(path.to_path_buf(), (state.clone(), seen));
+        }
+        let state = state.map_err(unknown)?;
+        // A folder is named by being one: what was added to it is not its state.
+        if state != FOLDER && self.since.is_some_and(|t| changed_since(path, t)) {
+            return Err(Why {
+                cause: Cause::ReadChanged,
+                detail: format!("{} changed during the run", path.display()),
+            });
+        }
+        Ok(state)
+    }
+
+    /// The first file the look-up read that is not as it was then (its stat moved, it came
+    /// or went): a run that read it may have seen either state. A folder is named by being
+    /// one, whatever was added to it.
+    pub(super) fn changed(&self) -> Option<&Path> {
+        self.before
+            .iter()
+            .filter(|(_, (state, _))| state.as_deref() != Ok(FOLDER))
+            .find(|(path, (_, seen))| stat(path) != *seen)
+            .map(|(path, _)| path.as_path())
+    }
+
+    /// Keeps the hashes read afresh for the next run; what to say when they could not be.
+    pub(super) fn keep(&self) -> Option<String> {
+        self.disk.keep()
+    }
+}
+
+/// A list's running hashes: `at[k]` binds its first `k` files' paths and states. A file that
+/// cannot be named ends the chain: units that read it have no digest, and `broken` says why.
+pub(super) struct Chain {
+    at: Vec<[u8; 32]>,
+    broken: Option<Why>,
+}
+
+impl Chain {
+    /// The chain of `files` (repository-relative under `root`, absolute elsewhere).
+    pub(super) fn of(files: &[String], root: &Path, states: &mut States<'_>) -> Chain {
+        let mut at: Vec<[u8; 32]> = vec![Sha256::digest(b"gate outside 1").into()];
+        for file in files {
+            // The probe's name for a path no encoding spells: nothing can be named by it.
+            if file == "\0" {
+                let why = Why {
+                    cause: Cause::UnknownInput,
+                    detail: "a file whose name is not UTF-8 text: gate cannot name it".into(),
+                };
+                return Chain {
+                    at,
+                    broken: Some(why),
+                };
+            }
+            let state = match states.state(&on_disk(root, file)) {
+                Ok(state) => state,
+                Err(why) => {
+                    return Chain {
+                        at,
+                        broken: Some(why),
+                    };
+                }
+            };
+            let mut h = Sha256::new();
+            h.update(at[at.len() - 1]);
+            h.update(file.as_bytes());
+            h.update(b"\0");
+            h.update(state.as_bytes());
+            at.push(h.finalize().into());
+        }
+        Chain { at, broken: None }
+    }
+
+    /// `digest` bound to the states of the chain's first `count` files; why not, when one of
+    /// them cannot be named.
+    pub(super) fn bind(&self, digest: &str, count: usize) -> Result<String, Why> {
+        let Some(read) = self.at.get(count) else {
+            return Err(self.broken.clone().unwrap_or_else(|| Why {
+                cause: Cause::UnknownInput,
+                detail: format!("read {count} files outside the tree, of a list of fewer"),
+            }));
+        };
+        let mut h = Sha256::new();
+        h.update(b"gate outside 1\0");
+        h.update(digest.as_bytes());
+        h.update(read);
+        Ok(crate::fingerprint::hex(&h.finalize()))
+    }
+}
+
+/// `files` without those the tree holds (their blobs are the closure's), and for each prefix
+/// length of `files` how many of the kept ones it holds.
+pub(super) fn beyond_tree(files: &[String], snapshot: &Snapshot) -> (Vec<String>, Vec<usize>) {
+    let mut kept = Vec::new();
+    let mut counts = Vec::with_capacity(files.len() + 1);
+    counts.push(0);
+    for file in files {
+        if file.starts_with('/') || !snapshot.contains(file) {
+            kept.push(file.clone());
+        }
+        counts.push(kept.len());
+    }
+    (kept, counts)
+}
+
+/// `path`'s stat, followed through links as a reader follows them; none when it is not there.
+fn stat(path: &Path) -> Option<Seen> {
+    std::fs::metadata(path).ok().map(|m| Seen::of(&m))
+}
+
+/// Where `file` of a list is: absolute, or under the repository's root.
+pub(super) fn on_disk(root: &Path, file: &str) -> PathBuf {
+    if file.starts_with('/') {
+        PathBuf::from(file)
+    } else {
+        root.join(file)
+    }
+}
