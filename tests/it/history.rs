@@ -651,7 +651,7 @@ fn a_newer_schema_or_an_unusable_store_is_refused(kind: Kind) {
     let out = record(&t, &store, &["--junit", p(&good), "--run", "2"]);
     assert_eq!(out.status.code(), Some(8), "{}", text(&out));
     assert!(
-        text(&out).contains("schema version 99, newer than this gate's 12"),
+        text(&out).contains("schema version 99, newer than this gate's 13"),
         "{}",
         text(&out)
     );

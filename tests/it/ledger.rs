@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 /// `gate --affected master...HEAD --json` with `db` as the store: the report.
-fn gate(t: &TestRepo, db: &str, extra: &[&str]) -> Value {
+pub(crate) fn gate(t: &TestRepo, db: &str, extra: &[&str]) -> Value {
     let mut args = vec!["--affected", "master...HEAD", "--json"];
     args.extend(extra);
     let out = t.gate(&args).env("GATE_DB", db).output().unwrap();
@@ -23,7 +23,7 @@ fn gate(t: &TestRepo, db: &str, extra: &[&str]) -> Value {
 
 /// `gate --affected master...HEAD --json` with `db` as the store and the process's variables
 /// set (`Some`) or removed (`None`): the report (checked against its schema) and stderr.
-fn gate_with(t: &TestRepo, db: &str, vars: &[(&str, Option<&str>)]) -> (Value, String) {
+pub(crate) fn gate_with(t: &TestRepo, db: &str, vars: &[(&str, Option<&str>)]) -> (Value, String) {
     let mut cmd = t.gate(&["--affected", "master...HEAD", "--json"]);
     cmd.env("GATE_DB", db);
     for (name, value) in vars {
@@ -41,14 +41,14 @@ fn gate_with(t: &TestRepo, db: &str, vars: &[(&str, Option<&str>)]) -> (Value, S
 
 /// A branch `feature` off master whose one commit touches `src/shop/money.py` (every money
 /// test selected), checked out.
-fn money_on_a_branch(t: &TestRepo) {
+pub(crate) fn money_on_a_branch(t: &TestRepo) {
     t.branch("feature");
     t.checkout("feature");
     t.append("src/shop/money.py", "\n# reviewed\n");
     t.commit("money");
 }
 
-fn reused(doc: &Value) -> Vec<String> {
+pub(crate) fn reused(doc: &Value) -> Vec<String> {
     doc["reused"]
         .as_array()
         .unwrap()
@@ -58,7 +58,7 @@ fn reused(doc: &Value) -> Vec<String> {
 }
 
 /// The test files that ran (had results).
-fn ran(doc: &Value) -> Vec<String> {
+pub(crate) fn ran(doc: &Value) -> Vec<String> {
     let mut files: Vec<String> = doc["tests"]
         .as_array()
         .unwrap()
@@ -413,7 +413,7 @@ fn a_variable_the_run_was_seen_reading_keeps_its_pass_out(kind: Kind) {
     assert_eq!(first["exit_code"], 0, "{first:#}");
     assert!(
         said.contains(
-            "tests/test_region.py read SHOP_REGION in its run, which its fingerprint does not hold"
+            "ledger: 1 test file(s) read variables their fingerprint does not hold: their passes are not entered (name the variables in [ledger] env) — tests/test_region.py: SHOP_REGION"
         ),
         "{said}"
     );
@@ -612,6 +612,9 @@ fn every_class_failed_a_test<K: std::fmt::Debug>(truths: &BTreeMap<K, BTreeMap<S
         "tests/test_tool.py",
         "tests/test_addon.py",
         "tests/test_addon_again.py",
+        "tests/test_conf.py",
+        "tests/test_settings.py",
+        "tests/test_shared.py",
         "./go/calc",
     ] {
         assert!(
@@ -657,12 +660,23 @@ enum Class {
     /// A module loaded by a name read at run time (`import_module(name)`): only the run's
     /// observed loads bound it, and the second test file finds it in `sys.modules`.
     Loaded,
+    /// An installed distribution's module edited in place, its version unchanged (both
+    /// virtualenvs' `shopext.py`).
+    Installed,
+    /// A git-ignored root `conftest.py` whose autouse fixture fails one test.
+    IgnoredConftest,
+    /// A git-ignored module a tracked one imports under `try`: it appears and goes.
+    IgnoredModule,
+    /// A git-ignored `.go` file of the Go package's folder: it appears and goes.
+    GoIgnored,
+    /// A file above the repository that a Python test and the Go test read by a relative path.
+    Shared,
 }
 
 // Code outside the repository on the import path is no class here: it makes every Python
 // fingerprint unknown (the interpreter's identity), so nothing of it could be reused;
 // `code_outside_the_repository_on_the_import_path_is_never_reused` shows it.
-const CLASSES: [Class; 15] = [
+const CLASSES: [Class; 20] = [
     Class::Source,
     Class::Conftest,
     Class::Data,
@@ -678,6 +692,11 @@ const CLASSES: [Class; 15] = [
     Class::Ignored,
     Class::Skip,
     Class::Loaded,
+    Class::Installed,
+    Class::IgnoredConftest,
+    Class::IgnoredModule,
+    Class::GoIgnored,
+    Class::Shared,
 ];
 
 /// The classes whose input is the process's environment (set by the run, not by `mutate`).
@@ -775,6 +794,54 @@ fn mutate(t: &TestRepo, venvs: &[PathBuf; 2], class: Class, on: bool, trial: u64
                 &format!("package rate\n\nconst Rate = {rate}\n"),
             );
         }
+        Class::Installed
+        | Class::IgnoredConftest
+        | Class::IgnoredModule
+        | Class::GoIgnored
+        | Class::Shared => beside(t, venvs, class, on),
+    }
+}
+
+/// Moves the input of a class outside the tree (part 20's) to its `on` (or off) state.
+fn beside(t: &TestRepo, venvs: &[PathBuf; 2], class: Class, on: bool) {
+    match class {
+        Class::Installed => {
+            for (venv, rate) in venvs.iter().zip([1, 2]) {
+                let rate = if on { rate + 10 } else { rate };
+                let site = crate::ledger_inputs::site_of(venv);
+                std::fs::write(site.join("shopext.py"), format!("RATE = {rate}\n")).unwrap();
+            }
+        }
+        Class::IgnoredConftest => {
+            let failing = if on { "test_conf.py" } else { "none" };
+            t.write(
+                "conftest.py",
+                &format!("import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _local(request):\n    if request.node.path.name == '{failing}':\n        raise AssertionError('the local conftest')\n"),
+            );
+        }
+        Class::IgnoredModule => {
+            let module = t.root.join("src/shop/local_settings.py");
+            if on {
+                t.write("src/shop/local_settings.py", "LIMIT = 5\n");
+            } else {
+                std::fs::remove_file(module).unwrap();
+            }
+        }
+        Class::GoIgnored => {
+            if on {
+                t.write(
+                    "go/calc/zz_local.go",
+                    "package calc\n\nfunc init() { bump = 1 }\n",
+                );
+            } else {
+                t.remove("go/calc/zz_local.go");
+            }
+        }
+        Class::Shared => {
+            let text = if on { "no\n" } else { "ok\n" };
+            std::fs::write(t.root.parent().unwrap().join("trial-shared.txt"), text).unwrap();
+        }
+        _ => unreachable!("{class:?} is a class of the tree"),
     }
 }
 
@@ -793,7 +860,7 @@ fn outcomes(doc: &Value) -> BTreeMap<String, bool> {
 
 /// A virtualenv over the interpreter that has pytest, with a hand-installed `shopext`
 /// distribution of `version` whose `RATE` is `rate`.
-fn venv(at: &Path, version: &str, rate: u32) -> PathBuf {
+pub(crate) fn venv(at: &Path, version: &str, rate: u32) -> PathBuf {
     let made = std::process::Command::new("python3")
         .args(["-m", "venv", "--system-site-packages", "--without-pip"])
         .arg(at)
@@ -824,6 +891,32 @@ fn venv(at: &Path, version: &str, rate: u32) -> PathBuf {
     )
     .unwrap();
     at.to_path_buf()
+}
+
+/// The trial's inputs beside the tree: a git-ignored root conftest, a git-ignored module a
+/// tracked one imports under `try`, a file above the repository a Python test reads (the Go
+/// test reads it too), and the tests each of them can fail.
+fn beside_fixture(t: &TestRepo) {
+    let none = [PathBuf::new(), PathBuf::new()];
+    t.write(
+        ".gitignore",
+        "tests/local.env\n/conftest.py\nsrc/shop/local_settings.py\ngo/calc/zz_local.go\n",
+    );
+    beside(t, &none, Class::IgnoredConftest, false);
+    beside(t, &none, Class::Shared, false);
+    t.write(
+        "src/shop/settings.py",
+        "try:\n    from shop.local_settings import LIMIT\nexcept ImportError:\n    LIMIT = 100\n",
+    );
+    t.write(
+        "tests/test_settings.py",
+        "from shop.settings import LIMIT\n\n\ndef test_limit():\n    assert LIMIT == 100\n",
+    );
+    t.write("tests/test_conf.py", "def test_conf():\n    pass\n");
+    t.write(
+        "tests/test_shared.py",
+        "def test_shared():\n    assert open('../trial-shared.txt').read() == 'ok\\n'\n",
+    );
 }
 
 /// The shop fixture with tests that read a variable by name, the runner's `[env]`, a parent
@@ -865,7 +958,6 @@ fn trial_repo() -> (TestRepo, [PathBuf; 2]) {
         "tests/test_region.py",
         "from shop.region import REGION\n\n\ndef test_region():\n    if REGION != 'eu':\n        raise AssertionError(REGION)\n",
     );
-    t.write(".gitignore", "tests/local.env\n");
     t.write("tests/local.env", "MODE=ok\n");
     t.write(
         "tests/test_local.py",
@@ -900,12 +992,13 @@ fn trial_repo() -> (TestRepo, [PathBuf; 2]) {
     t.write("go/helper/rate/rate.go", "package rate\n\nconst Rate = 1\n");
     t.write(
         "go/calc/calc.go",
-        "package calc\n\nimport \"example.com/helper/rate\"\n\nfunc Total(n int) int { return n * rate.Rate }\n",
+        "package calc\n\nimport \"example.com/helper/rate\"\n\nvar bump = 0\n\nfunc Total(n int) int { return n*rate.Rate + bump }\n",
     );
     t.write(
         "go/calc/calc_test.go",
-        "package calc\n\nimport \"testing\"\n\nfunc TestTotal(t *testing.T) {\n\tif Total(3) != 3 {\n\t\tt.Fatal(Total(3))\n\t}\n}\n",
+        "package calc\n\nimport (\n\t\"os\"\n\t\"testing\"\n)\n\nfunc TestTotal(t *testing.T) {\n\tif Total(3) != 3 {\n\t\tt.Fatal(Total(3))\n\t}\n}\n\nfunc TestShared(t *testing.T) {\n\tif b, _ := os.ReadFile(\"../../../trial-shared.txt\"); string(b) != \"ok\\n\" {\n\t\tt.Fatal(string(b))\n\t}\n}\n",
     );
+    beside_fixture(&t);
     t.commit("trial fixture");
     let base = t.root.parent().unwrap();
     let venvs = [
@@ -920,7 +1013,7 @@ fn trial_repo() -> (TestRepo, [PathBuf; 2]) {
     (t, venvs)
 }
 
-/// Random series of mutations of fifteen input classes; after each, the gate run with reuse is
+/// Random series of mutations of twenty input classes; after each, the gate run with reuse is
 /// checked against the whole suite run for real with the same inputs: every test the ledger
 /// reused must really pass. The truth of a state (which class is on) is run once and then
 /// kept, and run again every `RECHECK` trials to show it is the same: the suite is
@@ -933,7 +1026,7 @@ fn no_reused_test_would_have_failed() {
     let trials: u64 = std::env::var("GATE_LEDGER_TRIALS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(40);
+        .unwrap_or(60);
     let (t, venvs) = trial_repo();
     let mut tests: Vec<String> = std::fs::read_dir(t.root.join("tests"))
         .unwrap()
@@ -979,10 +1072,10 @@ fn no_reused_test_would_have_failed() {
                 false_reuses.len()
             );
         }
-        // Each class is turned on once first (so every class is tried whatever the seed), then
-        // the series is random.
-        let i = if trial < CLASSES.len() as u64 {
-            trial as usize
+        // Each class is turned on and back off first — from the state where every test passes,
+        // so no other class's failure hides it, whatever the seed —, then the series is random.
+        let i = if trial < 2 * CLASSES.len() as u64 {
+            (trial / 2) as usize
         } else {
             rng.below(CLASSES.len() as u64) as usize
         };

@@ -22,6 +22,8 @@ mod frozen;
 mod hook;
 mod install;
 mod ledger;
+mod ledger_inputs;
+mod ledger_observed;
 mod legs;
 mod limits;
 mod load_space;
