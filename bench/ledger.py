@@ -1,6 +1,7 @@
 """The green ledger's warm cost and the runner time it saves, on a synthetic Python monorepo.
 
     python3 bench/ledger.py [--size 50000] [--runs 7] [--work DIR] [--json FILE] [--gate BIN]
+                            [--peer BIN]
 
 Builds the monorepo (bench/gen_monorepo.py) with a virtualenv over the interpreter that has
 pytest, then measures as medians, a new commit per run:
@@ -12,6 +13,11 @@ pytest, then measures as medians, a new commit per run:
 - runner time saved: the first runs (pytest ran) against the reused ones.
 
 Every reused run is checked: every selected test reused, none run.
+
+With `--peer BIN` (another gate: the previous commit's release build), every timed run is paired:
+both gates on the same commit, one after the other in alternating order, each with its own
+history store, and the ratio of the two medians is printed — what a change costs the warm path,
+measured in one run on one machine.
 """
 import argparse
 import json
@@ -31,10 +37,11 @@ def git(repo, *args):
     subprocess.run(["git", *args], cwd=repo, env=ENV, check=True, capture_output=True)
 
 
-def gate(binary, repo, args):
-    """Wall time and the JSON report."""
+def gate(binary, repo, args, db=None):
+    """Wall time and the JSON report; `db`: the history store, when not the repository's."""
+    env = dict(ENV, GATE_DB=db) if db else ENV
     t = time.perf_counter()
-    out = subprocess.run([binary, *args, "--json"], cwd=repo, env=ENV, capture_output=True,
+    out = subprocess.run([binary, *args, "--json"], cwd=repo, env=env, capture_output=True,
                          text=True)
     wall = time.perf_counter() - t
     try:
@@ -78,6 +85,7 @@ def main():
     p.add_argument("--gate", default=os.path.join(HERE, "..", "target", "release", "gate"))
     p.add_argument("--module", default="src/pkg01448/mod034.py",
                    help="the module the one-file commits change")
+    p.add_argument("--peer", help="another gate to pair every timed run with")
     a = p.parse_args()
     repo = os.path.join(a.work, f"python-{a.size}")
     if not os.path.isdir(os.path.join(repo, ".git")):
@@ -91,35 +99,63 @@ def main():
             f.write("/.venv\n")
     subprocess.run([a.gate, "plan"], cwd=repo, env=ENV, check=True, capture_output=True)
 
+    # Each gate with its own store: a store's schema is its gate's.
+    gates = [(a.gate, os.path.join(a.work, "ledger-gate.sqlite"))]
+    if a.peer:
+        gates.append((a.peer, os.path.join(a.work, "ledger-peer.sqlite")))
+    for _, db in gates:
+        if os.path.exists(db):
+            os.remove(db)
+
     # One file: two first runs (pytest runs and enters both contents), then pairs.
-    first, select, reuse = [], [], []
+    first = []
+    select = [[] for _ in gates]
+    reuse = [[] for _ in gates]
     for k in range(2):
         toggle(repo, a.module, k)
-        # --no-reuse: the first runs run (and enter) even where a run before this one passed.
-        wall, doc = gate(a.gate, repo, ["--affected", "HEAD~1...HEAD", "--no-reuse"])
-        if doc["reused"] or not doc["tests"]:
-            raise SystemExit(f"first run {k}: expected the selected tests to run")
-        first.append(wall)
+        for binary, db in gates:
+            # --no-reuse: the first runs run (and enter) even where a run before this one passed.
+            wall, doc = gate(binary, repo, ["--affected", "HEAD~1...HEAD", "--no-reuse"],
+                             "sqlite:" + db)
+            if doc["reused"] or not doc["tests"]:
+                raise SystemExit(f"first run {k}: expected the selected tests to run")
+            first.append(wall)
         selected = len(doc["selected"])
     for k in range(2, 2 + 2 * a.runs, 2):
+        # Alternate which gate goes first: neither always meets the other's warm page cache.
+        order = list(enumerate(gates))
+        if k % 4 == 2:
+            order.reverse()
         toggle(repo, a.module, k)
-        select.append(gate(a.gate, repo, ["--affected", "HEAD~1...HEAD", "--list"])[0])
+        for i, (binary, db) in order:
+            select[i].append(gate(binary, repo, ["--affected", "HEAD~1...HEAD", "--list"],
+                                  "sqlite:" + db)[0])
         toggle(repo, a.module, k + 1)
-        wall, doc = gate(a.gate, repo, ["--affected", "HEAD~1...HEAD"])
-        all_reused(doc, "one file")
-        reuse.append(wall)
+        for i, (binary, db) in order:
+            wall, doc = gate(binary, repo, ["--affected", "HEAD~1...HEAD"], "sqlite:" + db)
+            all_reused(doc, f"one file ({binary})")
+            reuse[i].append(wall)
 
     result = {
         "size": a.size,
         "runs": a.runs,
-        "one_file": {"selected": selected, "select_s": med(select), "reused_s": med(reuse),
+        "one_file": {"selected": selected, "select_s": med(select[0]),
+                     "reused_s": med(reuse[0]),
                      "first_run_s": [round(x, 3) for x in first],
-                     "overhead": round(med(reuse) / med(select) - 1, 4)},
+                     "overhead": round(med(reuse[0]) / med(select[0]) - 1, 4)},
     }
     o = result["one_file"]
     print(f"{'scenario':<12} {'tests':>6} {'select':>9} {'reused':>9} {'overhead':>9} {'ran first':>10}")
     print(f"{'one file':<12} {o['selected']:>6} {o['select_s']:>8.3f}s {o['reused_s']:>8.3f}s "
           f"{o['overhead']:>8.1%} {statistics.median(first):>9.2f}s")
+    if a.peer:
+        result["peer"] = {"select_s": med(select[1]), "reused_s": med(reuse[1]),
+                          "select_ratio": round(med(select[0]) / med(select[1]), 3),
+                          "reused_ratio": round(med(reuse[0]) / med(reuse[1]), 3)}
+        q = result["peer"]
+        print(f"{'peer':<12} {o['selected']:>6} {q['select_s']:>8.3f}s {q['reused_s']:>8.3f}s")
+        print(f"paired, this gate / peer: select {q['select_ratio']:.3f}x, "
+              f"every selected test reused {q['reused_ratio']:.3f}x")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(result, f, indent=2)
