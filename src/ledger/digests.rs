@@ -4,8 +4,7 @@
 //! takes these as the store kept them from the unit's last runs; an entry as its own run saw
 //! them.
 
-pub(super) use super::outside::Chain;
-use super::outside::{States, beyond_tree};
+use super::outside::{Chain, States, beyond_tree, prefix};
 use super::why::{Cause, Why};
 use super::{Digests, Ledger};
 use crate::fingerprint::{Scope, hex};
@@ -180,7 +179,7 @@ impl Ledger {
     ) {
         // Per list (a run's, or a kept one): each prefix's count of the files the tree does not
         // hold, and the chain of their states.
-        let mut chains: BTreeMap<(usize, &str), (Vec<usize>, Chain)> = BTreeMap::new();
+        let mut chains: BTreeMap<(usize, &str), Chain> = BTreeMap::new();
         for (unit, observes) in &self.outside {
             let Some(Ok(digest)) = prints.get(unit) else {
                 continue;
@@ -196,14 +195,10 @@ impl Ledger {
                 }),
             };
             let bound = match read {
-                Some((key, files, count)) => {
-                    let (counts, chain) = chains.entry(key).or_insert_with(|| {
-                        let (beyond, counts) = beyond_tree(files, scope.snapshot);
-                        (counts, Chain::of(&beyond, scope.root, states))
-                    });
-                    let count = counts[count.min(counts.len() - 1)];
-                    chain.bind(digest, count)
-                }
+                Some((key, files, count)) => chains
+                    .entry(key)
+                    .or_insert_with(|| Chain::of(files, scope, states))
+                    .bind(digest, count),
                 None if *observes => Err(Why {
                     cause: Cause::NoPass,
                     detail: "no observed run has named what it reads outside the repository yet"
@@ -225,7 +220,7 @@ impl Ledger {
         digest: &str,
         unit: &str,
         (run, scope): (&Collected, &Scope<'_>),
-        (states, chains): (&mut States<'_>, &mut BTreeMap<usize, (Vec<usize>, Chain)>),
+        (states, chains): (&mut States<'_>, &mut BTreeMap<usize, Chain>),
     ) -> Option<String> {
         let language = crate::lang::suite::of_test_unit(unit)?;
         if language.reads_outside(scope.project, scope.root).is_none() {
@@ -235,12 +230,10 @@ impl Ledger {
         if run.unobserved.contains_key(unit) {
             return None;
         }
-        let (counts, chain) = chains.entry(*list).or_insert_with(|| {
-            let (beyond, counts) = beyond_tree(&run.outside[*list], scope.snapshot);
-            (counts, Chain::of(&beyond, scope.root, states))
-        });
-        chain
-            .bind(digest, counts[(*count).min(counts.len() - 1)])
+        chains
+            .entry(*list)
+            .or_insert_with(|| Chain::of(&run.outside[*list], scope, states))
+            .bind(digest, *count)
             .ok()
     }
 
@@ -262,8 +255,7 @@ impl Ledger {
             .unzip();
         for (unit, (list, count)) in &run.outside_at {
             if let Some(replaces) = units.get(unit.as_str()) {
-                let counts: &Vec<usize> = &counts[*list];
-                let read = counts[(*count).min(counts.len() - 1)];
+                let read = prefix(&counts[*list], *count);
                 lists[*list].1.insert(unit.clone(), (read, *replaces));
             }
         }

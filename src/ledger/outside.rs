@@ -100,46 +100,27 @@ impl<'a> States<'a> {
 pub(super) struct Chain {
     at: Vec<[u8; 32]>,
     broken: Option<Why>,
+    /// For each prefix length of the list as read, how many of its files are chained.
+    counts: Vec<usize>,
 }
 
 impl Chain {
-    /// The chain of `files` (repository-relative under `root`, absolute elsewhere).
-    pub(super) fn of(files: &[String], root: &Path, states: &mut States<'_>) -> Chain {
-        let mut at: Vec<[u8; 32]> = vec![Sha256::digest(b"gate outside 1").into()];
-        for file in files {
-            // The probe's name for a path no encoding spells: nothing can be named by it.
-            if file == "\0" {
-                let why = Why {
-                    cause: Cause::UnknownInput,
-                    detail: "a file whose name is not UTF-8 text: gate cannot name it".into(),
-                };
-                return Chain {
-                    at,
-                    broken: Some(why),
-                };
-            }
-            let state = match states.state(&on_disk(root, file)) {
-                Ok(state) => state,
-                Err(why) => {
-                    return Chain {
-                        at,
-                        broken: Some(why),
-                    };
-                }
-            };
-            let mut h = Sha256::new();
-            h.update(at[at.len() - 1]);
-            h.update(file.as_bytes());
-            h.update(b"\0");
-            h.update(state.as_bytes());
-            at.push(h.finalize().into());
-        }
-        Chain { at, broken: None }
+    /// The chain of a read list's `files` (repository-relative, absolute elsewhere) that the
+    /// tree of `scope` does not hold (the tree's own are the closure's blobs).
+    pub(super) fn of(
+        files: &[String],
+        scope: &crate::fingerprint::Scope<'_>,
+        states: &mut States<'_>,
+    ) -> Chain {
+        let (files, counts) = beyond_tree(files, scope.snapshot);
+        let (at, broken) = chained(&files, scope.root, states);
+        Chain { at, broken, counts }
     }
 
-    /// `digest` bound to the states of the chain's first `count` files; why not, when one of
-    /// them cannot be named.
+    /// `digest` bound to the states of the files among the list's first `count` (as read) that
+    /// the chain holds; why not, when one of them cannot be named.
     pub(super) fn bind(&self, digest: &str, count: usize) -> Result<String, Why> {
+        let count = prefix(&self.counts, count);
         let Some(read) = self.at.get(count) else {
             return Err(self.broken.clone().unwrap_or_else(|| Why {
                 cause: Cause::UnknownInput,
@@ -152,6 +133,39 @@ impl Chain {
         h.update(read);
         Ok(crate::fingerprint::hex(&h.finalize()))
     }
+}
+
+/// The running hashes of `files`' paths and states, and why the chain ends early when a file
+/// cannot be named.
+fn chained(files: &[String], root: &Path, states: &mut States<'_>) -> (Vec<[u8; 32]>, Option<Why>) {
+    let mut at: Vec<[u8; 32]> = vec![Sha256::digest(b"gate outside 1").into()];
+    for file in files {
+        // The probe's name for a path no encoding spells: nothing can be named by it.
+        if file == "\0" {
+            let why = Why {
+                cause: Cause::UnknownInput,
+                detail: "a file whose name is not UTF-8 text: gate cannot name it".into(),
+            };
+            return (at, Some(why));
+        }
+        let state = match states.state(&on_disk(root, file)) {
+            Ok(state) => state,
+            Err(why) => return (at, Some(why)),
+        };
+        let mut h = Sha256::new();
+        h.update(at[at.len() - 1]);
+        h.update(file.as_bytes());
+        h.update(b"\0");
+        h.update(state.as_bytes());
+        at.push(h.finalize().into());
+    }
+    (at, None)
+}
+
+/// How many of a list's files beyond the tree its first `count` (as read) hold, by `counts`
+/// (`beyond_tree`'s); a count past the list is the whole list.
+pub(super) fn prefix(counts: &[usize], count: usize) -> usize {
+    counts[count.min(counts.len() - 1)]
 }
 
 /// `files` without those the tree holds (their blobs are the closure's), and for each prefix
