@@ -40,3 +40,10 @@ pub const MISSED: u8 = 11;
 /// ran none), so nothing was judged. The compare is still recorded — `gate evaluate` counts its
 /// units unknown — but a CI step that audited nothing must not look green.
 pub const NOTHING_JUDGED: u8 = 12;
+/// A run whose runner arguments (after `--`) left none of the selected tests to run (`-k`
+/// matching nothing, `-run=` naming no test): nothing was tested, so it is not a pass.
+pub const NOTHING_RAN: u8 = 13;
+/// `gate triage`: the run's frozen decision split it into N shards and a shard has no recorded
+/// leg, or a leg recorded fewer test units than its shard was given: the run is not whole.
+/// Every missing shard and unit is named; the code stays until every shard has a leg.
+pub const INCOMPLETE: u8 = 14;
