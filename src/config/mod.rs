@@ -163,6 +163,10 @@ pub(crate) struct Config {
     pub python_roots_line: usize,
     /// Extra `go test` flags.
     pub go_flags: Vec<String>,
+    /// `[python] allow_args` and `[go] allow_args`: runner options accepted after `--` beyond
+    /// gate's allow-list.
+    pub python_allow_args: Vec<crate::lang::args::Allowed>,
+    pub go_allow_args: Vec<crate::lang::args::Allowed>,
     pub history: History,
     pub ledger: Ledger,
     pub base_branch: Option<String>,

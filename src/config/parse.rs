@@ -53,6 +53,8 @@ pub(super) fn parse(file: Option<&str>, text: &str) -> Result<Config> {
         python_roots: raw.python.roots.map(|r| p.roots(r)).transpose()?,
         python_framework: raw.python.framework,
         go_flags: raw.go.flags,
+        python_allow_args: p.allow_args("python.allow_args", raw.python.allow_args)?,
+        go_allow_args: p.allow_args("go.allow_args", raw.go.allow_args)?,
         history: p.history(raw.history)?,
         ledger: p.ledger(raw.ledger)?,
         base_branch: raw.base_branch,
@@ -264,6 +266,26 @@ impl Parser<'_> {
             return Err(self.err(format!("line {line}: `runner` is empty")));
         }
         Ok(Some(argv))
+    }
+
+    /// Each entry of an `allow_args` list read (`NAME` or `NAME VALUE`).
+    fn allow_args(
+        &self,
+        key: &str,
+        entries: Option<Spanned<Vec<String>>>,
+    ) -> Result<Vec<crate::lang::args::Allowed>> {
+        let Some(entries) = entries else {
+            return Ok(Vec::new());
+        };
+        let line = self.line(entries.span());
+        entries
+            .into_inner()
+            .iter()
+            .map(|e| {
+                crate::lang::args::Allowed::parse(e)
+                    .map_err(|why| self.err(format!("line {line}: `{key}`: {why}")))
+            })
+            .collect()
     }
 
     fn roots(&self, roots: Spanned<Vec<String>>) -> Result<Vec<String>> {

@@ -176,6 +176,8 @@ pub(super) struct RawGo {
     /// Extra `go test` flags (`["-race", "-count=1"]`).
     #[serde(default)]
     pub(super) flags: Vec<String>,
+    /// `go test` flags accepted after `--` beyond gate's allow-list (`"-tags VALUE"`).
+    pub(super) allow_args: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Deserialize, Default)]
@@ -185,6 +187,8 @@ pub(super) struct RawPython {
     pub(super) roots: Option<Spanned<Vec<String>>>,
     /// `pytest`, `unittest` or `django`; detected when absent.
     pub(super) framework: Option<crate::lang::python::framework::Kind>,
+    /// Runner options accepted after `--` beyond gate's allow-list (`"--timeout VALUE"`).
+    pub(super) allow_args: Option<Spanned<Vec<String>>>,
 }
 
 #[derive(Deserialize)]

@@ -41,6 +41,8 @@ pub(crate) struct Gated<'a> {
     pub decided: &'a crate::verdict::Decision,
     /// Each unit that ran with its fingerprint digest, where known (`Leg::fingerprints`).
     pub fingerprints: BTreeMap<String, String>,
+    /// The user's runner arguments (`gate … -- ARGS`): the leg is recorded as run with them.
+    pub runner_args: &'a [String],
 }
 
 impl<'a> Recorder<'a> {
@@ -82,7 +84,13 @@ impl<'a> Recorder<'a> {
             .tests
             .iter()
             .any(|t| t.file.as_deref().is_some_and(crate::graph::is_go_unit));
-        let env = provenance::environment(!has_go, has_go, &self.to.leg);
+        let mut env = provenance::environment(!has_go, has_go, &self.to.leg);
+        // A run given arguments is marked so in its environment, and so in its inputs: its
+        // pass is never evidence against a failure without them (`--runxfail`, `-W error`, an
+        // option the project allowed), nor theirs against its.
+        if !gated.runner_args.is_empty() {
+            env["runner_args"] = serde_json::json!(gated.runner_args);
+        }
         let project = gated.project;
         let leg = Leg {
             run: provenance::run_id(None).0,

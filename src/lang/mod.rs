@@ -8,6 +8,7 @@
 //! split so the analysis never imports what sits above it. What a stage still asks of Python
 //! or Go by name is listed in ARCHITECTURE.md.
 
+pub(crate) mod args;
 pub(crate) mod go;
 pub(crate) mod python;
 pub(crate) mod suite;

@@ -25,10 +25,11 @@ pub(crate) trait Suite: Sync {
         root: &Path,
         extra: &[String],
     ) -> Vec<Box<dyn Runner>>;
-    /// Why the user's runner arguments `args` (`gate … -- ARGS`) cannot be given to its runner,
-    /// when they cannot: one that would take the first test as its value, turn the tests into
-    /// something else, or replace what gate reads its results from.
-    fn check_args(&self, args: &[String]) -> Result<(), String>;
+    /// Why the user's runner arguments `args` (`gate … -- ARGS`), or the options its runner
+    /// reads from the environment (`PYTEST_ADDOPTS`, `GOFLAGS`), cannot be given to its runner
+    /// in `project`, when they cannot: one not on its allow-list (`lang::args`) nor in the
+    /// project's `allow_args`. Cheap when there are none: it runs on the warm path.
+    fn check_args(&self, project: &Project, args: &[String]) -> Result<(), String>;
     /// Its name: what the run plan's commands and kept toolchains are grouped by.
     fn name(&self) -> &'static str;
     /// Its runner's argv before the test arguments, as `project` configures it.
@@ -82,21 +83,32 @@ pub(crate) static SUITES: [&dyn Suite; 2] = [&python::Python, &go::Go];
 /// tests of, when they cannot. `--` is refused for every runner: it would end the runner's
 /// options, so what follows it (gate's tests among them) is read as something else.
 pub(crate) fn check_args(project: &Project, args: &[String]) -> Result<(), String> {
-    // The common case costs nothing: no walk over the tree's tests on the warm path.
-    if args.is_empty() {
-        return Ok(());
-    }
     if args.iter().any(|a| a == "--") {
         return Err(
             "runner argument `--`: it would end the runner's options before gate's tests; give options only".into(),
         );
     }
-    for suite in SUITES {
-        if project.tests.iter().any(|t| suite.is_test_unit(t)) {
-            suite.check_args(args)?;
-        }
-    }
-    Ok(())
+    SUITES
+        .iter()
+        .try_for_each(|suite| suite.check_args(project, args))
+}
+
+/// The value of the runner's environment variable `name`: the project's `[env]`, which the
+/// runner is given over gate's own environment, else gate's. `None` when unset or empty.
+pub(crate) fn runner_env(project: &Project, name: &str) -> Option<String> {
+    project
+        .config
+        .env
+        .get(name)
+        .cloned()
+        .or_else(|| std::env::var(name).ok())
+        .filter(|v| !v.trim().is_empty())
+}
+
+/// Whether `project` has tests of `suite` (a walk over its tests: only when there is
+/// something to check).
+pub(crate) fn has_tests(project: &Project, suite: &dyn Suite) -> bool {
+    project.tests.iter().any(|t| suite.is_test_unit(t))
 }
 
 /// The language whose test `unit` is, if any.

@@ -83,6 +83,7 @@ pub(super) fn conclude(
             base: at.input.range.as_ref().and_then(|r| r.base.clone()),
             project: at.project,
             decided: at.decided,
+            runner_args: opts.runner_args,
             // A working tree is not recorded: nothing to fingerprint for it.
             fingerprints: match at.input.head {
                 Some(_) => fingerprints(at, chosen, collected, entered.as_ref()),

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 /// file or Go package); 7 added `frozen_decision`; 8 added `shadow` (a shadow run's
 /// judgements); 9 added `shard` (a leg's shard of a split selection); 10 added `ledger` (each
 /// selected unit as the ledger saw it, and why it was not reused or entered).
-pub(crate) const REPORT_VERSION: u32 = 10;
+pub(crate) const REPORT_VERSION: u32 = 11;
 
 /// The report of one gate, built once at its end from what was known before the run (`View`)
 /// and what the run's events said: output, never state.

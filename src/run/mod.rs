@@ -61,6 +61,9 @@ pub(crate) enum Outcome {
     Failed(i32),
     /// pytest's own usage/internal errors, a run cut short, or a runner killed by a signal.
     Broken(Option<i32>),
+    /// The user's runner arguments left none of the selected tests to run (`-k nomatch`): no
+    /// failure, and no pass either (`exit_codes::NOTHING_RAN`).
+    NothingRan,
 }
 
 /// git's variables that point a child at the repository the hook runs in; a temporary checkout

@@ -175,6 +175,11 @@ pub(crate) fn run_all(repo: &git2::Repository, s: &Steps<'_>, sink: &mut dyn Sin
         if ran.blocked_by.is_none() {
             let failed = match (result.outcome, argv.is_none()) {
                 (StepOutcome::Failed, true) => Some(exit_codes::TESTS_FAILED),
+                (StepOutcome::Broken, true)
+                    if ran.run.as_ref().is_some_and(|r| r.outcome == "nothing_ran") =>
+                {
+                    Some(exit_codes::NOTHING_RAN)
+                }
                 (StepOutcome::Broken, true) => Some(exit_codes::RUNNER),
                 (StepOutcome::Failed | StepOutcome::Broken, false) => Some(exit_codes::STEP_FAILED),
                 _ => None,
@@ -226,14 +231,16 @@ fn affected_tests(
         .into_iter()
         .max_by_key(|o| match o {
             super::Outcome::Passed => 0,
-            super::Outcome::Failed(_) => 1,
-            super::Outcome::Broken(_) => 2,
+            super::Outcome::NothingRan => 1,
+            super::Outcome::Failed(_) => 2,
+            super::Outcome::Broken(_) => 3,
         })
         .unwrap_or(super::Outcome::Passed);
     let (word, exit, outcome) = match worst {
         super::Outcome::Passed => ("passed", Some(0), StepOutcome::Passed),
         super::Outcome::Failed(n) => ("failed", Some(n), StepOutcome::Failed),
         super::Outcome::Broken(n) => ("broken", n, StepOutcome::Broken),
+        super::Outcome::NothingRan => ("nothing_ran", None, StepOutcome::Broken),
     };
     let run = RunResult {
         outcome: word,

@@ -39,6 +39,7 @@ mod references;
 mod refusals;
 mod report;
 mod results;
+mod runner_args;
 mod runner_argv;
 mod selection;
 mod shadow;

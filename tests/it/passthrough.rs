@@ -79,7 +79,12 @@ fn a_runner_argument_that_would_take_a_test_or_gates_report_is_refused() {
         (&["-k"][..], "`-k` takes a value"),
         (&["-x", "--deselect"][..], "`--deselect` takes a value"),
         (&["--junitxml=mine.xml"][..], "`--junitxml=mine.xml`"),
-        (&["-p", "no:gate_probe"][..], "`no:gate_probe`"),
+        (&["-p", "no:gate_probe"][..], "`-p` is not one gate knows"),
+        (
+            &["--setup-plan"][..],
+            "`--setup-plan` is not one gate knows",
+        ),
+        (&["tests/test_money.py"][..], "is not an option"),
         (&["-x", "--", "-k"][..], "runner argument `--`"),
     ] {
         let mut all = vec!["--affected", "HEAD~1...HEAD", "--"];
@@ -115,15 +120,16 @@ fn runner_arguments_reach_go_test_before_the_packages() {
     let argv = strings(&r["go_commands"][0]["argv"]);
     assert_eq!(argv, ["go", "test", "-v", "-count=1", "./web"], "{r:#}");
 
-    // The user's narrowing is theirs: go test ran no test of the package, and said so.
+    // The user's narrowing is theirs, but a run it left with no test is no pass: go test ran
+    // no test of the package and said so, and gate exits 13.
     let out = crate::golang::gate(
         &t,
         &["--affected", "HEAD~1...HEAD", "--", "-run=NoSuchTest"],
     );
     let all = text(&out);
-    assert_eq!(out.status.code(), Some(0), "{all}");
+    assert_eq!(out.status.code(), Some(13), "{all}");
     assert!(
-        all.contains("[no tests to run]"),
+        all.contains("[no tests to run]") && all.contains("left none of the selected"),
         "go test read -run: {all}"
     );
 

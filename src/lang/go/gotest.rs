@@ -17,6 +17,9 @@ pub(crate) struct GoCommand {
     /// The module folder the command runs in (`""`: the repository root).
     pub module: String,
     pub argv: Vec<String>,
+    /// The user's runner arguments are among its flags: a run they left with no test to run
+    /// is `Outcome::NothingRan`.
+    pub user_args: bool,
 }
 
 /// The commands for the selected Go test units (`./dir`), or for every module's `./...`.
@@ -63,6 +66,7 @@ pub(crate) fn commands(
         .into_iter()
         .map(|(module, packages)| GoCommand {
             module,
+            user_args: false,
             argv: ["go".to_string(), "test".to_string()]
                 .into_iter()
                 .chain(flags.iter().cloned())
@@ -70,60 +74,6 @@ pub(crate) fn commands(
                 .collect(),
         })
         .collect()
-}
-
-/// `go test`'s flags that take no value. Any other flag the user gives must carry its value
-/// after `=`: `go test` reads a value flag's next word as its value, which, given last, would be
-/// the first package, and what gate does not know (a test binary's own flag) may do the same.
-const BOOLEAN_FLAGS: &[&str] = &[
-    "v",
-    "short",
-    "failfast",
-    "race",
-    "msan",
-    "asan",
-    "cover",
-    "benchmem",
-    "a",
-    "n",
-    "x",
-    "work",
-    "trimpath",
-    "linkshared",
-    "modcacherw",
-    "json",
-    "fullpath",
-    "testing.v",
-    "test.v",
-    "test.short",
-    "test.failfast",
-    "test.benchmem",
-];
-
-/// Why the user's runner arguments cannot go to `go test` before the packages, when they
-/// cannot: a word that is no flag (a package, or a flag's value: `go test` would take it as
-/// one), `-args` (everything after it, the packages too, would become the test binary's), a
-/// flag that takes a value without `=VALUE`.
-pub(crate) fn check_args(args: &[String]) -> std::result::Result<(), String> {
-    for arg in args {
-        let Some(flag) = arg.strip_prefix("--").or_else(|| arg.strip_prefix('-')) else {
-            return Err(format!(
-                "runner argument `{arg}` is not a flag: `go test` would read it as a package or a flag's value; give a value as `-flag={arg}`"
-            ));
-        };
-        let name = flag.split_once('=').map_or(flag, |(n, _)| n);
-        if name == "args" {
-            return Err(format!(
-                "runner argument `{arg}`: `go test` would pass everything after it, the selected packages too, to the test binary"
-            ));
-        }
-        if !flag.contains('=') && !BOOLEAN_FLAGS.contains(&name) {
-            return Err(format!(
-                "runner argument `{arg}` would take the next word as its value: write `{arg}=VALUE`"
-            ));
-        }
-    }
-    Ok(())
 }
 
 impl crate::run::Runner for GoCommand {
@@ -197,8 +147,31 @@ fn run(
     )?;
     crate::run::interrupted()?;
     Ok(match status.code() {
+        // `go test -n` (or `-c`, `-list`), however asked for, exits 0 having run nothing: no
+        // package's result is no pass.
+        Some(0) if stream.packages == 0 => {
+            sink.event(Event::Note(
+                "go test reported no package's result: it ran no test binary, and the run is no pass",
+            ));
+            Outcome::Broken(Some(0))
+        }
+        Some(0) if command.user_args && stream.tests == 0 => {
+            sink.event(Event::Note(&format!(
+                "the runner arguments in `{}` left none of the selected packages' tests to run: nothing was tested",
+                command.argv.join(" ")
+            )));
+            Outcome::NothingRan
+        }
         Some(0) => Outcome::Passed,
-        Some(1) => Outcome::Failed(1),
+        Some(1) if stream.failures > 0 => Outcome::Failed(1),
+        // A failure is a test's or a package's that go reported: exit 1 with none (a flag go
+        // rejected before any package ran) leaves nothing to triage, and is no verdict.
+        Some(1) => {
+            sink.event(Event::Note(
+                "go test exited 1 but reported no failing test or package: the run broke before it tested anything",
+            ));
+            Outcome::Broken(Some(1))
+        }
         // go exits 2 when a package did not build: the change broke its tests, a verdict.
         Some(2) if stream.unbuilt => Outcome::Failed(1),
         other => Outcome::Broken(other),
@@ -291,6 +264,11 @@ struct Stream<'l> {
     failed: std::collections::BTreeSet<String>,
     /// A package did not build (`FAIL pkg [build failed]`).
     unbuilt: bool,
+    /// How many packages ended (passed, failed or skipped), how many tests did, and how many
+    /// results were failures (a test's, a package's, a build's).
+    packages: usize,
+    tests: usize,
+    failures: usize,
 }
 
 impl<'l> Stream<'l> {
@@ -302,6 +280,9 @@ impl<'l> Stream<'l> {
             pending: BTreeMap::new(),
             failed: Default::default(),
             unbuilt: false,
+            packages: 0,
+            tests: 0,
+            failures: 0,
         }
     }
 
@@ -341,6 +322,9 @@ impl<'l> Stream<'l> {
             if event.action == "output" && output != "PASS\n" {
                 self.print(output);
             }
+            if matches!(event.action.as_str(), "pass" | "fail" | "skip") {
+                self.packages += 1;
+            }
             if event.action == "fail" && !self.failed.contains(&package) {
                 self.result(&package, None, "fail", event.elapsed, sink);
             }
@@ -360,6 +344,7 @@ impl<'l> Stream<'l> {
                 }
             }
             "pass" | "fail" | "skip" => {
+                self.tests += 1;
                 let lines = self.pending.remove(&key).unwrap_or_default();
                 if event.action == "fail" {
                     self.print(&lines.concat());
@@ -372,7 +357,7 @@ impl<'l> Stream<'l> {
     }
 
     fn result(
-        &self,
+        &mut self,
         package: &str,
         test: Option<&str>,
         action: &str,
@@ -382,6 +367,9 @@ impl<'l> Stream<'l> {
         let dir = self.dir(package);
         let unit = dir.as_deref().map(graph::go_tests);
         let place = dir.clone().unwrap_or_else(|| package.to_string());
+        if action == "fail" {
+            self.failures += 1;
+        }
         let outcome = match (action, test) {
             ("pass", _) => TestOutcome::Passed,
             ("skip", _) => TestOutcome::Skipped,

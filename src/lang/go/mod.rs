@@ -3,6 +3,7 @@
 //! (`gotest`) and what its test binaries linked outside the main module (`reads`).
 
 pub(crate) mod analyze;
+pub(crate) mod args;
 pub(crate) mod gomod;
 pub(crate) mod gotest;
 mod reads;

@@ -1,6 +1,6 @@
 //! Go's tests behind `lang::suite::Suite`.
 
-use super::{Go, gotest, toolchain};
+use super::{Go, args, gotest, toolchain};
 use crate::graph::Node;
 use crate::lang::suite::{Suite, Tests};
 use crate::project::Project;
@@ -37,7 +37,12 @@ impl Suite for Go {
             .collect();
         gotest::commands(&project.go, units, whole, &flags)
             .into_iter()
-            .map(|c| Box::new(c) as Box<dyn Runner>)
+            .map(|c| {
+                Box::new(gotest::GoCommand {
+                    user_args: !extra.is_empty(),
+                    ..c
+                }) as Box<dyn Runner>
+            })
             .collect()
     }
 
@@ -62,8 +67,16 @@ impl Suite for Go {
         Some(true)
     }
 
-    fn check_args(&self, args: &[String]) -> Result<(), String> {
-        gotest::check_args(args)
+    fn check_args(&self, project: &Project, args: &[String]) -> Result<(), String> {
+        let goflags = crate::lang::suite::runner_env(project, "GOFLAGS");
+        if (args.is_empty() && goflags.is_none()) || !crate::lang::suite::has_tests(project, self) {
+            return Ok(());
+        }
+        let allowed = &project.config.go_allow_args;
+        if let Some(goflags) = goflags {
+            args::read_goflags(&goflags, allowed)?;
+        }
+        args::read(args, allowed).map(drop)
     }
 
     fn runner_argv(&self, project: &Project, _root: &Path) -> Vec<String> {

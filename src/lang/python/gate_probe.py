@@ -610,7 +610,32 @@ def pytest_collection_finish(session):
             _ids.append([_rel(item.path), name])
 
 
+# pytest's modes that run no test body as written, by their option's `dest`: a test "passes"
+# under them without its assertions having run (`--trace` steps each body in pdb, which quits
+# at the end of its input).
+_UNRUN_MODES = (
+    ("collectonly", "--collect-only"),
+    # `--setup-plan` sets `setuponly` too: named first.
+    ("setupplan", "--setup-plan"),
+    ("setuponly", "--setup-only"),
+    ("trace", "--trace"),
+)
+
+# Tests whose setup passed and whose body has not run (yet): one still here at the end was
+# reported without running (`--setup-only`, `--setup-plan`, wherever the option came from),
+# and its JUnit "pass" is no pass. And every test whose run started at all: a session that
+# ends well with a collected test never started ran nothing of it (`--fixtures`).
+_uncalled = set()
+_started = set()
+
+
 def pytest_runtest_logreport(report):
+    if report.when == "setup":
+        _started.add(report.nodeid)
+    if report.when == "setup" and report.passed:
+        _uncalled.add(report.nodeid)
+    elif report.when == "call":
+        _uncalled.discard(report.nodeid)
     if report.failed:
         _entry(_path_of(report.nodeid))["failed"] += 1
     elif report.when == "call" and report.passed:
@@ -644,6 +669,25 @@ def pytest_sessionfinish(session, exitstatus):
             read_by = {k: sorted(v) for k, v in _read_by.items() if v}
             env = {k: sorted(v) for k, v in _env.items()}
             record = {"exitstatus": int(exitstatus), "files": _files, "opened": opened}
+            # What ran no test body at all: pytest's own modes, however they were asked for.
+            option = session.config.option
+            items = getattr(session, "items", None) or []
+            unstarted = (
+                sorted(i.nodeid for i in items if i.nodeid not in _started)
+                if int(exitstatus) == 0
+                else []
+            )
+            modes = [
+                flag
+                for dest, flag in _UNRUN_MODES
+                if getattr(option, dest, False)
+            ]
+            record["unrun"] = {
+                "modes": modes,
+                "uncalled": len(_uncalled),
+                "unstarted": len(unstarted),
+                "first": (sorted(_uncalled) or unstarted)[:3],
+            }
             loaded = {k: sorted(v) for k, v in _loaded.items()}
             outside = {"files": _outside, "at": _outside_at, "spawned": _spawned_by}
             json.dump(

@@ -5,6 +5,7 @@
 //! runner with its collection probe (`pytest`, `gate_probe.py`).
 
 pub(crate) mod analyze;
+pub(crate) mod args;
 pub(crate) mod framework;
 pub(crate) mod pytest;
 pub(crate) mod pytest_ini;

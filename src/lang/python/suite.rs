@@ -1,6 +1,6 @@
 //! Python's tests behind `lang::suite::Suite`.
 
-use super::{Python, framework::Kind, pytest, toolchain};
+use super::{Python, args, framework::Kind, pytest, toolchain};
 use crate::graph::Node;
 use crate::lang::suite::{Suite, Tests};
 use crate::project::Project;
@@ -37,8 +37,21 @@ impl Suite for Python {
         vec![Box::new(command)]
     }
 
-    fn check_args(&self, args: &[String]) -> Result<(), String> {
-        pytest::check_args(args)
+    fn check_args(&self, project: &Project, args: &[String]) -> Result<(), String> {
+        let kind = project.framework.kind;
+        // pytest reads more options from `PYTEST_ADDOPTS`, before the command line's: the same
+        // list holds for them, less what narrows a run (gate would not know it was narrowed).
+        let addopts = (kind == Kind::Pytest)
+            .then(|| crate::lang::suite::runner_env(project, "PYTEST_ADDOPTS"))
+            .flatten();
+        if (args.is_empty() && addopts.is_none()) || !crate::lang::suite::has_tests(project, self) {
+            return Ok(());
+        }
+        let allowed = &project.config.python_allow_args;
+        if let Some(addopts) = addopts {
+            args::read_env("PYTEST_ADDOPTS", &addopts, allowed)?;
+        }
+        args::read(kind, args, allowed).map(drop)
     }
 
     /// The project's runner from the root, without pytest's cache (a traced run must not

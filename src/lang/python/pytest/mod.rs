@@ -206,60 +206,6 @@ pub(crate) fn runs_pytest(argv: &[String]) -> bool {
         .any(|w| matches!(crate::path::file_name(w), "pytest" | "py.test"))
 }
 
-/// pytest options that take the next word as their value: given last, without it, they are
-/// refused before anything runs (the `--` after the user's arguments already keeps them from
-/// taking a test; this says so in gate's words rather than pytest's usage error).
-const TAKES_VALUE: &[&str] = &[
-    "-k",
-    "-m",
-    "-p",
-    "-c",
-    "-o",
-    "-W",
-    "-r",
-    "--deselect",
-    "--ignore",
-    "--ignore-glob",
-    "--rootdir",
-    "--confcutdir",
-    "--basetemp",
-    "--maxfail",
-    "--tb",
-    "--durations",
-    "--override-ini",
-    "--config-file",
-    "--import-mode",
-    "--capture",
-    "--log-level",
-    "--log-file",
-    "--pythonwarnings",
-];
-
-/// Why the user's runner arguments cannot go to pytest (or unittest, Django), when they cannot:
-/// an option left without its value at their end; pytest's JUnit report or the probe, which
-/// gate reads the run's results from, replaced or turned off.
-pub(crate) fn check_args(args: &[String]) -> std::result::Result<(), String> {
-    if let Some(last) = args.last()
-        && TAKES_VALUE.contains(&last.as_str())
-    {
-        return Err(format!(
-            "runner argument `{last}` takes a value and none follows it: give it one (`{last} VALUE`)"
-        ));
-    }
-    let own = |a: &&String| {
-        a.starts_with("--junitxml")
-            || a.starts_with("--junit-xml")
-            || a.contains("no:gate_probe")
-            || a.contains("no:junitxml")
-    };
-    match args.iter().find(own) {
-        Some(arg) => Err(format!(
-            "runner argument `{arg}`: gate reads the run's results from pytest's JUnit report and its probe, which this would replace or turn off"
-        )),
-        None => Ok(()),
-    }
-}
-
 const PROBE: &str = include_str!("../gate_probe.py");
 
 impl crate::run::Runner for Command {
@@ -338,14 +284,16 @@ fn run(
         .ok()
         .and_then(|b| serde_json::from_slice(&b).ok());
     // No report when pytest never got to write one (it stopped early): the exit code and the
-    // probe say what happened.
-    if let Ok(bytes) = std::fs::read(&junit) {
-        report_junit(&bytes, tests, sink);
+    // probe say what happened. A report of tests whose body never ran holds no result.
+    let unrun = probe.as_ref().is_some_and(|p| p.unrun.why().is_some());
+    let mut foreign = Vec::new();
+    if let (Ok(bytes), false) = (std::fs::read(&junit), unrun) {
+        foreign = report_junit(&bytes, tests, &command.files, sink);
     }
     if let Some(p) = &probe {
         p.report(command, sink);
     }
-    Ok(judge(code, probe.as_ref(), command).emit(sink))
+    Ok(probe::placed(judge(code, probe.as_ref(), command), &foreign).emit(sink))
 }
 
 /// A runner that is not pytest itself (a wrapper gate cannot load the probe into): its exit
@@ -388,18 +336,34 @@ fn probe_env(
     env
 }
 
-/// Each test's result from pytest's JUnit report, placed on the test files `tests`.
-fn report_junit(bytes: &[u8], tests: &BTreeSet<String>, sink: &mut dyn Sink) {
+/// Each test's result from pytest's JUnit report, placed on the test files `tests`. A subset
+/// run's result goes to `sink` only under an id one of its `selected` files defines, computed
+/// from the repository root: the ids of the others (returned) were moved by an option or a
+/// configuration (`--rootdir`, `--junit-prefix`), and recording them would file a failure
+/// under a test that does not exist.
+fn report_junit(
+    bytes: &[u8],
+    tests: &BTreeSet<String>,
+    selected: &BTreeSet<String>,
+    sink: &mut dyn Sink,
+) -> Vec<String> {
+    let mut foreign = Vec::new();
     match crate::run::junit::parse(bytes) {
         Ok(cases) => {
             for result in crate::run::junit::results(&cases, tests) {
-                sink.event(Event::Test(&result));
+                let placed = result.file.as_ref().is_some_and(|f| selected.contains(f));
+                if placed || selected.is_empty() {
+                    sink.event(Event::Test(&result));
+                } else {
+                    foreign.push(result.id);
+                }
             }
         }
         Err(e) => sink.event(Event::Note(&format!(
             "pytest's JUnit report cannot be read ({e}): its tests have no results"
         ))),
     }
+    foreign
 }
 
 /// `<interpreter> -m pytest` with an interpreter that lacks pytest would exit 1 — "tests

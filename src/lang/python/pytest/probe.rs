@@ -34,6 +34,55 @@ pub(super) struct Probe {
     /// file read outside the repository, in the order first seen.
     #[serde(default)]
     pub(super) outside: Outside,
+    /// What pytest reported without running a test body.
+    #[serde(default)]
+    pub(super) unrun: Unrun,
+}
+
+/// Tests pytest reported without running their body: it only collected (`--collect-only`), or
+/// set tests up and reported them passed (`--setup-only`, `--setup-plan`), however asked.
+#[derive(serde::Deserialize, Default)]
+pub(super) struct Unrun {
+    /// pytest's modes that run no test body as written (`--collect-only`, `--trace`), set.
+    modes: Vec<String>,
+    uncalled: u64,
+    /// Collected tests whose run never started in a session that ended well (`--fixtures`).
+    #[serde(default)]
+    unstarted: u64,
+    first: Vec<String>,
+}
+
+impl Unrun {
+    /// Why the run's results are no results, when they are not.
+    pub(super) fn why(&self) -> Option<String> {
+        if let Some(mode) = self.modes.first() {
+            return Some(format!(
+                "pytest ran in a mode that runs no test body as written (`{mode}`): no result is recorded, and the run is no pass"
+            ));
+        }
+        let more = |n: u64| {
+            let more = if n > self.first.len() as u64 {
+                ", …"
+            } else {
+                ""
+            };
+            format!("{}{more}", self.first.join(", "))
+        };
+        if self.uncalled > 0 {
+            return Some(format!(
+                "pytest reported {} test(s) without running their body ({}): set up only (`--setup-only`, `--setup-plan`), so their results are not recorded and the run is no pass",
+                self.uncalled,
+                more(self.uncalled)
+            ));
+        }
+        (self.unstarted > 0).then(|| {
+            format!(
+                "pytest collected {} selected test(s) it never ran ({}) and ended its session well: an option ran something else (`--fixtures`?), and the run is no pass",
+                self.unstarted,
+                more(self.unstarted)
+            )
+        })
+    }
 }
 
 /// The files a run read outside the tree, in the order first seen, and per test file how many
@@ -113,6 +162,9 @@ pub(super) fn judge(code: Option<i32>, probe: Option<&Probe>, command: &Command)
             ),
         );
     };
+    if let Some(why) = probe.unrun.why() {
+        return broken(Some(code), why);
+    }
     // A file that failed to collect is a failure of that file (a whole-suite run goes on past
     // it, and pytest exits 1).
     let failures: u64 = probe
@@ -120,6 +172,17 @@ pub(super) fn judge(code: Option<i32>, probe: Option<&Probe>, command: &Command)
         .values()
         .map(|f| f.failed + u64::from(f.error))
         .sum();
+    // The user's arguments (`-k`, `-m`, `--deselect`) left no selected test to run: nothing
+    // was tested, which is no pass.
+    if !command.extra.is_empty() && failures == 0 && probe.files.values().all(|f| f.selected == 0) {
+        return Ran {
+            outcome: Outcome::NothingRan,
+            notes: vec![format!(
+                "the runner arguments `{}` left none of the selected tests to run: nothing was tested",
+                command.extra.join(" ")
+            )],
+        };
+    }
     if code == 1 {
         return if failures > 0 {
             failed()
@@ -173,6 +236,28 @@ pub(super) fn judge(code: Option<i32>, probe: Option<&Probe>, command: &Command)
         };
     }
     passed(notes)
+}
+
+/// `ran`, unless pytest reported results under ids no selected file defines (`foreign`): the
+/// run's root or ids were moved, its results are not recorded, and it is no pass.
+pub(super) fn placed(ran: Ran, foreign: &[String]) -> Ran {
+    let Some(first) = foreign.first() else {
+        return ran;
+    };
+    let code = match ran.outcome {
+        Outcome::Failed(n) | Outcome::Broken(Some(n)) => Some(n),
+        _ => None,
+    };
+    let mut notes = vec![format!(
+        "pytest reported {} result(s) under ids no selected file defines (`{first}`{}): an option or a configuration moved the run's root or ids (`--rootdir`, `-c`, `--junit-prefix`); they are not recorded, and the run is no pass",
+        foreign.len(),
+        if foreign.len() > 1 { ", …" } else { "" }
+    )];
+    notes.extend(ran.notes);
+    Ran {
+        outcome: Outcome::Broken(code),
+        notes,
+    }
 }
 
 impl Probe {

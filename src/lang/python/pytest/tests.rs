@@ -68,6 +68,7 @@ fn probe(files: &[(&str, bool, u64, u64, u64)]) -> Probe {
         loaded: BTreeMap::new(),
         env: BTreeMap::new(),
         outside: Default::default(),
+        unrun: Default::default(),
     }
 }
 
@@ -115,6 +116,7 @@ fn exit_codes_are_read_with_what_pytest_collected() {
         Outcome::Passed => "passed",
         Outcome::Failed(_) => "failed",
         Outcome::Broken(_) => "broken",
+        Outcome::NothingRan => "nothing_ran",
     };
     let both = probe(&[
         ("t/test_a.py", true, 2, 0, 0),
