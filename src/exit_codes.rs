@@ -7,12 +7,13 @@ pub const OK: u8 = 0;
 pub const TESTS_FAILED: u8 = 1;
 /// A change could not be bounded and no decision was recorded: the run was aborted.
 pub const REFUSED: u8 = 2;
-/// Usage or configuration: a bad flag, a runner argument after `--` that could take a test as
-/// its value, an unknown revision, a path naming nothing, a malformed
+/// Usage or configuration: a bad flag, a runner argument after `--` (or in `PYTEST_ADDOPTS`,
+/// `GOFLAGS`) not on the runner's allow-list nor in `allow_args`, an unknown revision, a path naming nothing, a malformed
 /// `.gate.toml` or one that matches nothing. Nothing was selected or run.
 pub const USAGE: u8 = 3;
 /// The runner (or a tool gate drives, such as strace) could not be started, or stopped without
-/// a test verdict.
+/// a test verdict: among them a run that ran no test body, or reported results under ids no
+/// selected file defines.
 pub const RUNNER: u8 = 4;
 /// A gate step (`[[step]]` in `.gate.toml`) failed or could not start: the push or ship is blocked.
 pub const STEP_FAILED: u8 = 5;
