@@ -31,8 +31,9 @@ pub const INTERNAL: u8 = 9;
 /// An input file gate was asked to read (a JUnit report, a `go test -json` stream) is
 /// malformed, truncated or not of that kind: the error names the file and where it broke, and
 /// nothing was recorded. A `--recommendations` file whose context is not the gated tree's
-/// source and configuration (the field named), or that names a path outside the tree: nothing
-/// ran.
+/// source and configuration (the field named), that is malformed or holds a field gate does not
+/// know (its path, line and column named), that names a path outside the tree, or that is not a
+/// regular file or is past its size limit: nothing ran.
 pub const INPUT: u8 = 10;
 /// `gate shadow`: a test the whole suite failed was one the frozen decision left out (or
 /// reused): the selection missed it. The miss and the rule that would have caught it are named.

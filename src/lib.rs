@@ -24,6 +24,7 @@ macro_rules! tell {
 
 mod analyze;
 mod audit;
+mod bounded;
 mod cache;
 pub mod cli;
 pub mod commands;

@@ -35,6 +35,7 @@ mod paths;
 mod plans;
 mod push_support;
 mod recommendations;
+mod recommendations_space;
 mod references;
 mod refusals;
 mod report;

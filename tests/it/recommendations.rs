@@ -8,17 +8,17 @@ use serde_json::{Value, json};
 
 /// The shop with a money change in its last commit: the money tests are selected, and
 /// `tests/test_prices.py` is not.
-fn shop_with_money_changed() -> TestRepo {
+pub(crate) fn shop_with_money_changed() -> TestRepo {
     let t = TestRepo::from_fixture("shop");
     t.append("src/shop/money.py", "\n# reviewed\n");
     t.commit("money");
     t
 }
 
-const RANGE: &str = "HEAD~1...HEAD";
+pub(crate) const RANGE: &str = "HEAD~1...HEAD";
 
 /// This tree's context, as the frozen decision of the same gate holds it.
-fn context(t: &TestRepo) -> Value {
+pub(crate) fn context(t: &TestRepo) -> Value {
     context_under(t, &[])
 }
 
@@ -50,7 +50,7 @@ fn write(t: &TestRepo, doc: &Value) -> String {
     file.display().to_string()
 }
 
-fn recommending(context: &Value, files: &[&str]) -> Value {
+pub(crate) fn recommending(context: &Value, files: &[&str]) -> Value {
     let files: Vec<Value> = files
         .iter()
         .map(|f| json!({"file": f, "project": "unit", "pool": "forks"}))

@@ -5,44 +5,32 @@
 //! refusal is not lifted), and a run that runs nothing (every change inert) is not made to run.
 //! The context must be this tree's source and configuration — the same identities the frozen
 //! decision holds — or the file is refused (exit 10) naming the first field that differs: a
-//! recommendation made for other code says nothing about this one.
+//! recommendation made for other code says nothing about this one. The file is bounded (a
+//! regular file of at most `LIMIT` bytes, `crate::bounded`) and read strictly (`document`: a
+//! field gate does not know is refused by its path); the files it names that add nothing are
+//! noted five at a time, the rest counted.
 
 use crate::error::{Error, Result};
 use crate::fingerprint::{Memo, Scope};
 use crate::graph::Node;
 use crate::verdict::{Decision, RunVerdict};
-use serde::Deserialize;
+use document::{Context, cut};
+use std::collections::BTreeSet;
 use std::path::Path;
 
-/// The one version of the format this gate reads.
-const VERSION: u64 = 1;
+mod document;
 
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Recommendations {
-    context: Context,
-    selected_files: Vec<Selected>,
-}
+/// The largest recommendations file read. An entry names one test file (`{"file":
+/// "tests/…/test_….py", "project": "…", "pool": "…"}`, 100 to 200 bytes pretty-printed with a
+/// long path), so a 100,000-test-file suite's every file recommended is about 20 MB: 64 MiB
+/// leaves it three times that (670 bytes an entry), and a file past it is not a recommendation
+/// but a wrong path. Its bytes are held while it is read (each object's fields borrowed from
+/// them, only the paths copied), so it costs gate at most about twice the limit in memory.
+const LIMIT: u64 = 64 << 20;
 
-/// The source and configuration the recommendations were made for. A field gate does not know
-/// is refused: it would be a part of the context gate cannot check.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-struct Context {
-    repository: String,
-    revision: Option<String>,
-    tree: Option<String>,
-    config_digest: String,
-    lock_digest: Option<String>,
-    environment_digest: Option<String>,
-}
-
-/// One recommended file; its `project` and `pool` (a Vitest project and worker pool) name
-/// nothing in gate's runners and are not read.
-#[derive(Deserialize)]
-struct Selected {
-    file: String,
-}
+/// How many recommended files a note names one by one before the rest are counted: 100,000
+/// entries that are no test files say so in a few lines, not 100,000.
+const NAMED: usize = 5;
 
 /// Reads the recommendations in `path`, checks their context against `scope`'s tree (its
 /// commit `head`), and adds each named test file to `decided`'s selection. What was not added,
@@ -57,58 +45,63 @@ pub(crate) fn add(
         path: path.to_path_buf(),
         message,
     };
-    let bytes =
-        std::fs::read(path).map_err(|e| Error::io(path, "cannot read the recommendations", e))?;
-    let recommended = read(&bytes).map_err(bad)?;
+    let bytes = crate::bounded::read(path, LIMIT, "a recommendations file")?;
+    let recommended = document::read(&bytes).map_err(bad)?;
     check(&recommended.context, scope, head).map_err(bad)?;
     let reason = format!("recommended by {}", path.display());
     let runs = matches!(
         decided.verdict,
         RunVerdict::Bounded | RunVerdict::NamedFull | RunVerdict::Refused
     );
-    for selected in &recommended.selected_files {
-        let file = &selected.file;
+    let (mut not_tests, mut idle) = (BTreeSet::new(), BTreeSet::new());
+    for (i, file) in recommended.files.iter().enumerate() {
         if !crate::proof::observations::repo_relative(file) {
             return Err(bad(format!(
-                "selectedFiles: {file:?} is not a repository-relative path (`/`-separated, no `..`)"
+                "selectedFiles[{i}].file: {:?} is not a repository-relative path (`/`-separated, no `..`)",
+                cut(file)
             )));
         }
         let file = file.strip_prefix("./").unwrap_or(file);
         let unit = unit_of(file);
         if !scope.project.tests.contains(&unit) {
-            decided.notes.push(format!(
-                "recommended {file} is not a test file of this tree: nothing added for it"
-            ));
-            continue;
-        }
-        if !runs {
-            decided.notes.push(format!(
-                "recommended {file} is not run: every change is inert, and recommendations only add to a run"
-            ));
-            continue;
-        }
-        let reasons = decided.selected.entry(unit).or_default();
-        if !reasons.contains(&reason) {
-            reasons.push(reason.clone());
+            not_tests.insert(file);
+        } else if !runs {
+            idle.insert(file);
+        } else {
+            let reasons = decided.selected.entry(unit).or_default();
+            if !reasons.contains(&reason) {
+                reasons.push(reason.clone());
+            }
         }
     }
+    decided.notes.extend(named(
+        &not_tests,
+        "is not a test file of this tree: nothing added for it",
+        "are not test files of this tree: nothing added for them",
+    ));
+    decided.notes.extend(named(
+        &idle,
+        "is not run: every change is inert, and recommendations only add to a run",
+        "are not run: every change is inert",
+    ));
     Ok(())
 }
 
-/// The document, its version checked before its shape (a later version may differ in both).
-fn read(bytes: &[u8]) -> std::result::Result<Recommendations, String> {
-    let value: serde_json::Value =
-        serde_json::from_slice(bytes).map_err(|e| format!("not JSON ({e})"))?;
-    match value.get("version").and_then(serde_json::Value::as_u64) {
-        Some(VERSION) => {}
-        Some(other) => {
-            return Err(format!(
-                "version {other}: this gate reads version {VERSION}"
-            ));
-        }
-        None => return Err(format!("no version: this gate reads version {VERSION}")),
+/// A note for each of the first `NAMED` of `files` (`recommended README.md {one}`), then one
+/// counting the rest (`… and 99995 more recommended files {more}`).
+fn named(files: &BTreeSet<&str>, one: &str, more: &str) -> Vec<String> {
+    let mut notes: Vec<String> = files
+        .iter()
+        .take(NAMED)
+        .map(|file| format!("recommended {} {one}", cut(file)))
+        .collect();
+    if files.len() > NAMED {
+        notes.push(format!(
+            "… and {} more recommended files {more}",
+            files.len() - NAMED
+        ));
     }
-    serde_json::from_value(value).map_err(|e| format!("not recommendations version 1: {e}"))
+    notes
 }
 
 /// Whether `context` is this tree's: the first field that differs, named, when it is not.
