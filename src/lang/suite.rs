@@ -93,16 +93,14 @@ pub(crate) fn check_args(project: &Project, args: &[String]) -> Result<(), Strin
         .try_for_each(|suite| suite.check_args(project, args))
 }
 
-/// The value of the runner's environment variable `name`: the project's `[env]`, which the
-/// runner is given over gate's own environment, else gate's. `None` when unset or empty.
+/// The value of the runner's environment variable `name` as the caller's environment sets it,
+/// when the project's `[env]` does not: set there, it is the project's own configuration (as
+/// pytest's `addopts` is), which a commit cannot loosen unseen. `None` when unset or empty.
 pub(crate) fn runner_env(project: &Project, name: &str) -> Option<String> {
-    project
-        .config
-        .env
-        .get(name)
-        .cloned()
-        .or_else(|| std::env::var(name).ok())
-        .filter(|v| !v.trim().is_empty())
+    if project.config.env.contains_key(name) {
+        return None;
+    }
+    std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
 /// Whether `project` has tests of `suite` (a walk over its tests: only when there is

@@ -153,9 +153,11 @@ fn mark(case: &mut Case, element: &str) {
 /// attribute when written, else by the longest file whose dotted path its `classname` starts
 /// with. Earlier failed attempts come first, each its own result.
 pub(crate) fn results(cases: &[Case], files: &BTreeSet<String>) -> Vec<TestResult> {
+    // A module's classname is its dotted path; a doctest text file's (`docs/guide.md`) is its
+    // path dotted with the extension kept (`docs.guide.md`).
     let dotted: Vec<(String, &String)> = files
         .iter()
-        .filter_map(|f| Some((f.strip_suffix(".py")?.replace('/', "."), f)))
+        .map(|f| (f.strip_suffix(".py").unwrap_or(f).replace('/', "."), f))
         .collect();
     let mut out = Vec::new();
     for case in cases {

@@ -418,9 +418,10 @@ fn a_run_that_runs_no_test_body_is_refused_or_no_pass() {
     }
 }
 
-/// Item 2: options that move the root or the ids are refused; allowed by the project, the
-/// results they reshape are recorded under no id, and the run is broken (exit 4), never a
-/// failure a later triage finds no test for.
+/// Item 2: options that move the root or the ids are refused; allowed by the project (or a
+/// `pytest.ini` above the repository moving the rootdir), each result is still filed under the
+/// id its file defines from the repository root — never under one the options reshaped, which
+/// a later triage would find no test for.
 #[test]
 fn results_are_recorded_only_under_ids_the_selected_files_define() {
     let t = planted(None);
@@ -433,16 +434,38 @@ fn results_are_recorded_only_under_ids_the_selected_files_define() {
         let out = run(&t, &db, words, &[]);
         assert_eq!(judge(words[0], &out, &db, (FAIL, PASS)), Landed::Refused);
     }
-    let t = planted(Some("[python]\nallow_args = [\"--junit-prefix VALUE\"]\n"));
-    let db = format!("sqlite:{}", t.root.join(".git/gate/p.sqlite").display());
-    let out = run(&t, &db, &["--junit-prefix=X"], &[]);
-    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
-    assert!(
-        text(&out).contains("under ids no selected file defines (`X.tests.test_calc::test_pass`"),
-        "{}",
-        text(&out)
+    for (entry, words) in [
+        ("--junit-prefix VALUE", &["--junit-prefix=X"][..]),
+        ("--rootdir VALUE", &["--rootdir=/"]),
+        ("--rootdir VALUE", &["--rootdir=tests"]),
+    ] {
+        let t = planted(Some(&format!("[python]\nallow_args = [{entry:?}]\n")));
+        let db = format!("sqlite:{}", t.root.join(".git/gate/p.sqlite").display());
+        let out = run(&t, &db, words, &[]);
+        assert_eq!(judge(words[0], &out, &db, (FAIL, PASS)), Landed::Failed);
+        let ids: Vec<String> = recorded(&db).into_keys().collect();
+        assert_eq!(ids, [FAIL, PASS], "{words:?}: {}", text(&out));
+    }
+    // The rootdir pytest finds above the repository, with no configuration at its root.
+    let t = TestRepo::from_fixture("planted");
+    t.remove("pyproject.toml");
+    t.write(
+        "tests/conftest.py",
+        "import sys\nsys.path.insert(0, 'src')\n",
     );
-    assert!(recorded(&db).is_empty(), "{:?}", recorded(&db));
+    t.commit("no configuration at the root");
+    std::fs::write(t.root.parent().unwrap().join("pytest.ini"), "[pytest]\n").unwrap();
+    t.append("src/calc.py", "# touched\n");
+    t.commit("touch calc");
+    let db = format!("sqlite:{}", t.root.join(".git/gate/u.sqlite").display());
+    let out = run(&t, &db, &[], &[]);
+    assert!(text(&out).contains("rootdir: /"), "{}", text(&out));
+    assert_eq!(
+        judge("rootdir above", &out, &db, (FAIL, PASS)),
+        Landed::Failed
+    );
+    let ids: Vec<String> = recorded(&db).into_keys().collect();
+    assert_eq!(ids, [FAIL, PASS], "{}", text(&out));
 }
 
 /// Item 3: a configuration file given by option is refused, whatever it holds, and so is an

@@ -20,6 +20,8 @@ pub(crate) struct GoCommand {
     /// The user's runner arguments are among its flags: a run they left with no test to run
     /// is `Outcome::NothingRan`.
     pub user_args: bool,
+    /// The selected test units it runs (none for the whole suite).
+    pub units: Vec<String>,
 }
 
 /// The commands for the selected Go test units (`./dir`), or for every module's `./...`.
@@ -30,6 +32,7 @@ pub(crate) fn commands(
     flags: &[String],
 ) -> Vec<GoCommand> {
     let mut by_module: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    let mut units_of: BTreeMap<String, Vec<String>> = BTreeMap::new();
     if whole_suite {
         for m in &layout.modules {
             if m.root.split('/').any(|d| d == "vendor" || d == "testdata") {
@@ -59,12 +62,17 @@ pub(crate) fn commands(
             } else {
                 format!("./{rel}")
             };
+            units_of
+                .entry(root.clone())
+                .or_default()
+                .push(unit.to_string());
             by_module.entry(root).or_default().push(arg);
         }
     }
     by_module
         .into_iter()
         .map(|(module, packages)| GoCommand {
+            units: units_of.remove(&module).unwrap_or_default(),
             module,
             user_args: false,
             argv: ["go".to_string(), "test".to_string()]
@@ -164,8 +172,14 @@ fn run(
         }
         Some(0) => Outcome::Passed,
         Some(1) if stream.failures > 0 => Outcome::Failed(1),
-        // A failure is a test's or a package's that go reported: exit 1 with none (a flag go
-        // rejected before any package ran) leaves nothing to triage, and is no verdict.
+        // go exits 1 reporting nothing on stdout when a package cannot be set up (an import
+        // that no longer resolves): each selected package with no result failed, and is
+        // recorded so, or the failure would leave nothing for triage to judge. Given the
+        // user's flags, it may as well be a flag go rejected: no verdict.
+        Some(1) if !command.user_args && !command.units.is_empty() => {
+            stream.unreported(&command.units, sink);
+            Outcome::Failed(1)
+        }
         Some(1) => {
             sink.event(Event::Note(
                 "go test exited 1 but reported no failing test or package: the run broke before it tested anything",
@@ -269,6 +283,8 @@ struct Stream<'l> {
     packages: usize,
     tests: usize,
     failures: usize,
+    /// The test units a result was placed on.
+    seen: std::collections::BTreeSet<String>,
 }
 
 impl<'l> Stream<'l> {
@@ -283,6 +299,7 @@ impl<'l> Stream<'l> {
             packages: 0,
             tests: 0,
             failures: 0,
+            seen: Default::default(),
         }
     }
 
@@ -356,6 +373,28 @@ impl<'l> Stream<'l> {
         }
     }
 
+    /// Each of `units` that no result was placed on, as an error of its tests, said in a note.
+    fn unreported(&mut self, units: &[String], sink: &mut dyn Sink) {
+        let missing: Vec<&String> = units.iter().filter(|u| !self.seen.contains(*u)).collect();
+        if missing.is_empty() {
+            return;
+        }
+        sink.event(Event::Note(&format!(
+            "go test exited 1 with no result for {} (a package that could not be set up): recorded as an error of its tests",
+            missing.iter().map(|u| u.as_str()).collect::<Vec<_>>().join(", ")
+        )));
+        for unit in missing {
+            let result = TestResult {
+                id: graph::go_dir_of(unit).to_string(),
+                file: Some(unit.clone()),
+                outcome: TestOutcome::Error,
+                duration_ms: 0,
+                attempt: 1,
+            };
+            sink.event(Event::Test(&result));
+        }
+    }
+
     fn result(
         &mut self,
         package: &str,
@@ -369,6 +408,9 @@ impl<'l> Stream<'l> {
         let place = dir.clone().unwrap_or_else(|| package.to_string());
         if action == "fail" {
             self.failures += 1;
+        }
+        if let Some(unit) = &unit {
+            self.seen.insert(unit.clone());
         }
         let outcome = match (action, test) {
             ("pass", _) => TestOutcome::Passed,

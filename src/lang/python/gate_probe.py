@@ -599,9 +599,37 @@ def pytest_deselected(items):
         _entry(item.path)["deselected"] += 1
 
 
+def _junit_names(nodeid):
+    """The classname and name pytest's JUnit report gives the test `nodeid` (junitxml's
+    `mangle_test_address`, which the report is written with)."""
+    path, bracket, params = nodeid.partition("[")
+    names = path.split("::")
+    names[0] = names[0].replace("/", ".")
+    if names[0].endswith(".py"):
+        names[0] = names[0][: -len(".py")]
+    names[-1] += bracket + params
+    return names[:-1], names[-1]
+
+
+# JUnit's (classname, name) → the test's file relative to where pytest ran and its classname
+# as written from there with no prefix: only for tests whose report names them otherwise (a
+# rootdir above or below where pytest ran, `--junit-prefix`), so gate files each result under
+# the id its file defines from the repository root.
+_moved = {}
+
+
 def pytest_collection_finish(session):
+    prefix = getattr(session.config.option, "junitprefix", None)
     for item in session.items:
         _entry(item.path)["selected"] += 1
+        classes, name = _junit_names(item.nodeid)
+        if prefix:
+            classes.insert(0, prefix)
+        tail = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else ""
+        rel = _rel(item.path)
+        own, _ = _junit_names(rel + ("::" + tail if tail else "::x"))
+        if classes != own:
+            _moved[".".join(classes) + "\0" + name] = [rel, ".".join(own)]
     if os.environ.get("GATE_PROBE_IDS"):
         # Each test as an argument pytest takes from where the run started: its file relative
         # to that folder (whatever the rootdir its node id is relative to), then its name.
@@ -692,7 +720,15 @@ def pytest_sessionfinish(session, exitstatus):
             outside = {"files": _outside, "at": _outside_at, "spawned": _spawned_by}
             json.dump(
                 _text(
-                    dict(record, read_by=read_by, env=env, loaded=loaded, outside=outside, ids=_ids)
+                    dict(
+                        record,
+                        read_by=read_by,
+                        env=env,
+                        loaded=loaded,
+                        outside=outside,
+                        ids=_ids,
+                        moved=_moved,
+                    )
                 ),
                 f,
             )

@@ -288,7 +288,7 @@ fn run(
     let unrun = probe.as_ref().is_some_and(|p| p.unrun.why().is_some());
     let mut foreign = Vec::new();
     if let (Ok(bytes), false) = (std::fs::read(&junit), unrun) {
-        foreign = report_junit(&bytes, tests, &command.files, sink);
+        foreign = report_junit(&bytes, (tests, &command.files), probe.as_ref(), sink);
     }
     if let Some(p) = &probe {
         p.report(command, sink);
@@ -336,20 +336,23 @@ fn probe_env(
     env
 }
 
-/// Each test's result from pytest's JUnit report, placed on the test files `tests`. A subset
-/// run's result goes to `sink` only under an id one of its `selected` files defines, computed
-/// from the repository root: the ids of the others (returned) were moved by an option or a
-/// configuration (`--rootdir`, `--junit-prefix`), and recording them would file a failure
-/// under a test that does not exist.
+/// Each test's result from pytest's JUnit report, placed on the test files `tests` — where the
+/// report names a test from elsewhere (a moved rootdir, a `--junit-prefix`), by what the
+/// probe saw it collect. A subset run's result goes to `sink` only under an id one of its
+/// `selected` files defines, computed from the repository root: any other (returned) would
+/// file a failure under a test that does not exist.
 fn report_junit(
     bytes: &[u8],
-    tests: &BTreeSet<String>,
-    selected: &BTreeSet<String>,
+    (tests, selected): (&BTreeSet<String>, &BTreeSet<String>),
+    probe: Option<&Probe>,
     sink: &mut dyn Sink,
 ) -> Vec<String> {
     let mut foreign = Vec::new();
     match crate::run::junit::parse(bytes) {
-        Ok(cases) => {
+        Ok(mut cases) => {
+            if let Some(probe) = probe {
+                probe.unmove(&mut cases);
+            }
             for result in crate::run::junit::results(&cases, tests) {
                 let placed = result.file.as_ref().is_some_and(|f| selected.contains(f));
                 if placed || selected.is_empty() {

@@ -37,6 +37,11 @@ pub(super) struct Probe {
     /// What pytest reported without running a test body.
     #[serde(default)]
     pub(super) unrun: Unrun,
+    /// JUnit's `classname` NUL `name` → the test's file and its classname as written from
+    /// where pytest ran, for each test whose report names it otherwise (a moved rootdir, a
+    /// `--junit-prefix`).
+    #[serde(default)]
+    pub(super) moved: BTreeMap<String, (String, String)>,
 }
 
 /// Tests pytest reported without running their body: it only collected (`--collect-only`), or
@@ -261,6 +266,22 @@ pub(super) fn placed(ran: Ran, foreign: &[String]) -> Ran {
 }
 
 impl Probe {
+    /// `cases` as if pytest had run from the repository root with no prefix: a case the
+    /// report names otherwise is given its file and its own classname, so its id is the one
+    /// its file defines.
+    pub(super) fn unmove(&self, cases: &mut [crate::run::junit::Case]) {
+        if self.moved.is_empty() {
+            return;
+        }
+        for case in cases {
+            let key = format!("{}\0{}", case.classname, case.name);
+            if let Some((file, classname)) = self.moved.get(&key) {
+                case.file = Some(file.clone());
+                case.classname = classname.clone();
+            }
+        }
+    }
+
     /// What the probe traced, per test file and module, to `sink`.
     pub(super) fn report(&self, command: &Command, sink: &mut dyn Sink) {
         for (unit, files) in &self.opened {

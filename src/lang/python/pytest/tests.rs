@@ -69,6 +69,7 @@ fn probe(files: &[(&str, bool, u64, u64, u64)]) -> Probe {
         env: BTreeMap::new(),
         outside: Default::default(),
         unrun: Default::default(),
+        moved: BTreeMap::new(),
     }
 }
 
@@ -149,4 +150,39 @@ fn exit_codes_are_read_with_what_pytest_collected() {
     assert_eq!(is(&judge(Some(1), Some(&failing), &c)), "failed");
     assert_eq!(is(&judge(Some(2), Some(&both), &c)), "broken");
     assert_eq!(is(&judge(None, Some(&both), &c)), "broken");
+}
+
+/// A result under an id no selected file defines breaks the run, whatever it was; a user's
+/// arguments that left no test to run are no pass; none of it otherwise changes a verdict.
+#[test]
+fn foreign_ids_break_the_run_and_narrowed_to_nothing_is_no_pass() {
+    let broken_by = |ran: Ran| match (ran.outcome, ran.notes.first()) {
+        (Outcome::Broken(code), Some(note)) => Some((code, note.clone())),
+        _ => None,
+    };
+    let (code, note) =
+        broken_by(super::probe::placed(passed(Vec::new()), &["X.t::a".into()])).expect("broken");
+    assert_eq!(code, None);
+    assert!(note.contains("1 result(s) under ids no selected file defines (`X.t::a`)"));
+    let (code, _) =
+        broken_by(super::probe::placed(failed(), &["a".into(), "b".into()])).expect("broken");
+    assert_eq!(code, Some(1));
+    assert!(matches!(
+        super::probe::placed(failed(), &[]).outcome,
+        Outcome::Failed(1)
+    ));
+    let mut c = Command::new(
+        vec!["pytest".into()],
+        &["t/test_a.py"],
+        &set(&["t/test_a.py"]),
+    );
+    let deselected = probe(&[("t/test_a.py", true, 2, 2, 0)]);
+    assert!(matches!(
+        judge(Some(5), Some(&deselected), &c).outcome,
+        Outcome::Passed
+    ));
+    c.extra = vec!["-k".into(), "nomatch".into()];
+    let r = judge(Some(5), Some(&deselected), &c);
+    assert!(matches!(r.outcome, Outcome::NothingRan), "{:?}", r.notes);
+    assert!(r.notes[0].contains("`-k nomatch` left none of the selected tests"));
 }
