@@ -422,13 +422,13 @@ pub enum Sub {
         /// Print the pull request comment (markdown, under GitHub's comment limit).
         #[arg(long)]
         markdown: bool,
-        /// Print GitHub workflow commands: an error per new regression, a warning per refusal.
+        /// Print GitHub workflow commands: errors for missing shards and new regressions, warnings for refusals.
         #[arg(long)]
         annotations: bool,
         /// Write a JUnit report of the verdicts (changed paths and triaged tests) to FILE.
         #[arg(long, value_name = "FILE")]
         junit: Option<PathBuf>,
-        /// The workflow named in the comment's hidden marker (default: GITHUB_WORKFLOW).
+        /// The workflow in the comment's hidden marker (default: GITHUB_WORKFLOW, else gate).
         #[arg(long, value_name = "NAME")]
         workflow: Option<String>,
         /// The store: `postgres://…`, `sqlite:PATH` or a path.

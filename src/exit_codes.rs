@@ -7,8 +7,9 @@ pub const OK: u8 = 0;
 pub const TESTS_FAILED: u8 = 1;
 /// A change could not be bounded and no decision was recorded: the run was aborted.
 pub const REFUSED: u8 = 2;
-/// Usage or configuration: a bad flag, a runner argument after `--` (or in `PYTEST_ADDOPTS`,
-/// `GOFLAGS`) not on the runner's allow-list nor in `allow_args`, an unknown revision, a path naming nothing, a malformed
+/// Usage or configuration: a bad flag (an empty `--workflow`), a runner argument after `--`
+/// (or in `PYTEST_ADDOPTS`, `GOFLAGS`) not on the runner's allow-list nor in `allow_args`, an
+/// unknown revision, a path naming nothing, a malformed
 /// `.gate.toml` or one that matches nothing. Nothing was selected or run.
 pub const USAGE: u8 = 3;
 /// The runner (or a tool gate drives, such as strace) could not be started, or stopped without
@@ -45,7 +46,8 @@ pub const NOTHING_JUDGED: u8 = 12;
 /// A run whose runner arguments (after `--`) left none of the selected tests to run (`-k`
 /// matching nothing, `-run=` naming no test): nothing was tested, so it is not a pass.
 pub const NOTHING_RAN: u8 = 13;
-/// `gate triage`: the run's frozen decision split it into N shards and a shard has no recorded
-/// leg, or a leg recorded fewer test units than its shard was given: the run is not whole.
-/// Every missing shard and unit is named; the code stays until every shard has a leg.
+/// `gate triage`: the run's legs ran shards K/N and a shard has no recorded leg, or a leg
+/// recorded no result for some of the units the frozen decision's split gave its shard: the
+/// run is not whole. Every missing shard and unit is named; the code stays until every shard
+/// has a leg, and comes before `TESTS_FAILED`.
 pub const INCOMPLETE: u8 = 14;

@@ -139,10 +139,7 @@ fn fingerprint(print: &crate::fingerprint::Fingerprint, json: bool, styles: &Sty
             "gate": crate::version::ANALYZER,
             "fingerprint": print,
         });
-        say!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("fingerprints serialize")
-        );
+        say!("{}", crate::terminal::json(&doc));
         return Ok(crate::exit_codes::OK);
     }
     match &print.digest {

@@ -23,12 +23,16 @@ pub(super) fn decision(dir: &Path, id: &str, db: Option<&str>) -> Result<u8> {
             }
             Err(why) => Err(Error::Input {
                 path: store.name().into(),
-                message: format!("the decision {id} is not the one frozen: {why}"),
+                message: format!(
+                    "the decision {} is not the one frozen: {why}",
+                    crate::terminal::shown(id)
+                ),
             }),
         },
         // An id that names nothing is an error, never an empty answer.
         None => Err(Error::Usage(format!(
-            "{id}: no frozen decision with this id in {} (a run's JSON report names its `frozen_decision`)",
+            "{}: no frozen decision with this id in {} (a run's JSON report names its `frozen_decision`)",
+            crate::terminal::shown(id),
             store.name()
         ))),
     }
@@ -41,7 +45,8 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
     if runs.is_empty() {
         // A test id that matches nothing is an error, never an empty answer.
         return Err(Error::Usage(format!(
-            "{test}: no recorded result in {} (ids are as `gate record` stores them: tests/test_x.py::test_y, pkg/dir::TestName)",
+            "{}: no recorded result in {} (ids are as `gate record` stores them: tests/test_x.py::test_y, pkg/dir::TestName)",
+            crate::terminal::shown(test),
             store.name()
         )));
     }
@@ -74,10 +79,7 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
             "runs": runs,
             "rollup": rollup,
         });
-        say!(
-            "{}",
-            serde_json::to_string_pretty(&doc).expect("history serializes")
-        );
+        say!("{}", crate::terminal::json(&doc));
         return Ok(exit_codes::OK);
     }
     for r in &runs {

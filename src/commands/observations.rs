@@ -216,7 +216,8 @@ fn joined(
 fn one_commit(run: &str, legs: &[LegInfo]) -> Result<(String, Option<String>)> {
     let Some(first) = legs.first() else {
         return Err(Error::Usage(format!(
-            "run {run}: no leg recorded under this id"
+            "run {}: no leg recorded under this id",
+            crate::terminal::shown(run)
         )));
     };
     if let Some(other) = legs
@@ -224,10 +225,11 @@ fn one_commit(run: &str, legs: &[LegInfo]) -> Result<(String, Option<String>)> {
         .find(|l| l.commit != first.commit || l.base != first.base)
     {
         return Err(Error::Usage(format!(
-            "run {run}: leg {} was recorded at {} and leg {} at {}: an export is of one commit",
-            first.leg,
+            "run {}: leg {} was recorded at {} and leg {} at {}: an export is of one commit",
+            crate::terminal::shown(run),
+            crate::terminal::shown(&first.leg),
             short(&first.commit),
-            other.leg,
+            crate::terminal::shown(&other.leg),
             short(&other.commit)
         )));
     }

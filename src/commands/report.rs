@@ -2,12 +2,14 @@
 //! (`--markdown`, also appended to `GITHUB_STEP_SUMMARY` when set), workflow-command
 //! annotations (`--annotations`) and a JUnit report of the verdicts (`--junit FILE`). Read from
 //! the store alone; the verdict rows' reasons and the reused passes come from the decision
-//! frozen for the run's commit and base, when the store holds one. gate posts nothing: the
+//! frozen for the run's commit and base, when the store holds one; a split run's missing shards
+//! and units not run from its frozen split (`proof::whole`). gate posts nothing: the
 //! workflow, which holds the token, does.
 
 use crate::error::{Error, Result};
 use crate::history::triage::{Rules, Triaged, Verdict};
 use crate::history::{Store, triage::LegInfo};
+use crate::proof::whole::Whole;
 use crate::report::ci::{self, Annotation};
 use crate::report::markdown::{self, Summary};
 use crate::run::events::TestResult;
@@ -55,6 +57,13 @@ fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
             "gate report: say what to write: --markdown, --annotations or --junit FILE".into(),
         ));
     }
+    // An empty name would make a marker every unnamed workflow shares: said, not defaulted,
+    // since a flag given empty is a script's unset variable.
+    if args.workflow.is_some_and(str::is_empty) {
+        return Err(Error::Usage(
+            "--workflow is empty: give the workflow's name (GitHub's is in GITHUB_WORKFLOW), or leave the flag out for GITHUB_WORKFLOW, else `gate`".into(),
+        ));
+    }
     let repo = crate::repo::open(dir)?;
     let crate::history::RecordedRun {
         mut store,
@@ -79,10 +88,15 @@ fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
     let workflow = args
         .workflow
         .map(str::to_string)
-        .or_else(|| std::env::var("GITHUB_WORKFLOW").ok())
+        .or_else(|| {
+            std::env::var("GITHUB_WORKFLOW")
+                .ok()
+                .filter(|w| !w.is_empty())
+        })
         .unwrap_or_else(|| "gate".into());
     let shadow = shadow_line(&mut store, &first.commit, config.history.window_days)?;
-    let summary = read.summary(&run, &legs, &frozen, workflow, shadow);
+    let whole = crate::proof::whole::read(&mut store, &legs)?;
+    let summary = read.summary(&run, &legs, (&frozen, &whole), workflow, shadow);
     if args.markdown {
         let text = markdown::render(&summary);
         if let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) {
@@ -92,9 +106,11 @@ fn run(dir: &Path, args: &Args<'_>) -> Result<u8> {
         say!("{text}");
     }
     if args.annotations {
-        let (errors, warnings) = annotations(&repo, &read, &summary, &first.commit);
+        let (mut errors, warnings) = annotations(&repo, &read, &summary, &first.commit);
+        // A run that is not whole is the first thing to see: its gaps go before the regressions.
+        errors.splice(0..0, gaps(&whole));
         for line in ci::annotations(&errors, &warnings) {
-            say!("{line}");
+            crate::terminal::say_command(&line)?;
         }
     }
     if let Some(out) = args.junit {
@@ -159,11 +175,50 @@ impl Read {
             .collect()
     }
 
+    /// The units with a result, each with what selected it; and the units that were to run
+    /// and have none — selected by the run's change, or given to a shard of its split — each
+    /// with why. A selected unit with no result did not run, whatever selected it.
+    fn ran(
+        &self,
+        frozen: &serde_json::Value,
+        reused: &BTreeMap<String, String>,
+        whole: &Whole,
+    ) -> (BTreeMap<String, String>, BTreeMap<String, String>) {
+        // A unit history added (failing on main, a co-failure, a traced edge) has no changed
+        // path as its cause: the frozen decision's first reason says why it was selected.
+        let reason = |unit: &str| frozen["selected"][unit][0].as_str().map(str::to_string);
+        let mut ran = BTreeMap::new();
+        for r in &self.results {
+            if let Some(file) = &r.file
+                && !reused.contains_key(file)
+            {
+                ran.entry(file.clone()).or_insert_with(|| {
+                    self.selected.get(file).map_or_else(
+                        || reason(file).unwrap_or_else(|| "ran".into()),
+                        |causes| causes.join(", "),
+                    )
+                });
+            }
+        }
+        let ids: std::collections::BTreeSet<&str> =
+            self.results.iter().map(|r| r.id.as_str()).collect();
+        let mut not_run = whole.not_run();
+        not_run.retain(|unit, _| !ran.contains_key(unit) && !ids.contains(unit.as_str()));
+        for unit in self.selected.keys() {
+            if !ran.contains_key(unit) && !reused.contains_key(unit) {
+                not_run
+                    .entry(unit.clone())
+                    .or_insert_with(|| "selected; no leg recorded a result".into());
+            }
+        }
+        (ran, not_run)
+    }
+
     fn summary(
         &mut self,
         run: &str,
         legs: &[LegInfo],
-        frozen: &serde_json::Value,
+        (frozen, whole): (&serde_json::Value, &Whole),
         workflow: String,
         shadow: Option<String>,
     ) -> Summary {
@@ -183,23 +238,7 @@ impl Read {
             .filter_map(|r| Some((r["path"].as_str()?, r["reasons"][0].as_str()?)))
             .collect();
         let reused = self.reused(frozen);
-        let mut ran: BTreeMap<String, String> = self
-            .selected
-            .iter()
-            .filter(|(unit, _)| !reused.contains_key(*unit))
-            .map(|(unit, causes)| (unit.clone(), causes.join(", ")))
-            .collect();
-        // A unit history added (failing on main, a co-failure, a traced edge) has no changed
-        // path as its cause: the frozen decision's first reason says why it was selected.
-        let reason = |unit: &str| frozen["selected"][unit][0].as_str().map(str::to_string);
-        for r in &self.results {
-            if let Some(file) = &r.file
-                && !reused.contains_key(file)
-            {
-                ran.entry(file.clone())
-                    .or_insert_with(|| reason(file).unwrap_or_else(|| "ran".into()));
-            }
-        }
+        let (ran, not_run) = self.ran(frozen, &reused, whole);
         let mut slowest: Vec<(String, u64)> = self
             .results
             .iter()
@@ -227,6 +266,12 @@ impl Read {
                 })
                 .collect(),
             ran: ran.into_iter().map(|(u, c)| [u, c]).collect(),
+            not_run: not_run.into_iter().map(|(u, c)| [u, c]).collect(),
+            missing: whole
+                .missing_legs()
+                .into_iter()
+                .map(str::to_string)
+                .collect(),
             reused: reused.into_iter().map(|(u, c)| [u, c]).collect(),
             shadow,
             results: self.results.len(),
@@ -234,6 +279,58 @@ impl Read {
             slowest,
         }
     }
+}
+
+/// An error per shard no leg recorded and per leg that recorded no result for some of its
+/// shard's units, naming what did not run.
+fn gaps(whole: &Whole) -> Vec<Annotation> {
+    let names = |units: &[String]| {
+        let shown: Vec<String> = units
+            .iter()
+            .take(10)
+            .map(|u| crate::terminal::shown(u).to_string())
+            .collect();
+        match units.len().saturating_sub(10) {
+            0 => shown.join(", "),
+            more => format!("{} and {more} more", shown.join(", ")),
+        }
+    };
+    let mut out = Vec::new();
+    for g in &whole.groups {
+        for m in &g.missing {
+            out.push(Annotation {
+                file: None,
+                line: None,
+                title: format!(
+                    "gate: shard {} recorded no leg",
+                    crate::terminal::shown(&m.leg)
+                ),
+                message: if m.units.is_empty() {
+                    "the run is not whole: its units are not known (no decision split it)".into()
+                } else {
+                    format!(
+                        "the run is not whole: {} test unit(s) did not run: {}",
+                        m.units.len(),
+                        names(&m.units)
+                    )
+                },
+            });
+        }
+        for s in &g.not_run {
+            out.push(Annotation {
+                file: None,
+                line: None,
+                title: format!(
+                    "gate: leg {} did not run {} of its {} test unit(s)",
+                    crate::terminal::shown(&s.leg),
+                    s.units.len(),
+                    s.given
+                ),
+                message: format!("the run is not whole: not run: {}", names(&s.units)),
+            });
+        }
+    }
+    out
 }
 
 /// A triaged test as the comment's and JUnit's row: verdict, confidence, test, leg, evidence.
@@ -302,7 +399,7 @@ fn annotations(
                 .as_deref()
                 .and_then(|f| line_of(repo, commit, f, &t.test));
             Annotation {
-                file,
+                file: file.map(|f| crate::terminal::shown(&f).to_string()),
                 line,
                 title: format!("new regression: {}", crate::terminal::shown(&t.test)),
                 message: format!(

@@ -38,7 +38,7 @@ pub(super) fn suggest(dir: &Path, args: &Args<'_>) -> Result<u8> {
     say!(
         "{} test units recorded under `{}` in {}: {} in all, the longest {}",
         durations.len(),
-        args.leg,
+        crate::terminal::shown(args.leg),
         store.name(),
         secs(s.total_ms),
         secs(s.longest_ms)
@@ -90,11 +90,12 @@ fn nothing_recorded(store: &mut crate::history::Store, leg: &str) -> Result<Erro
         some => format!(
             "legs are recorded under {}",
             some.iter()
-                .map(|e| format!("`{e}`"))
+                .map(|e| format!("`{}`", crate::terminal::shown(e)))
                 .collect::<Vec<_>>()
                 .join(", ")
         ),
     };
+    let leg = crate::terminal::shown(leg);
     Ok(Error::Usage(format!(
         "no passing test unit recorded under environment `{leg}` in {} ({recorded}): record runs with `gate --affected RANGE --record --leg {leg}` or `gate record --junit FILE --leg {leg}`",
         store.name()
@@ -133,10 +134,7 @@ fn json(
         "recommended": s.recommended,
         "rule": suggest::RULE,
     });
-    say!(
-        "{}",
-        serde_json::to_string_pretty(&doc).expect("shards serializes")
-    );
+    say!("{}", crate::terminal::json(&doc));
     Ok(exit_codes::OK)
 }
 

@@ -52,7 +52,8 @@ pub(crate) fn recorded_run(
     let legs = store.legs_of_run(&run)?;
     if legs.is_empty() {
         return Err(Error::Usage(format!(
-            "run {run}: nothing recorded under that id in {}",
+            "run {}: nothing recorded under that id in {}",
+            crate::terminal::shown(&run),
             store.name()
         )));
     }

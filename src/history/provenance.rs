@@ -34,7 +34,8 @@ pub(crate) fn attempt(given: Option<u32>) -> Result<u32> {
             .map(|v| {
                 v.parse().map_err(|_| {
                     Error::Usage(format!(
-                        "the CI attempt `{v}` is not a number; pass --attempt N"
+                        "the CI attempt `{}` is not a number; pass --attempt N",
+                        crate::terminal::shown(&v)
                     ))
                 })
             })

@@ -7,6 +7,7 @@ use crate::history::{self, Change, Leg, Recorded, Store, provenance};
 use crate::project::Project;
 use crate::repo;
 use crate::run::events::{Event, Sink, TestOutcome, TestResult};
+use crate::terminal::shown;
 use std::collections::BTreeMap;
 
 /// Where and as what a run is recorded: its leg's environment and shard, and the store
@@ -141,8 +142,8 @@ pub(crate) fn store_leg(
         Recorded::Kept { results: had, .. } => {
             return Err(Error::Refused(format!(
                 "leg `{}` of run {} attempt {} already holds {had} result(s) and this upload has none: the recorded leg is kept, nothing changed (record a new attempt with --attempt {})",
-                leg.name(),
-                leg.run,
+                shown(&leg.name()),
+                shown(&leg.run),
                 leg.attempt,
                 leg.attempt + 1
             )));
@@ -153,8 +154,8 @@ pub(crate) fn store_leg(
     };
     say(format!(
         "gate record: {what} leg `{}` of run {} attempt {} at {}: {} ({} #{})",
-        leg.name(),
-        leg.run,
+        shown(&leg.name()),
+        shown(&leg.run),
         leg.attempt,
         &leg.commit[..12.min(leg.commit.len())],
         counts(results),
@@ -164,7 +165,7 @@ pub(crate) fn store_leg(
     if results.is_empty() {
         crate::terminal::warn(format!(
             "leg `{}` uploaded zero results — recorded as such, not as a pass",
-            leg.name()
+            shown(&leg.name())
         ));
     }
     Ok(())

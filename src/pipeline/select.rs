@@ -176,7 +176,8 @@ pub(super) fn audit<'o, 'a>(opts: &'o Options<'a>, project: &Project) -> Cow<'o,
         return Cow::Borrowed(opts);
     }
     crate::terminal::warn(format!(
-        "audit run: audit_rate {rate} chose CI run {run}: the whole suite runs in shadow mode"
+        "audit run: audit_rate {rate} chose CI run {}: the whole suite runs in shadow mode",
+        crate::terminal::shown(&run)
     ));
     Cow::Owned(Options {
         shadow: Shadow::Audit,

@@ -94,13 +94,16 @@ fn named(
     at: &Inputs<'_>,
     (shard, by): (Shard, &str),
 ) -> Result<(Split, String)> {
-    let json = store.decision(id)?.ok_or_else(|| {
+    let json = store.decision(id)?;
+    // The id is the user's text: every message shows it escaped.
+    let (raw, id) = (id, crate::terminal::shown(id));
+    let json = json.ok_or_else(|| {
         Error::Usage(format!(
             "--decision {id}: the store holds no decision with this id (freeze it first: gate --affected RANGE --shard 1/{} --list --json, with the same --db)",
             shard.of
         ))
     })?;
-    crate::proof::frozen::verify(id, &json)
+    crate::proof::frozen::verify(raw, &json)
         .map_err(|why| Error::Usage(format!("--decision {id} cannot be used: {why}")))?;
     let body: Body = serde_json::from_str(&json)
         .map_err(|e| Error::Usage(format!("--decision {id} cannot be read: {e}")))?;
@@ -137,8 +140,8 @@ fn named(
     }
 }
 
-fn shown(v: &Option<String>) -> &str {
-    v.as_deref().unwrap_or("none")
+fn shown(v: &Option<String>) -> crate::terminal::Shown<'_> {
+    crate::terminal::shown(v.as_deref().unwrap_or("none"))
 }
 
 /// What a kept decision says that a leg checks before using its split.
@@ -186,7 +189,11 @@ fn frozen_for(
             continue;
         };
         if let Err(why) = split.check() {
-            crate::terminal::warn(format!("the decision {id} in the store is not used: {why}"));
+            crate::terminal::warn(format!(
+                "the decision {} in the store is not used: {}",
+                crate::terminal::shown(&id),
+                crate::terminal::shown(&why)
+            ));
             continue;
         }
         let ours = config.get_or_insert_with(|| scope.identity(memo).config);

@@ -3,7 +3,8 @@
 //! whole-suite run judges its failures against it (`shadow`); the compares add up to recall
 //! and savings (`evaluate`, `costs`); a run leaves the machine as a bounded export
 //! (`observations`); another party's recommendations only add to a selection
-//! (`recommendations`).
+//! (`recommendations`); a split run's legs are checked whole against its frozen split
+//! (`whole`).
 
 pub(crate) mod costs;
 pub(crate) mod evaluate;
@@ -12,3 +13,4 @@ pub(crate) mod observations;
 pub(crate) mod recommendations;
 pub(crate) mod recorded;
 pub(crate) mod shadow;
+pub(crate) mod whole;

@@ -1,5 +1,6 @@
 //! A recorded run for CI systems, as text gate prints or writes: GitHub's workflow commands
-//! (an error per new regression, a warning per refused row — at most `PER_KIND` of each, as
+//! (an error per gap of a run that is not whole and per new regression, a warning per refused
+//! row — at most `PER_KIND` of each, as
 //! GitHub keeps no more per step and drops the rest without a word), the step summary file,
 //! and a JUnit report of the verdicts for other CI systems. gate holds no token and speaks no
 //! HTTP: the workflow posts what gate prints.

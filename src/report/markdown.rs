@@ -1,6 +1,7 @@
 //! A recorded run as a pull request comment (`gate report --markdown`): the triage (new
-//! regressions first, each with its evidence), the verdict rows, the selection with the reused
-//! passes apart, the shadow compare and the durations, opened by a hidden marker naming the
+//! regressions first, each with its evidence), what did not run (a shard no leg recorded, a
+//! selected unit with no result: never listed as ran), the verdict rows, the selection with
+//! the reused passes apart, the shadow compare and the durations, opened by a hidden marker naming the
 //! workflow, the head commit and the run attempt, so a workflow never lets an older run
 //! overwrite a newer one's comment. Pure: the store is read by `commands/report.rs`.
 //!
@@ -31,8 +32,13 @@ pub(crate) struct Summary {
     pub triaged: Vec<[String; 5]>,
     /// (path, verdict, why): why is the first reason the frozen decision gave, if kept.
     pub rows: Vec<[String; 3]>,
-    /// (test unit, what selected it) of the units that ran.
+    /// (test unit, what selected it) of the units that have a result.
     pub ran: Vec<[String; 2]>,
+    /// (test unit, why) of the units that were to run and have no result: selected, or given
+    /// to a shard no leg recorded or to a leg that recorded none for it.
+    pub not_run: Vec<[String; 2]>,
+    /// The shards of the run's split no leg recorded, by the name their leg would have had.
+    pub missing: Vec<String>,
     /// (test unit, the pass it reused) of the units the ledger reused.
     pub reused: Vec<[String; 2]>,
     /// One line: the shadow compare recorded at the head commit, if any.
@@ -63,26 +69,40 @@ pub(crate) fn render(s: &Summary) -> String {
         .count();
     let _ = write!(
         head,
-        "\n## gate: run {} at {}\n\n{} new regression(s), {} failing test(s) triaged, {} changed path(s), {} test unit(s) ran, {} reused; leg(s): {}\n",
+        "\n## gate: run {} at {}\n\n{}{} new regression(s), {} failing test(s) triaged, {} changed path(s), {} test unit(s) ran, {}{} reused; leg(s): {}\n",
         cell(&s.run),
         cell(short(&s.head)),
+        not_whole(s),
         regressions,
         s.triaged.len(),
         s.rows.len(),
         s.ran.len(),
+        match s.not_run.len() {
+            0 => String::new(),
+            n => format!("{n} not run, "),
+        },
         s.reused.len(),
         list_cell(&s.legs),
     );
     let tail = format!("{}{}", shadow(s), durations(s));
-    let lists: [(&str, &[&str], Vec<String>); 4] = [
-        (
-            "Triage",
-            &["verdict", "confidence", "test", "leg", "evidence"],
-            s.triaged.iter().map(|r| row(r)).collect(),
-        ),
+    let mut lists: Vec<(&str, &[&str], Vec<String>)> = vec![(
+        "Triage",
+        &["verdict", "confidence", "test", "leg", "evidence"],
+        s.triaged.iter().map(|r| row(r)).collect(),
+    )];
+    // What did not run comes right after the triage, and only when there is some: a run
+    // whose every unit ran reads as before.
+    if !s.not_run.is_empty() {
+        lists.push((
+            "Not run",
+            &["test", "why"],
+            s.not_run.iter().map(|r| row(r)).collect(),
+        ));
+    }
+    lists.extend([
         (
             "Changed paths",
-            &["path", "verdict", "why"],
+            &["path", "verdict", "why"][..],
             s.rows.iter().map(|r| row(r)).collect(),
         ),
         (
@@ -95,7 +115,7 @@ pub(crate) fn render(s: &Summary) -> String {
             &["test", "reused pass"],
             s.reused.iter().map(|r| row(r)).collect(),
         ),
-    ];
+    ]);
     let mut left = BUDGET.saturating_sub(head.chars().count() + tail.chars().count());
     let mut out = head;
     let count = lists.len();
@@ -137,6 +157,17 @@ fn table(title: &str, columns: &[&str], rows: &[String], room: usize) -> String 
 fn row(cells: &[String]) -> String {
     let cells: Vec<String> = cells.iter().map(|c| cell(c)).collect();
     format!("| {} |", cells.join(" | "))
+}
+
+/// The line that opens the summary of a run that is not whole: the shards no leg recorded.
+fn not_whole(s: &Summary) -> String {
+    if s.missing.is_empty() {
+        return String::new();
+    }
+    format!(
+        "**Not whole:** no leg recorded shard(s) {}: their tests did not run.\n\n",
+        list_cell(&s.missing)
+    )
 }
 
 fn shadow(s: &Summary) -> String {
@@ -259,6 +290,8 @@ mod tests {
                 .map(|v| std::array::from_fn(|_| v.clone()))
                 .collect(),
             ran: many(3_000).into_iter().map(|v| [v.clone(), v]).collect(),
+            not_run: many(3_000).into_iter().map(|v| [v.clone(), v]).collect(),
+            missing: many(1_000),
             reused: many(3_000).into_iter().map(|v| [v.clone(), v]).collect(),
             shadow: Some(huge.clone()),
             results: usize::MAX,
@@ -267,7 +300,7 @@ mod tests {
         };
         let text = render(&s);
         assert!(text.chars().count() <= BUDGET, "{}", text.chars().count());
-        assert_eq!(text.matches(" more not shown.").count(), 4);
+        assert_eq!(text.matches(" more not shown.").count(), 5);
     }
 
     #[test]

@@ -33,6 +33,8 @@ impl Styles {
         if !on {
             return Styles::default();
         }
+        // The backstop keeps an `ESC[…m` only where gate writes colour.
+        crate::terminal::colours_on();
         Styles {
             good: Style::new().green(),
             warn: Style::new().yellow(),

@@ -163,7 +163,7 @@ impl std::fmt::Display for Described<'_> {
             ("file_size", _) => write!(
                 f,
                 ", by size (nothing recorded under `{}`)",
-                self.environment
+                crate::terminal::shown(self.environment)
             )?,
             (stand_in, mean) => {
                 write!(
@@ -171,7 +171,7 @@ impl std::fmt::Display for Described<'_> {
                     ", ~{} (longest shard ~{}), by durations recorded under `{}`",
                     secs(self.ms),
                     secs(self.longest_ms),
-                    self.environment
+                    crate::terminal::shown(self.environment)
                 )?;
                 if let ("mean", Some(ms)) = (stand_in, mean) {
                     write!(

@@ -163,8 +163,21 @@ fn the_comment_of_a_recorded_run(kind: Kind) {
     );
     assert!(html.contains("tests/test_cart.py tests changed src/shop/money.py"));
     assert!(html.contains("failing on main on linux since "));
+    // Not run: the selected units no leg recorded a result for, never listed as ran.
+    assert_eq!(tables[1], vec![2; 3], "{out}");
+    let not_run = html.split("<h3>Not run</h3>").nth(1).unwrap();
+    let not_run = not_run.split("<h3>").next().unwrap();
+    for unit in ["tests/test_checkout.py", "tests/test_patch.py"] {
+        assert!(not_run.contains(&format!("<td>{unit}</td>")), "{html}");
+        let ran = html.split("<h3>Tests that ran</h3>").nth(1).unwrap();
+        assert!(!ran.split("<h3>").next().unwrap().contains(unit), "{html}");
+    }
+    assert!(
+        out.contains("3 test unit(s) ran, 2 not run, 0 reused"),
+        "{out}"
+    );
     // Changed paths: both rows with their verdicts, the script refused.
-    assert_eq!(tables[1], vec![3; 3], "{out}");
+    assert_eq!(tables[2], vec![3; 3], "{out}");
     assert!(
         html.contains("<td>scripts/deploy.ini</td><td>refused</td>"),
         "{html}"
