@@ -72,7 +72,7 @@ pub(super) fn conclude(
         // may look whole while only a part of it ran, so neither a trace (which a whole run
         // replaces) nor a pass (which stands for every test of the unit) is kept.
         crate::terminal::warn(format!(
-            "runner arguments `{}` may narrow what ran: no pass enters the ledger and no traced edge is kept",
+            "a run with runner arguments (`{}`): no pass enters the ledger and no traced edge is kept, and its leg is recorded as run with them",
             opts.runner_args.join(" ")
         ));
     }

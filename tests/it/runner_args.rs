@@ -570,3 +570,90 @@ fn an_allowed_option_runs_and_its_leg_is_marked_with_its_arguments() {
     assert!(plain.get("runner_args").is_none(), "{plain}");
     assert_ne!(legs[0][1], legs[1][1], "the inputs differ");
 }
+
+/// A leg run with arguments is recorded as such: a pass without them on the same commit is no
+/// flaky evidence against its failure (nor, the other way round, a fake pass of a run that
+/// changed what a test does).
+#[test]
+fn a_pass_under_other_arguments_is_no_flaky_evidence() {
+    let t = TestRepo::from_fixture("planted");
+    t.write(
+        "tests/test_warn.py",
+        "import warnings\n\nfrom calc import add\n\n\ndef test_warn():\n    warnings.warn(UserWarning('careful'))\n    assert add(1, 1) == 2\n",
+    );
+    // Every selected test runs each time: no pass is reused from the ledger.
+    t.write(".gate.toml", "[ledger]\nenabled = false\n");
+    t.commit("a test that warns");
+    t.append("src/calc.py", "# touched\n");
+    t.commit("touch calc");
+    let db = format!("sqlite:{}", t.root.join(".git/gate/w.sqlite").display());
+    // Without arguments it passes; then, warnings made errors, the warning fails it (triage
+    // reads only what was recorded before the leg it judges).
+    let plain = run(&t, &db, &[], &[("GITHUB_RUN_ID", "plain")]);
+    assert_eq!(plain.status.code(), Some(1), "{}", text(&plain));
+    let strict = run(&t, &db, &["-W", "error"], &[("GITHUB_RUN_ID", "strict")]);
+    assert_eq!(strict.status.code(), Some(1), "{}", text(&strict));
+    let ids = recorded(&db);
+    assert!(ids["tests/test_warn.py::test_warn"].contains(&"passed".to_string()));
+    let store = Store::sqlite_at(std::path::Path::new(db.trim_start_matches("sqlite:")));
+    let (_, doc) = crate::triage::triage(&t, &store, "strict");
+    let verdict = doc["verdicts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["test"] == "tests/test_warn.py::test_warn")
+        .unwrap_or_else(|| panic!("a verdict for test_warn: {doc:#}"));
+    assert_ne!(verdict["verdict"], "flaky", "{doc:#}");
+}
+
+/// Two tests the JUnit report names alike (`tests/test_a.py::TestX_test::test_m` and
+/// `tests/test_a/TestX_test.py::test_m` are both `tests.test_a.TestX_test` / `test_m`): which
+/// failed cannot be read back, so neither is recorded and the run is broken — never a failure
+/// filed under the test that passed. And a project whose own `addopts` turn pytest's JUnit
+/// report off has no result to record: broken, not a pass.
+#[test]
+fn results_the_report_cannot_tell_apart_or_does_not_hold_are_no_pass() {
+    let t = TestRepo::from_fixture("planted");
+    t.write(
+        "tests/test_a.py",
+        "from calc import add\n\n\nclass TestX_test:\n    def test_m(self):\n        assert add(2, 2) == 5\n",
+    );
+    t.write(
+        "tests/test_a/TestX_test.py",
+        "from calc import add\n\n\ndef test_m():\n    assert add(2, 2) == 4\n",
+    );
+    t.commit("two tests named alike");
+    t.append("src/calc.py", "# touched\n");
+    t.commit("touch calc");
+    let db = format!("sqlite:{}", t.root.join(".git/gate/n.sqlite").display());
+    let out = run(&t, &db, &[], &[]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert!(
+        text(&out).contains("two tests the report names alike"),
+        "{}",
+        text(&out)
+    );
+    let ids = recorded(&db);
+    assert!(
+        ids.keys().all(|id| !id.contains("test_m")),
+        "neither alike test is recorded: {ids:?}"
+    );
+    assert_eq!(ids[FAIL], ["failed"], "the others still are: {ids:?}");
+
+    let t = TestRepo::from_fixture("planted");
+    t.write(
+        "pyproject.toml",
+        "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\npythonpath = [\"src\"]\naddopts = \"-p no:junitxml\"\n",
+    );
+    t.commit("no JUnit report");
+    t.append("src/calc.py", "# touched\n");
+    t.commit("touch calc");
+    let db = format!("sqlite:{}", t.root.join(".git/gate/j.sqlite").display());
+    let out = run(&t, &db, &[], &[]);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out));
+    assert!(
+        text(&out).contains("wrote no JUnit report"),
+        "{}",
+        text(&out)
+    );
+}

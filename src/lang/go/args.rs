@@ -59,8 +59,27 @@ const MACHINE: &[Opt] = &[
 /// value), `-args` (everything after it, the packages too, would become the test binary's), a
 /// flag that takes a value without `=VALUE`.
 pub(crate) fn read(args: &[String], allowed: &[Allowed]) -> Result<Vec<Read>, String> {
-    args.iter().map(|arg| flag(arg, GO_TEST, allowed)).collect()
+    let mut out = Vec::new();
+    let mut words = args.iter().peekable();
+    while let Some(arg) = words.next() {
+        // `-run TestCart`: the value as its own word, which go reads so when another word
+        // follows (given last, go would take the first package instead).
+        let read = match flag(arg, GO_TEST, allowed) {
+            Err(why) if why.ends_with(NEEDS_VALUE) => {
+                match words.next_if(|w| !w.starts_with('-')) {
+                    Some(value) => flag(&format!("{arg}={value}"), GO_TEST, allowed)?,
+                    None => return Err(why),
+                }
+            }
+            other => other?,
+        };
+        out.push(read);
+    }
+    Ok(out)
 }
+
+/// How a refusal of a value flag given without its value ends.
+const NEEDS_VALUE: &str = "=VALUE`";
 
 /// The words of `GOFLAGS` (space-separated `-flag=value`, as go splits it), each in `GO_TEST`
 /// but for what narrows a run (there gate would not know the run was narrowed), the machine's
@@ -95,13 +114,23 @@ fn flag(arg: &str, table: &[Opt], allowed: &[Allowed]) -> Result<Read, String> {
             "runner argument `{arg}`: `go test` would pass everything after it, the selected packages too, to the test binary"
         ));
     }
-    let found = find(table, &[], name).or_else(|| find(&[], allowed, &format!("-{name}")));
+    // An `allow_args` entry may spell the flag `-name` or `--name`, as go reads both.
+    let found = find(table, &[], name)
+        .or_else(|| find(&[], allowed, &format!("-{name}")))
+        .or_else(|| find(&[], allowed, &format!("--{name}")));
     let Some((takes, class)) = found else {
         return Err(refused(arg, "go test", "[go] allow_args"));
     };
     if takes != Takes::Nothing && value.is_none() {
         return Err(format!(
             "runner argument `{arg}` would take the next word as its value: write `{arg}=VALUE`"
+        ));
+    }
+    // A boolean flag set to false undoes it: `-v=false` after gate's `-json` drops every
+    // passing test's result, `-json=false` them all.
+    if takes == Takes::Nothing && class != Class::Allowed && !matches!(value, None | Some("true")) {
+        return Err(format!(
+            "runner argument `{arg}`: a flag on the list is given as `-{name}` (or `=true`)"
         ));
     }
     Ok(Read {
@@ -137,11 +166,19 @@ mod tests {
             let why = super::read(&words(args), &[]).expect_err(args);
             assert!(why.contains(named), "{args}: {why}");
         }
-        let tags = [Allowed::parse("-tags VALUE").unwrap()];
-        assert_eq!(
-            super::read(&words("-tags=integration"), &tags).unwrap()[0].class,
-            Class::Allowed
-        );
+        for entry in ["-tags VALUE", "--tags VALUE"] {
+            let tags = [Allowed::parse(entry).unwrap()];
+            assert_eq!(
+                super::read(&words("--tags=integration"), &tags).unwrap()[0].class,
+                Class::Allowed
+            );
+        }
+        // The value as its own word, when one follows; a boolean flag is never set false.
+        let read = super::read(&words("-run TestCart -v"), &[]).unwrap();
+        assert_eq!(read.len(), 2, "{read:?}");
+        for args in ["-run -v", "-v=false", "-json=false", "-failfast=0"] {
+            assert!(super::read(&words(args), &[]).is_err(), "{args}");
+        }
     }
 
     #[test]

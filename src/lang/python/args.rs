@@ -30,14 +30,10 @@ pub(crate) const PYTEST: &[Opt] = &[
     opt(&["--ignore-glob"], Value, Narrow),
     opt(&["--ff", "--failed-first"], Nothing, Order),
     opt(&["--nf", "--new-first"], Nothing, Order),
-    opt(&["-n", "--numprocesses"], Value, Parallel),
-    opt(&["--dist"], Value, Parallel),
     opt(&["--strict-markers"], Nothing, Stricter),
     opt(&["--strict-config"], Nothing, Stricter),
     opt(&["--strict"], Nothing, Stricter),
     opt(&["-W", "--pythonwarnings"], Value, Stricter),
-    opt(&["--runxfail"], Nothing, Stricter),
-    opt(&["--max-warnings"], Value, Stricter),
     opt(&["-v", "--verbose"], Nothing, Output),
     opt(&["-q", "--quiet"], Nothing, Output),
     opt(&["--verbosity"], Value, Output),
@@ -112,6 +108,13 @@ pub(crate) fn table(kind: Kind) -> (&'static [Opt], &'static str) {
 /// probe gate reads results from.
 pub(crate) fn read(kind: Kind, args: &[String], allowed: &[Allowed]) -> Result<Vec<Read>, String> {
     let (table, runner) = table(kind);
+    // pytest's argparse reads a word `@FILE` as that file's lines, more arguments gate never
+    // sees, wherever the word stands (an option's value too).
+    if let Some(word) = args.iter().find(|w| w.starts_with('@')) {
+        return Err(format!(
+            "runner argument `{word}`: the runner reads a word starting `@` as a file of more arguments, which gate cannot check"
+        ));
+    }
     let mut out = Vec::new();
     let mut words = args.iter().peekable();
     while let Some(word) = words.next() {
@@ -151,6 +154,7 @@ pub(crate) fn read(kind: Kind, args: &[String], allowed: &[Allowed]) -> Result<V
                 if let Some((short, takes, value)) = last {
                     let value = value_of(&short, takes, value, &mut words)?;
                     own_plugin(&short, value)?;
+                    stricter_only(&short, value)?;
                 }
                 continue;
             }
@@ -167,8 +171,20 @@ pub(crate) fn read(kind: Kind, args: &[String], allowed: &[Allowed]) -> Result<V
         });
         let value = value_of(name, takes, attached, &mut words)?;
         own_plugin(name, value)?;
+        stricter_only(name, value)?;
     }
     Ok(out)
+}
+
+/// `-W` makes a run stricter only when it turns warnings into errors: `-W ignore` would pass
+/// a test the project's own `filterwarnings = error` fails.
+fn stricter_only(name: &str, value: Option<&str>) -> Result<(), String> {
+    match (name, value) {
+        ("-W" | "--pythonwarnings", Some(v)) if !v.starts_with("error") => Err(format!(
+            "runner argument `{name} {v}`: only `{name} error…` is on the list (a warning made an error); another action could pass a test the project's own warning filters fail"
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// The options pytest reads from the environment variable `name` (`PYTEST_ADDOPTS`), word by
@@ -274,6 +290,12 @@ mod tests {
             ("-x=1", "`-x=1`"),
             ("--junitxml=mine.xml", "`--junitxml=mine.xml`"),
             ("--exitfirst=yes", "takes no value"),
+            ("--tb @args.txt", "`@args.txt`"),
+            ("-k @f", "a file of more arguments"),
+            ("-W ignore", "only `-W error…`"),
+            ("-Wdefault", "only `-W error…`"),
+            ("--runxfail", "`--runxfail`"),
+            ("-n 2", "`-n`"),
         ] {
             let why = names(Kind::Pytest, args).expect_err(args);
             assert!(why.contains(named), "{args}: {why}");

@@ -616,6 +616,8 @@ def _junit_names(nodeid):
 # rootdir above or below where pytest ran, `--junit-prefix`), so gate files each result under
 # the id its file defines from the repository root.
 _moved = {}
+_named = {}
+_ambiguous = set()
 
 
 def pytest_collection_finish(session):
@@ -628,8 +630,13 @@ def pytest_collection_finish(session):
         tail = item.nodeid.split("::", 1)[1] if "::" in item.nodeid else ""
         rel = _rel(item.path)
         own, _ = _junit_names(rel + ("::" + tail if tail else "::x"))
+        key = ".".join(classes) + "\0" + name
+        # Two tests the report names alike (`tests/test_a.py::TestX::test_m` and
+        # `tests/test_a/TestX.py::test_m`): which is which cannot be read back from it.
+        if _named.setdefault(key, item.nodeid) != item.nodeid:
+            _ambiguous.add(key)
         if classes != own:
-            _moved[".".join(classes) + "\0" + name] = [rel, ".".join(own)]
+            _moved[key] = [rel, ".".join(own)]
     if os.environ.get("GATE_PROBE_IDS"):
         # Each test as an argument pytest takes from where the run started: its file relative
         # to that folder (whatever the rootdir its node id is relative to), then its name.
@@ -662,7 +669,8 @@ def pytest_runtest_logreport(report):
         _started.add(report.nodeid)
     if report.when == "setup" and report.passed:
         _uncalled.add(report.nodeid)
-    elif report.when == "call":
+    elif report.when != "setup":
+        # Its call, or any other report of it (xdist's `???` for a worker that crashed).
         _uncalled.discard(report.nodeid)
     if report.failed:
         _entry(_path_of(report.nodeid))["failed"] += 1
@@ -728,6 +736,7 @@ def pytest_sessionfinish(session, exitstatus):
                         outside=outside,
                         ids=_ids,
                         moved=_moved,
+                        ambiguous=sorted(_ambiguous),
                     )
                 ),
                 f,

@@ -287,13 +287,24 @@ fn run(
     // probe say what happened. A report of tests whose body never ran holds no result.
     let unrun = probe.as_ref().is_some_and(|p| p.unrun.why().is_some());
     let mut foreign = Vec::new();
-    if let (Ok(bytes), false) = (std::fs::read(&junit), unrun) {
-        foreign = report_junit(&bytes, (tests, &command.files), probe.as_ref(), sink);
+    let report = std::fs::read(&junit);
+    if let (Ok(bytes), false) = (&report, unrun) {
+        foreign = report_junit(bytes, (tests, &command.files), probe.as_ref(), sink);
     }
     if let Some(p) = &probe {
         p.report(command, sink);
     }
-    Ok(probe::placed(judge(code, probe.as_ref(), command), &foreign).emit(sink))
+    let ran = probe::placed(judge(code, probe.as_ref(), command), &foreign);
+    // A session that finished wrote its report, unless the project's own configuration turned
+    // the report off (`-p no:junitxml` in its addopts): then no test has a result to record.
+    if report.is_err() && probe.is_some() && !unrun {
+        return Ok(broken(
+            code,
+            "pytest finished its session but wrote no JUnit report (`-p no:junitxml` in the project's addopts?): its results cannot be read, and the run is no pass".into(),
+        )
+        .emit(sink));
+    }
+    Ok(ran.emit(sink))
 }
 
 /// A runner that is not pytest itself (a wrapper gate cannot load the probe into): its exit
@@ -351,7 +362,7 @@ fn report_junit(
     match crate::run::junit::parse(bytes) {
         Ok(mut cases) => {
             if let Some(probe) = probe {
-                probe.unmove(&mut cases);
+                foreign = probe.unmove(&mut cases);
             }
             for result in crate::run::junit::results(&cases, tests) {
                 let placed = result.file.as_ref().is_some_and(|f| selected.contains(f));

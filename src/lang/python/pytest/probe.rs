@@ -42,6 +42,10 @@ pub(super) struct Probe {
     /// `--junit-prefix`).
     #[serde(default)]
     pub(super) moved: BTreeMap<String, (String, String)>,
+    /// The `classname` NUL `name` keys two collected tests share: neither can be told from
+    /// the report.
+    #[serde(default)]
+    pub(super) ambiguous: std::collections::BTreeSet<String>,
 }
 
 /// Tests pytest reported without running their body: it only collected (`--collect-only`), or
@@ -254,7 +258,7 @@ pub(super) fn placed(ran: Ran, foreign: &[String]) -> Ran {
         _ => None,
     };
     let mut notes = vec![format!(
-        "pytest reported {} result(s) under ids no selected file defines (`{first}`{}): an option or a configuration moved the run's root or ids (`--rootdir`, `-c`, `--junit-prefix`); they are not recorded, and the run is no pass",
+        "pytest reported {} result(s) under ids no selected file defines alone (`{first}`{}): a root or ids an option or a configuration moved (`--rootdir`, `-c`, `--junit-prefix`), or two tests the report names alike; they are not recorded, and the run is no pass",
         foreign.len(),
         if foreign.len() > 1 { ", …" } else { "" }
     )];
@@ -269,17 +273,27 @@ impl Probe {
     /// `cases` as if pytest had run from the repository root with no prefix: a case the
     /// report names otherwise is given its file and its own classname, so its id is the one
     /// its file defines.
-    pub(super) fn unmove(&self, cases: &mut [crate::run::junit::Case]) {
-        if self.moved.is_empty() {
-            return;
-        }
-        for case in cases {
-            let key = format!("{}\0{}", case.classname, case.name);
-            if let Some((file, classname)) = self.moved.get(&key) {
-                case.file = Some(file.clone());
-                case.classname = classname.clone();
+    /// The cases two tests share are taken out (returned by their name as the report gives
+    /// it): filed under either, a failure could land on the test that passed.
+    pub(super) fn unmove(&self, cases: &mut Vec<crate::run::junit::Case>) -> Vec<String> {
+        let key = |case: &crate::run::junit::Case| format!("{}\0{}", case.classname, case.name);
+        let mut shared = Vec::new();
+        cases.retain(|case| {
+            let alike = self.ambiguous.contains(&key(case));
+            if alike {
+                shared.push(format!("{}::{}", case.classname, case.name));
+            }
+            !alike
+        });
+        if !self.moved.is_empty() {
+            for case in cases.iter_mut() {
+                if let Some((file, classname)) = self.moved.get(&key(case)) {
+                    case.file = Some(file.clone());
+                    case.classname = classname.clone();
+                }
             }
         }
+        shared
     }
 
     /// What the probe traced, per test file and module, to `sink`.

@@ -70,6 +70,7 @@ fn probe(files: &[(&str, bool, u64, u64, u64)]) -> Probe {
         outside: Default::default(),
         unrun: Default::default(),
         moved: BTreeMap::new(),
+        ambiguous: BTreeSet::new(),
     }
 }
 
@@ -163,7 +164,7 @@ fn foreign_ids_break_the_run_and_narrowed_to_nothing_is_no_pass() {
     let (code, note) =
         broken_by(super::probe::placed(passed(Vec::new()), &["X.t::a".into()])).expect("broken");
     assert_eq!(code, None);
-    assert!(note.contains("1 result(s) under ids no selected file defines (`X.t::a`)"));
+    assert!(note.contains("1 result(s) under ids no selected file defines alone (`X.t::a`)"));
     let (code, _) =
         broken_by(super::probe::placed(failed(), &["a".into(), "b".into()])).expect("broken");
     assert_eq!(code, Some(1));
