@@ -42,6 +42,15 @@ pub(crate) struct Opt {
     pub class: Class,
 }
 
+/// An entry of a runner's table.
+pub(crate) const fn opt(names: &'static [&'static str], takes: Takes, class: Class) -> Opt {
+    Opt {
+        names,
+        takes,
+        class,
+    }
+}
+
 /// One option of a project's `allow_args`: `NAME`, or `NAME VALUE` when it takes a value.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Allowed {

@@ -2,15 +2,7 @@
 //! the allow-list (`lang::args`). `go test` reads a value flag's next word as its value, which,
 //! given last, would be the first package: a flag that takes one is written `-flag=VALUE`.
 
-use crate::lang::args::{Allowed, Class, Opt, Read, Takes, find, refused};
-
-const fn opt(names: &'static [&'static str], takes: Takes, class: Class) -> Opt {
-    Opt {
-        names,
-        takes,
-        class,
-    }
-}
+use crate::lang::args::{Allowed, Class, Opt, Read, Takes, find, opt, refused};
 
 use Class::{Narrow, Order, Output, Parallel, Stricter};
 use Takes::{Nothing, Value};

@@ -4,15 +4,7 @@
 //! on theirs: a run narrowed to nothing would look like a pass.
 
 use super::framework::Kind;
-use crate::lang::args::{Allowed, Class, Opt, Read, Takes, find, refused};
-
-const fn opt(names: &'static [&'static str], takes: Takes, class: Class) -> Opt {
-    Opt {
-        names,
-        takes,
-        class,
-    }
-}
+use crate::lang::args::{Allowed, Class, Opt, Read, Takes, find, opt, refused};
 
 use Class::{Narrow, Order, Output, Parallel, Stricter};
 use Takes::{Maybe, Nothing, Value};
