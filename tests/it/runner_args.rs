@@ -37,6 +37,7 @@ fn run(t: &TestRepo, db: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = t.gate(&all);
     cmd.envs(crate::golang::go_vars())
         .env("PYTEST_ADDOPTS", "")
+        .env("PYTEST_PLUGINS", "")
         .envs(env.iter().copied())
         .write_stdin("")
         .timeout(Duration::from_secs(120));
@@ -501,6 +502,19 @@ fn refused_options_cannot_come_in_through_a_config_file_or_the_environment() {
             "{stderr}"
         );
     }
+    // A plugin named in the environment is loaded as `-p` loads it.
+    let out = run(
+        &t,
+        "sqlite::memory:",
+        &[],
+        &[("PYTEST_PLUGINS", "myplugin")],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{}", text(&out));
+    assert!(
+        stderr.contains("`PYTEST_PLUGINS`") && stderr.contains("`-p`"),
+        "{stderr}"
+    );
     // Output options in the environment are the user's, as after `--`.
     let db = format!("sqlite:{}", t.root.join(".git/gate/v.sqlite").display());
     let out = run(&t, &db, &[], &[("PYTEST_ADDOPTS", "-v --tb=short")]);

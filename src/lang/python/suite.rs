@@ -41,15 +41,28 @@ impl Suite for Python {
         let kind = project.framework.kind;
         // pytest reads more options from `PYTEST_ADDOPTS`, before the command line's: the same
         // list holds for them, less what narrows a run (gate would not know it was narrowed).
-        let addopts = (kind == Kind::Pytest)
-            .then(|| crate::lang::suite::runner_env(project, "PYTEST_ADDOPTS"))
-            .flatten();
-        if (args.is_empty() && addopts.is_none()) || !crate::lang::suite::has_tests(project, self) {
+        let pytest_env = |name| {
+            (kind == Kind::Pytest)
+                .then(|| crate::lang::suite::runner_env(project, name))
+                .flatten()
+        };
+        let (addopts, plugins) = (pytest_env("PYTEST_ADDOPTS"), pytest_env("PYTEST_PLUGINS"));
+        let nothing = args.is_empty() && addopts.is_none() && plugins.is_none();
+        if nothing || !crate::lang::suite::has_tests(project, self) {
             return Ok(());
         }
         let allowed = &project.config.python_allow_args;
         if let Some(addopts) = addopts {
             args::read_env("PYTEST_ADDOPTS", &addopts, allowed)?;
+        }
+        // `PYTEST_PLUGINS` loads each module it names as `-p` would: read as such.
+        if let Some(plugins) = plugins {
+            let words: Vec<String> = plugins
+                .split(',')
+                .flat_map(|p| ["-p".to_string(), p.trim().to_string()])
+                .collect();
+            args::read(kind, &words, allowed)
+                .map_err(|why| format!("`PYTEST_PLUGINS` (`{plugins}`): {why}"))?;
         }
         args::read(kind, args, allowed).map(drop)
     }
