@@ -17,16 +17,27 @@ use std::time::Duration;
 const FAIL: &str = "tests/test_calc.py::test_fail";
 const PASS: &str = "tests/test_calc.py::test_pass";
 
-/// The planted project, its `.gate.toml` (if any) in the base, and a change both tests reach.
-fn planted(config: Option<&str>) -> TestRepo {
+/// The planted project, `base`'s files (path, content) written into the base, and a change
+/// every test reaches.
+fn planted(base: &[(&str, &str)]) -> TestRepo {
     let t = TestRepo::from_fixture("planted");
-    if let Some(config) = config {
-        t.write(".gate.toml", config);
-        t.commit("configuration");
+    if !base.is_empty() {
+        for (path, content) in base {
+            t.write(path, content);
+        }
+        t.commit("the base");
     }
     t.append("src/calc.py", "# touched\n");
     t.commit("touch calc");
     t
+}
+
+/// A SQLite store of `t`'s named `name`.
+fn store_at(t: &TestRepo, name: &str) -> String {
+    format!(
+        "sqlite:{}",
+        t.root.join(format!(".git/gate/{name}.sqlite")).display()
+    )
 }
 
 /// `gate --affected HEAD~1...HEAD --record` into a fresh store, with `args` after `--` and
@@ -276,10 +287,7 @@ fn each(
         } else {
             &shared
         };
-        let db = format!(
-            "sqlite:{}",
-            t.root.join(format!(".git/gate/{n}.sqlite")).display()
-        );
+        let db = store_at(t, &n.to_string());
         let words: Vec<&str> = option.words.iter().map(String::as_str).collect();
         let out = run(t, &db, &words, &[]);
         let class = judge(&option.name, &out, &db, ids);
@@ -308,7 +316,7 @@ fn summary(what: &str, landed: &BTreeMap<Landed, Vec<String>>) -> String {
 #[test]
 fn every_pytest_option_is_refused_by_name_or_records_the_true_outcome() {
     let options = pytest_options();
-    let landed = each(&options, &|_| planted(None), false, (FAIL, PASS));
+    let landed = each(&options, &|_| planted(&[]), false, (FAIL, PASS));
     eprintln!("{}", summary("pytest, as shipped", &landed));
     // gate's own table is in the help: what it accepts ran and recorded the failure.
     let ran = landed.get(&Landed::Failed).map_or(0, Vec::len);
@@ -325,7 +333,7 @@ fn every_pytest_option_is_refused_by_name_or_records_the_true_outcome() {
 /// selected file defines, or exit 0 having run nothing.
 #[test]
 fn every_pytest_option_allowed_by_the_project_still_never_records_a_false_pass() {
-    let t = planted(None);
+    let t = planted(&[]);
     let refused: Vec<Spelled> = pytest_options()
         .into_iter()
         // The network (bpaste.net) is not reachable here; the rest run.
@@ -338,9 +346,9 @@ fn every_pytest_option_allowed_by_the_project_still_never_records_a_false_pass()
         })
         .collect();
     assert!(refused.len() > 40, "{refused:?}");
-    let make = |entry: Option<String>| {
-        let config = entry.map(|e| format!("[python]\nallow_args = [{e:?}]\n"));
-        planted(config.as_deref())
+    let make = |entry: Option<String>| match entry {
+        Some(e) => planted(&[(".gate.toml", &format!("[python]\nallow_args = [{e:?}]\n"))]),
+        None => planted(&[]),
     };
     let landed = each(&refused, &make, true, (FAIL, PASS));
     eprintln!("{}", summary("pytest, each allowed", &landed));
@@ -383,9 +391,9 @@ fn every_go_test_flag_is_refused_by_name_or_records_the_true_outcome() {
 /// pass by the probe: the failing test is never stored as passed, nothing is flaky evidence.
 #[test]
 fn a_run_that_runs_no_test_body_is_refused_or_no_pass() {
-    let t = planted(None);
+    let t = planted(&[]);
     for option in ["--setup-plan", "--setup-only", "--collect-only", "--co"] {
-        let db = format!("sqlite:{}", t.root.join(".git/gate/r.sqlite").display());
+        let db = store_at(&t, "r");
         let out = run(&t, &db, &[option], &[]);
         assert_eq!(judge(option, &out, &db, (FAIL, PASS)), Landed::Refused);
         let out = run(&t, &db, &[], &[("PYTEST_ADDOPTS", option)]);
@@ -397,17 +405,13 @@ fn a_run_that_runs_no_test_body_is_refused_or_no_pass() {
         );
     }
     for option in ["--setup-plan", "--setup-only", "--collect-only", "--trace"] {
-        let t = TestRepo::from_fixture("planted");
-        t.write(
+        let t = planted(&[(
             "pyproject.toml",
             &format!(
                 "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\npythonpath = [\"src\"]\naddopts = \"{option}\"\n"
             ),
-        );
-        t.commit("the project's own addopts");
-        t.append("src/calc.py", "# touched\n");
-        t.commit("touch calc");
-        let db = format!("sqlite:{}", t.root.join(".git/gate/a.sqlite").display());
+        )]);
+        let db = store_at(&t, "a");
         let out = run(&t, &db, &[], &[]);
         assert_eq!(out.status.code(), Some(4), "{option}: {}", text(&out));
         assert!(
@@ -425,13 +429,13 @@ fn a_run_that_runs_no_test_body_is_refused_or_no_pass() {
 /// a later triage would find no test for.
 #[test]
 fn results_are_recorded_only_under_ids_the_selected_files_define() {
-    let t = planted(None);
+    let t = planted(&[]);
     for words in [
         &["--rootdir=/"][..],
         &["-c", "/dev/null"],
         &["--junit-prefix=X"],
     ] {
-        let db = format!("sqlite:{}", t.root.join(".git/gate/r.sqlite").display());
+        let db = store_at(&t, "r");
         let out = run(&t, &db, words, &[]);
         assert_eq!(judge(words[0], &out, &db, (FAIL, PASS)), Landed::Refused);
     }
@@ -440,8 +444,11 @@ fn results_are_recorded_only_under_ids_the_selected_files_define() {
         ("--rootdir VALUE", &["--rootdir=/"]),
         ("--rootdir VALUE", &["--rootdir=tests"]),
     ] {
-        let t = planted(Some(&format!("[python]\nallow_args = [{entry:?}]\n")));
-        let db = format!("sqlite:{}", t.root.join(".git/gate/p.sqlite").display());
+        let t = planted(&[(
+            ".gate.toml",
+            &format!("[python]\nallow_args = [{entry:?}]\n"),
+        )]);
+        let db = store_at(&t, "p");
         let out = run(&t, &db, words, &[]);
         assert_eq!(judge(words[0], &out, &db, (FAIL, PASS)), Landed::Failed);
         let ids: Vec<String> = recorded(&db).into_keys().collect();
@@ -458,7 +465,7 @@ fn results_are_recorded_only_under_ids_the_selected_files_define() {
     std::fs::write(t.root.parent().unwrap().join("pytest.ini"), "[pytest]\n").unwrap();
     t.append("src/calc.py", "# touched\n");
     t.commit("touch calc");
-    let db = format!("sqlite:{}", t.root.join(".git/gate/u.sqlite").display());
+    let db = store_at(&t, "u");
     let out = run(&t, &db, &[], &[]);
     assert!(text(&out).contains("rootdir: /"), "{}", text(&out));
     assert_eq!(
@@ -473,7 +480,7 @@ fn results_are_recorded_only_under_ids_the_selected_files_define() {
 /// option of gate's own through `PYTEST_ADDOPTS` or `GOFLAGS`.
 #[test]
 fn refused_options_cannot_come_in_through_a_config_file_or_the_environment() {
-    let t = planted(None);
+    let t = planted(&[]);
     t.write(
         "evil.ini",
         "[pytest]\naddopts = -p no:gate_probe -p no:junitxml --setup-plan\n",
@@ -483,7 +490,7 @@ fn refused_options_cannot_come_in_through_a_config_file_or_the_environment() {
         &["--config-file=evil.ini"],
         &["-xc", "evil.ini"],
     ] {
-        let db = format!("sqlite:{}", t.root.join(".git/gate/c.sqlite").display());
+        let db = store_at(&t, "c");
         let out = run(&t, &db, words, &[]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{words:?}: {}", text(&out));
@@ -516,7 +523,7 @@ fn refused_options_cannot_come_in_through_a_config_file_or_the_environment() {
         "{stderr}"
     );
     // Output options in the environment are the user's, as after `--`.
-    let db = format!("sqlite:{}", t.root.join(".git/gate/v.sqlite").display());
+    let db = store_at(&t, "v");
     let out = run(&t, &db, &[], &[("PYTEST_ADDOPTS", "-v --tb=short")]);
     assert_eq!(judge("-v", &out, &db, (FAIL, PASS)), Landed::Failed);
 
@@ -534,13 +541,13 @@ fn refused_options_cannot_come_in_through_a_config_file_or_the_environment() {
 /// Item 4: arguments that leave no selected test to run exit 13, with nothing recorded.
 #[test]
 fn a_run_narrowed_to_nothing_exits_13() {
-    let t = planted(None);
+    let t = planted(&[]);
     for words in [
         &["-k", "nomatch"][..],
         &["-m", "nomark"],
         &["--deselect", "tests/test_calc.py"],
     ] {
-        let db = format!("sqlite:{}", t.root.join(".git/gate/k.sqlite").display());
+        let db = store_at(&t, "k");
         let out = run(&t, &db, words, &[]);
         assert_eq!(out.status.code(), Some(13), "{words:?}: {}", text(&out));
         assert!(
@@ -551,7 +558,7 @@ fn a_run_narrowed_to_nothing_exits_13() {
         assert!(recorded(&db).is_empty());
     }
     // Narrowed to the passing test alone: a real pass of what ran.
-    let db = format!("sqlite:{}", t.root.join(".git/gate/p.sqlite").display());
+    let db = store_at(&t, "p");
     let out = run(&t, &db, &["-k", "test_pass"], &[]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     assert_eq!(recorded(&db).keys().collect::<Vec<_>>(), [PASS]);
@@ -561,8 +568,11 @@ fn a_run_narrowed_to_nothing_exits_13() {
 /// as run with it: its pass is not evidence against a run without it.
 #[test]
 fn an_allowed_option_runs_and_its_leg_is_marked_with_its_arguments() {
-    let t = planted(Some("[python]\nallow_args = [\"--basetemp VALUE\"]\n"));
-    let db = format!("sqlite:{}", t.root.join(".git/gate/b.sqlite").display());
+    let t = planted(&[(
+        ".gate.toml",
+        "[python]\nallow_args = [\"--basetemp VALUE\"]\n",
+    )]);
+    let db = store_at(&t, "b");
     let out = run(&t, &db, &["--basetemp", "tmpbase"], &[]);
     assert_eq!(judge("--basetemp", &out, &db, (FAIL, PASS)), Landed::Failed);
     assert!(
@@ -590,17 +600,15 @@ fn an_allowed_option_runs_and_its_leg_is_marked_with_its_arguments() {
 /// changed what a test does).
 #[test]
 fn a_pass_under_other_arguments_is_no_flaky_evidence() {
-    let t = TestRepo::from_fixture("planted");
-    t.write(
-        "tests/test_warn.py",
-        "import warnings\n\nfrom calc import add\n\n\ndef test_warn():\n    warnings.warn(UserWarning('careful'))\n    assert add(1, 1) == 2\n",
-    );
-    // Every selected test runs each time: no pass is reused from the ledger.
-    t.write(".gate.toml", "[ledger]\nenabled = false\n");
-    t.commit("a test that warns");
-    t.append("src/calc.py", "# touched\n");
-    t.commit("touch calc");
-    let db = format!("sqlite:{}", t.root.join(".git/gate/w.sqlite").display());
+    let t = planted(&[
+        (
+            "tests/test_warn.py",
+            "import warnings\n\nfrom calc import add\n\n\ndef test_warn():\n    warnings.warn(UserWarning('careful'))\n    assert add(1, 1) == 2\n",
+        ),
+        // Every selected test runs each time: no pass is reused from the ledger.
+        (".gate.toml", "[ledger]\nenabled = false\n"),
+    ]);
+    let db = store_at(&t, "w");
     // Without arguments it passes; then, warnings made errors, the warning fails it (triage
     // reads only what was recorded before the leg it judges).
     let plain = run(&t, &db, &[], &[("GITHUB_RUN_ID", "plain")]);
@@ -627,19 +635,17 @@ fn a_pass_under_other_arguments_is_no_flaky_evidence() {
 /// report off has no result to record: broken, not a pass.
 #[test]
 fn results_the_report_cannot_tell_apart_or_does_not_hold_are_no_pass() {
-    let t = TestRepo::from_fixture("planted");
-    t.write(
-        "tests/test_a.py",
-        "from calc import add\n\n\nclass TestX_test:\n    def test_m(self):\n        assert add(2, 2) == 5\n",
-    );
-    t.write(
-        "tests/test_a/TestX_test.py",
-        "from calc import add\n\n\ndef test_m():\n    assert add(2, 2) == 4\n",
-    );
-    t.commit("two tests named alike");
-    t.append("src/calc.py", "# touched\n");
-    t.commit("touch calc");
-    let db = format!("sqlite:{}", t.root.join(".git/gate/n.sqlite").display());
+    let t = planted(&[
+        (
+            "tests/test_a.py",
+            "from calc import add\n\n\nclass TestX_test:\n    def test_m(self):\n        assert add(2, 2) == 5\n",
+        ),
+        (
+            "tests/test_a/TestX_test.py",
+            "from calc import add\n\n\ndef test_m():\n    assert add(2, 2) == 4\n",
+        ),
+    ]);
+    let db = store_at(&t, "n");
     let out = run(&t, &db, &[], &[]);
     assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     assert!(
@@ -654,15 +660,11 @@ fn results_the_report_cannot_tell_apart_or_does_not_hold_are_no_pass() {
     );
     assert_eq!(ids[FAIL], ["failed"], "the others still are: {ids:?}");
 
-    let t = TestRepo::from_fixture("planted");
-    t.write(
+    let t = planted(&[(
         "pyproject.toml",
         "[tool.pytest.ini_options]\ntestpaths = [\"tests\"]\npythonpath = [\"src\"]\naddopts = \"-p no:junitxml\"\n",
-    );
-    t.commit("no JUnit report");
-    t.append("src/calc.py", "# touched\n");
-    t.commit("touch calc");
-    let db = format!("sqlite:{}", t.root.join(".git/gate/j.sqlite").display());
+    )]);
+    let db = store_at(&t, "j");
     let out = run(&t, &db, &[], &[]);
     assert_eq!(out.status.code(), Some(4), "{}", text(&out));
     assert!(
