@@ -56,10 +56,8 @@ const BATCH: usize = 256;
 /// The facts cache's key: the same bytes mean different things to the Python, Go and shell
 /// analysers.
 fn cache_id(file: &str, blob: &str) -> String {
-    if crate::path::is_python(file) {
-        blob.to_string()
-    } else if crate::lang::go::gomod::is_go(file) {
-        format!("go:{blob}")
+    if let Some(language) = crate::lang::of_source(file) {
+        format!("{}{blob}", language.cache_tag(file))
     } else if crate::analyze::is_doctest_text(file) {
         format!("doc:{blob}")
     } else {

@@ -12,7 +12,7 @@ pub(crate) fn facts_of(path: &str, bytes: &[u8]) -> facts::Facts {
     if is_case_file_name(path) {
         type_cases(bytes)
     } else if let Some(language) = crate::lang::of_source(path) {
-        language.facts(bytes)
+        language.facts(path, bytes)
     } else if is_doctest_text(path) {
         crate::lang::python::analyze::doctest_text(bytes)
     } else {

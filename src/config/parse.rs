@@ -228,7 +228,8 @@ impl Parser<'_> {
         let mut out = Vec::new();
         let mut any = GlobSetBuilder::new();
         if defaults {
-            for (pattern, reason) in DEFAULT_WHOLE_SUITE {
+            let languages = crate::lang::LANGUAGES.iter().flat_map(|l| l.whole_suite());
+            for (pattern, reason) in DEFAULT_WHOLE_SUITE.iter().chain(languages) {
                 let g = glob(pattern).expect("built-in glob");
                 out.push((g.compile_matcher(), reason.to_string(), true));
                 any.add(g);

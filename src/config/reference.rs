@@ -315,7 +315,8 @@ fn the_built_in_globs_and_defaults_are_the_ones_documented() {
             "{PAGE_PATH} does not list the built-in inert glob `{glob}`"
         );
     }
-    for (glob, reason) in DEFAULT_WHOLE_SUITE {
+    let languages = crate::lang::LANGUAGES.iter().flat_map(|l| l.whole_suite());
+    for (glob, reason) in DEFAULT_WHOLE_SUITE.iter().chain(languages) {
         let row = format!("| `{glob}` | {reason} |");
         assert!(
             PAGE.lines().any(|l| l == row),

@@ -27,9 +27,13 @@ pub(super) fn file_edges(
     unbounded: &mut Vec<(String, u32, String)>,
 ) {
     let go = crate::lang::go::gomod::is_go(path);
+    // A language that reads the tree's configuration resolves its own imports.
+    if let Some(layout) = tree.layouts.of(path) {
+        let mut add = |to, kind, line, detail| edges.add(path, to, kind, line, detail);
+        layout.edges(tree, path, f, &mut add);
     // Go files under testdata/ (or `_x/`, `.x/`) are inputs of tests, not packages: their
     // imports are no one's dependencies.
-    if !(go && crate::lang::go::gomod::ignored_dir(path)) {
+    } else if !(go && crate::lang::go::gomod::ignored_dir(path)) {
         for import in &f.imports {
             import_edges(tree, path, import, go, edges);
         }

@@ -31,6 +31,8 @@ pub(crate) struct Tree<'a> {
     pub link_paths: BTreeSet<&'a str>,
     /// pytest plugins the project registers (module → where): every test depends on each.
     pub plugins: &'a [(String, String)],
+    /// Each language's reading of the tree's configuration: how its imports resolve.
+    pub layouts: &'a crate::lang::Layouts,
     /// The files by the three-byte runs of their paths, and the folders: built once a build
     /// has walked 16 globs (`resolve::glob_targets`), so a glob then reads the files holding
     /// its rarest run and each folder once.
@@ -160,6 +162,7 @@ impl<'a> Tree<'a> {
             dir_links,
             link_paths,
             plugins: &[],
+            layouts: &crate::lang::NO_LAYOUTS,
             globbing: std::sync::OnceLock::new(),
             globs: Default::default(),
         }

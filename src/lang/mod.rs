@@ -10,27 +10,152 @@
 
 pub(crate) mod args;
 pub(crate) mod go;
+pub(crate) mod js;
 pub(crate) mod python;
 pub(crate) mod suite;
 pub(crate) mod toolchain;
 
 use crate::analyze::facts::Facts;
+use crate::graph::{EdgeKind, Tree};
+use std::collections::BTreeSet;
 
 /// One language, as the stages see it.
 pub(crate) trait Language: Sync {
+    /// Its name, as reports and the run plan group by it (`python`, `go`).
+    fn name(&self) -> &'static str;
     /// Whether `path` is one of its source files.
     fn is_source(&self, path: &str) -> bool;
-    /// What one of its source files says: imports, references, paths, flags. From the bytes
-    /// alone, so the facts are cached by blob id.
-    fn facts(&self, bytes: &[u8]) -> Facts;
+    /// What its source file `path` says: imports, references, paths, flags. From the bytes
+    /// and the file's dialect (its extension) alone, so the facts are cached by blob id under
+    /// `cache_tag`.
+    fn facts(&self, path: &str, bytes: &[u8]) -> Facts;
+    /// What its facts of `path`'s blob are cached under beside the blob id: the same bytes
+    /// mean different things to each analyser (and to each dialect of one).
+    fn cache_tag(&self, path: &str) -> &'static str;
     /// The grammar its facts are read with: a cached fact is valid only under the same one.
     fn grammar(&self) -> &'static str;
+    /// Its reading of one tree's own configuration — test discovery and import resolution —
+    /// when the tree has anything of it to read; `read` gives a file of the tree.
+    fn layout(
+        &self,
+        _files: &BTreeSet<String>,
+        _read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    ) -> Option<Box<dyn Layout>> {
+        None
+    }
+    /// Changes whose blast radius is the whole suite where it has tests (its manifests, lock
+    /// files, runner and compiler configuration): glob and reason, after the built-in ones.
+    fn whole_suite(&self) -> &'static [(&'static str, &'static str)] {
+        &[]
+    }
+    /// Whether its analysis reads every dependency its source files have, so one that nothing
+    /// reaches is an untested file rather than a file to guess tests for.
+    fn reads_whole(&self) -> bool {
+        false
+    }
+    /// Whether a run-time-named load of its language may load `path` (a module, not a test
+    /// or a file only its runner loads): what a `may_load` bound covers.
+    fn loadable(&self, _path: &str) -> bool {
+        false
+    }
+    /// Whether its facts stop at a file's imports (Go's do), so a changed file is parsed whole
+    /// for `changed_parse_errors`.
+    fn stops_at_imports(&self) -> bool {
+        false
+    }
+    /// The lines of a changed source file's syntax errors, when `stops_at_imports`.
+    fn changed_parse_errors(&self, _bytes: &[u8]) -> Vec<u32> {
+        Vec::new()
+    }
+}
+
+/// A language's reading of one tree: its tests and how its imports resolve, from the tree's
+/// own configuration (manifests, compiler and runner configuration), read once per load.
+pub(crate) trait Layout: Send + Sync {
+    /// Its test units in the tree.
+    fn tests(&self) -> BTreeSet<String>;
+    /// Adds the edges of `path`'s imports (`facts.imports`, as its analyser wrote them) and
+    /// of what its configuration says `path` needs (a setup file, a snapshot): to, kind,
+    /// line, detail.
+    fn edges(
+        &self,
+        tree: &Tree<'_>,
+        path: &str,
+        facts: &Facts,
+        add: &mut dyn FnMut(String, EdgeKind, u32, String),
+    );
+    /// A digest of everything it was read from: a graph built under another is not reused.
+    fn digest(&self) -> u64;
+    /// Whether its analysis reads every dependency its sources have in this tree (as
+    /// `Language::reads_whole`).
+    fn reads_whole(&self) -> bool;
+    /// Why gate cannot bound a change in this tree (a configuration it cannot read as
+    /// literals), naming the file and the key: the run is refused.
+    fn broken(&self) -> Option<String>;
+    /// Itself, for its own language's suite to read back what it holds.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// Every language gate gates, in the order a path is offered to them.
-pub(crate) static LANGUAGES: [&dyn Language; 2] = [&python::Python, &go::Go];
+pub(crate) static LANGUAGES: [&dyn Language; 3] = [&python::Python, &go::Go, &js::Js];
 
 /// The language whose source `path` is, if any.
 pub(crate) fn of_source(path: &str) -> Option<&'static dyn Language> {
     LANGUAGES.iter().copied().find(|l| l.is_source(path))
+}
+
+/// The layouts of one tree: each language's that has one, in `LANGUAGES` order.
+#[derive(Default)]
+pub(crate) struct Layouts(Vec<(&'static str, Box<dyn Layout>)>);
+
+/// A tree no language has a layout for.
+pub(crate) static NO_LAYOUTS: Layouts = Layouts(Vec::new());
+
+impl Layouts {
+    /// Each language's reading of the tree whose files are `files`.
+    pub(crate) fn load(files: &BTreeSet<String>, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Self {
+        Layouts(
+            LANGUAGES
+                .iter()
+                .filter_map(|l| l.layout(files, read).map(|layout| (l.name(), layout)))
+                .collect(),
+        )
+    }
+
+    /// The layout of the language whose source `path` is, if it has one.
+    pub(crate) fn of(&self, path: &str) -> Option<&dyn Layout> {
+        self.named(of_source(path)?.name())
+    }
+
+    /// The layout of the language named `name`, if the tree has one.
+    pub(crate) fn named(&self, name: &str) -> Option<&dyn Layout> {
+        self.0
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, l)| l.as_ref())
+    }
+
+    /// Every layout's test units.
+    pub(crate) fn tests(&self) -> BTreeSet<String> {
+        self.0.iter().flat_map(|(_, l)| l.tests()).collect()
+    }
+
+    /// The digests of every layout, in order, for a kept graph's key.
+    pub(crate) fn digests(&self) -> Vec<(&'static str, u64)> {
+        self.0.iter().map(|(n, l)| (*n, l.digest())).collect()
+    }
+
+    /// Whether the analysis of `path`'s language reads every dependency it has in this tree:
+    /// its layout says, else the language.
+    pub(crate) fn reads_whole(&self, path: &str) -> bool {
+        match self.of(path) {
+            Some(layout) => layout.reads_whole(),
+            None => of_source(path).is_some_and(|l| l.reads_whole()),
+        }
+    }
+
+    /// The first reason a layout cannot bound changes, if one cannot.
+    pub(crate) fn broken(&self) -> Option<String> {
+        self.0.iter().find_map(|(_, l)| l.broken())
+    }
 }

@@ -3,7 +3,7 @@
 //! them with its identity. The analysis' face of a language is `Language`; this one needs the
 //! project and the runners, which sit above the analysis.
 
-use super::{go, python};
+use super::{go, js, python};
 use crate::project::Project;
 use crate::run::Runner;
 use std::collections::{BTreeMap, BTreeSet};
@@ -77,7 +77,7 @@ pub(crate) enum Tests<'a> {
 }
 
 /// Every language's tests, in the order their runners run.
-pub(crate) static SUITES: [&dyn Suite; 2] = [&python::Python, &go::Go];
+pub(crate) static SUITES: [&dyn Suite; 3] = [&python::Python, &go::Go, &js::Js];
 
 /// Why the user's runner arguments cannot be given to the runner of a language `project` has
 /// tests of, when they cannot. `--` is refused for every runner: it would end the runner's

@@ -135,12 +135,12 @@ pub(crate) fn analyze(repo: &git2::Repository, target: Target) -> Result<Analyze
         false,
         &mut crate::terminal::warn,
     )?;
-    flag_go_syntax_errors(repo, &input, &mut project);
+    flag_syntax_errors(repo, &input, &mut project);
     crate::timings::mark("project loaded");
     let mut decided = verdict::decide(
         &input.changes,
         &project.context(),
-        input.range_refusal.is_some() || project.discovery.broken.is_some(),
+        input.range_refusal.is_some() || project.broken.is_some(),
     );
     if let Some(change) = governing.change {
         change.explain(repo, &input, &deleted, &project, &mut decided)?;
@@ -233,19 +233,19 @@ pub fn leftovers() -> Option<Box<dyn std::any::Any + Send>> {
     LEFTOVERS.lock().ok().and_then(|mut slot| slot.take())
 }
 
-/// Go files are analysed only up to their imports; a changed one is parsed whole, so a syntax
-/// error below them is named on its row.
-fn flag_go_syntax_errors(repo: &git2::Repository, input: &Input, project: &mut Project) {
-    let go = input.changes.iter().map(|c| &c.path).filter(|p| {
-        crate::lang::go::gomod::is_go(p)
-            && input.snapshot.contains(p)
-            && !input.snapshot.links.contains_key(p.as_str())
+/// A language may analyse its files only up to their imports (Go does); a changed one is parsed
+/// whole, so a syntax error below them is named on its row.
+fn flag_syntax_errors(repo: &git2::Repository, input: &Input, project: &mut Project) {
+    let sources = input.changes.iter().map(|c| &c.path).filter_map(|p| {
+        let language = crate::lang::of_source(p).filter(|l| l.stops_at_imports())?;
+        (input.snapshot.contains(p) && !input.snapshot.links.contains_key(p.as_str()))
+            .then_some((p, language))
     });
-    for path in go {
+    for (path, language) in sources {
         let Ok((_, bytes)) = input.snapshot.read(repo, path) else {
             continue;
         };
-        let lines = crate::lang::go::analyze::parse_errors(&bytes);
+        let lines = language.changed_parse_errors(&bytes);
         if !lines.is_empty() {
             let flags = project.flagged.entry(path.to_string()).or_default();
             flags.parse_errors.extend(lines);

@@ -119,7 +119,7 @@ impl Chosen<'_> {
             decision: at.decided,
             plan: &self.plan,
             range_refusal: at.input.range_refusal.as_deref(),
-            tree_refusal: at.project.discovery.broken.as_deref(),
+            tree_refusal: at.project.broken.as_deref(),
             test_files: at.project.tests.len(),
             framework: &at.project.framework,
             record: self.record.as_ref(),
@@ -274,7 +274,7 @@ fn cite(at: &Inputs<'_>, citation: Option<&str>) -> Result<Option<decision::Reco
     let refusals: Vec<&str> = input
         .range_refusal
         .iter()
-        .chain(&at.project.discovery.broken)
+        .chain(&at.project.broken)
         .map(String::as_str)
         .collect();
     let refused = (!refusals.is_empty()).then(|| refusals.join("; "));

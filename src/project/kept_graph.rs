@@ -42,13 +42,18 @@ pub(super) fn graph_key(
     nodes: &BTreeSet<String>,
     on_disk: &BTreeMap<String, Vec<u8>>,
     config: &Config,
-    roots: &[String],
+    (roots, layouts): (&[String], &crate::lang::Layouts),
 ) -> Result<u64> {
     let mut key = graph_cache::Key::new(&crate::cache::facts::grammars());
     // The configuration governing this tree, which may be another commit's.
     key.add(config.digest);
     // The import roots, some of them read from conftests (`sys.path.insert`).
     key.add(roots);
+    // What each language read of the tree's configuration (none: the key is as it was).
+    let digests = layouts.digests();
+    if !digests.is_empty() {
+        key.add(digests);
+    }
     for node in nodes {
         key.add(node);
     }

@@ -8,6 +8,7 @@ use crate::cache::graph::{self as graph_cache, Blobs};
 use crate::config::{self, Config};
 use crate::error::Result;
 use crate::graph::{self, Graph, Tree};
+use crate::lang::Layouts;
 use crate::lang::go::gomod::{self, GoLayout};
 use crate::lang::python::framework::{self, Framework, Kind};
 use crate::lang::python::pytest_ini::{Doctests, TestDiscovery};
@@ -42,6 +43,10 @@ pub(crate) struct Project {
     pub links: BTreeMap<String, String>,
     /// `[[depends]]` rules (by index) whose tests this change deleted: they bound nothing now.
     pub stale_depends: BTreeSet<usize>,
+    /// Each language's reading of the tree's configuration (`lang::Layout`).
+    pub layouts: Layouts,
+    /// Why no change in this tree can be bounded (a configuration gate cannot read), if so.
+    pub broken: Option<String>,
 }
 
 impl Project {
@@ -55,6 +60,7 @@ impl Project {
             is_test: self.graph.mask(&self.tests),
             links: &self.links,
             stale_depends: &self.stale_depends,
+            layouts: &self.layouts,
         }
     }
 
@@ -135,14 +141,7 @@ impl Project {
         };
         let read = |path: &str| reader.read(path);
         let discovery = TestDiscovery::load(read);
-        let roots = config.python_roots.clone().unwrap_or_else(|| {
-            let mut roots = roots::detect(&snapshot.files, read);
-            roots.extend(discovery.pythonpath.iter().cloned());
-            roots.extend(sys_path_roots(snapshot, read));
-            roots.sort();
-            roots.dedup();
-            roots
-        });
+        let roots = import_roots(&config, &discovery, snapshot, read);
         let state = crate::repo::state_dir(repo);
         let framework =
             framework::detect(config.python_framework, &discovery, &snapshot.files, &read);
@@ -150,11 +149,11 @@ impl Project {
         let on_disk = on_disk_tests(repo, snapshot, &framework, &discovery, &doctests);
         let nodes = node_set(snapshot, deleted, &on_disk);
         let go = GoLayout::detect(&nodes, &read);
-        if let Some(e) = reader.unreadable.borrow_mut().take() {
-            return Err(e);
-        }
+        let layouts = Layouts::load(&snapshot.files, &read);
         let mut tests = tests_of(&discovery, &doctests, &framework, snapshot, &go, read);
         tests.extend(on_disk.keys().cloned());
+        tests.extend(layouts.tests());
+        reader.check()?;
         check_roots(&config, &snapshot.files)?;
         let stale_depends = stale_depends(&config, &tests, deleted)?;
         let is_test = |p: &str| tests.contains(p);
@@ -167,10 +166,20 @@ impl Project {
             &go,
         );
         tree.plugins = &discovery.plugins;
+        tree.layouts = &layouts;
         // `[[reference]]` edges depend on contents the patch would not revisit: no reuse then.
         // A full load (`gate plan`) keeps its graph for the selections that follow.
         let key = (config.references.is_empty() && keep != Keep::Aside)
-            .then(|| graph_key(repo, snapshot, &nodes, &on_disk, &config, &roots))
+            .then(|| {
+                graph_key(
+                    repo,
+                    snapshot,
+                    &nodes,
+                    &on_disk,
+                    &config,
+                    (&roots, &layouts),
+                )
+            })
             .transpose()?;
         crate::timings::mark("configuration and tree index");
         let reused = match key.filter(|_| keep == Keep::Reuse) {
@@ -188,9 +197,7 @@ impl Project {
             }
             None => {
                 let user = user_references(&config, snapshot, &read);
-                if let Some(e) = reader.unreadable.borrow_mut().take() {
-                    return Err(e);
-                }
+                reader.check()?;
                 let input = analysis::Input {
                     repo,
                     snapshot,
@@ -213,6 +220,7 @@ impl Project {
             graph_cache::save(&state, key, &graph, &blobs, &flagged, &reads, warn);
         }
         drop(tree);
+        let broken = discovery.broken.clone().or_else(|| layouts.broken());
         Ok(Project {
             config,
             discovery,
@@ -227,8 +235,28 @@ impl Project {
             go,
             links: link_facts(snapshot),
             stale_depends,
+            layouts,
+            broken,
         })
     }
+}
+
+/// Python's import roots: `[python] roots`, else the ones detected, pytest's `pythonpath`
+/// and the folders conftests put on `sys.path`.
+fn import_roots(
+    config: &Config,
+    discovery: &TestDiscovery,
+    snapshot: &Snapshot,
+    read: impl Fn(&str) -> Option<Vec<u8>> + Copy,
+) -> Vec<String> {
+    config.python_roots.clone().unwrap_or_else(|| {
+        let mut roots = roots::detect(&snapshot.files, read);
+        roots.extend(discovery.pythonpath.iter().cloned());
+        roots.extend(sys_path_roots(snapshot, read));
+        roots.sort();
+        roots.dedup();
+        roots
+    })
 }
 
 /// A tree's files analysed and its graph built from them, with the files whose facts may be
@@ -296,6 +324,14 @@ struct Reader<'r> {
 }
 
 impl Reader<'_> {
+    /// The first file that was there but could not be read, as the error.
+    fn check(&self) -> Result<()> {
+        match self.unreadable.borrow_mut().take() {
+            Some(e) => Err(e),
+            None => Ok(()),
+        }
+    }
+
     fn read(&self, path: &str) -> Option<Vec<u8>> {
         if path.contains('/') {
             return self.read_file(path);
@@ -377,7 +413,7 @@ fn node_set<'s>(
 ) -> std::borrow::Cow<'s, BTreeSet<String>> {
     let gone: Vec<&String> = deleted
         .iter()
-        .filter(|d| crate::path::is_python(d) || gomod::is_go(d) || gomod::is_package_source(d))
+        .filter(|d| crate::lang::of_source(d).is_some() || gomod::is_package_source(d))
         .filter(|d| !snapshot.files.contains(*d))
         .chain(on_disk.keys())
         .collect();

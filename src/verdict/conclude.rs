@@ -45,7 +45,7 @@ pub(super) fn conclude(
     }
     // Code gate reads (Python, shell scripts) that nothing reaches is an untested file: its
     // analysis would have found the test that imports or runs it.
-    let reached = crate::path::is_python(path)
+    let reached = reads_whole(path, ctx)
         || crate::analyze::is_shell(path)
         || has_edges
         || !row.tests.is_empty();
@@ -56,10 +56,16 @@ pub(super) fn conclude(
     unreached(path, ctx, row)
 }
 
+/// Whether `path` is source of a language whose analysis reads every dependency it has: one
+/// nothing reaches is untested, never guessed for.
+fn reads_whole(path: &str, ctx: &Context<'_>) -> bool {
+    ctx.layouts.reads_whole(path)
+}
+
 /// The weak edges of a file nothing else reaches, unless it is a document the inert globs
 /// cover.
 fn add_weak_edges(path: &str, ctx: &Context<'_>, row: &mut Row) {
-    let inert_doc = !crate::path::is_python(path) && ctx.config.inert.is_match(path);
+    let inert_doc = !reads_whole(path, ctx) && ctx.config.inert.is_match(path);
     if !inert_doc && let Some(weak) = weak_edges(path, ctx) {
         row.reasons.push(format!(
             "no import, reference edge or [[depends]] rule reaches it; {}",
@@ -165,7 +171,7 @@ fn weak_edges(path: &str, ctx: &Context<'_>) -> Option<(Vec<TestEdge>, String)> 
             ));
         }
     }
-    if crate::path::is_python(path) {
+    if reads_whole(path, ctx) {
         return None; // an untested module: no test reaches it
     }
     for dir in crate::path::ancestors(path).filter(|d| !d.is_empty()) {

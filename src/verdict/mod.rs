@@ -83,6 +83,8 @@ pub(crate) struct Context<'a> {
     pub links: &'a BTreeMap<String, String>,
     /// `[[depends]]` rules (by index) whose tests the change deleted.
     pub stale_depends: &'a BTreeSet<usize>,
+    /// Each language's reading of the tree (whether its analysis reads a file whole).
+    pub layouts: &'a crate::lang::Layouts,
 }
 
 pub(crate) struct Decision {

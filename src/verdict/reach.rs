@@ -2,9 +2,9 @@
 //! cut), the tests `[[depends]]` rules name for it, and the tests that run a run-time-named
 //! import which may load it.
 
-use super::names::{is_stub, is_test_name};
+use super::names::is_test_name;
 use super::{Context, Memo, Row, TestEdge, Verdict};
-use crate::graph::{self, Direction, Edge, EdgeKind};
+use crate::graph::{Direction, Edge, EdgeKind};
 use std::collections::BTreeMap;
 
 /// What the walk from a changed file found besides tests.
@@ -17,14 +17,12 @@ pub(super) struct Reach {
     pub(super) loadable: Option<(String, Vec<Edge>)>,
 }
 
-/// A module an import by name can load: Python source, not a stub, a test or a conftest
-/// (those are collected, never imported by name).
+/// A module an import by name can load: one its language says a run-time name loads (not a
+/// Python stub or conftest), and no test (tests are collected, never imported by name).
 fn loadable(ctx: &Context<'_>, path: &str) -> bool {
-    crate::path::is_python(path)
-        && !is_stub(path)
+    crate::lang::of_source(path).is_some_and(|l| l.loadable(path))
         && !ctx.tests.contains(path)
         && !is_test_name(path)
-        && crate::path::file_name(path) != "conftest.py"
 }
 
 /// The tests the graph reaches from `path` (itself, when it is one), each with its chain; the
@@ -128,9 +126,13 @@ pub(super) fn may_load(
     memo: &mut Memo,
 ) {
     let path = module;
-    let mut every_test = None;
+    let mut every_test: BTreeMap<&str, usize> = BTreeMap::new();
+    // A source file's run-time name loads a module of its own language only (a script's
+    // `python -m "$X"` may load any).
+    let language = crate::lang::of_source(path).map(|l| l.name());
     for (file, line, text) in &ctx.graph.unbounded {
-        if file == path {
+        let other = crate::lang::of_source(file).is_some_and(|l| Some(l.name()) != language);
+        if file == path || other {
             continue;
         }
         let walk = memo
@@ -166,9 +168,15 @@ pub(super) fn may_load(
             });
             added += 1;
         }
-        let python_tests = *every_test
-            .get_or_insert_with(|| ctx.tests.iter().filter(|t| !graph::is_go_unit(t)).count());
-        let whole = !reaching.is_empty() && reaching.len() >= python_tests;
+        // Every test of the loading file's language (a script's `python -m` loads Python).
+        let of = crate::lang::of_source(file).map_or("python", |l| l.name());
+        let own_tests = *every_test.entry(of).or_insert_with(|| {
+            ctx.tests
+                .iter()
+                .filter(|t| crate::lang::suite::of_test_unit(t).is_some_and(|s| s.name() == of))
+                .count()
+        });
+        let whole = !reaching.is_empty() && reaching.len() >= own_tests;
         row.reasons.push(format!(
             "{file} line {line} imports a module named at run time (`{text}`), which may be {path}{}: {} — [[loads]] file = \"{file}\", modules = [\"<globs>\"] narrows it to what it loads",
             if tail.is_empty() { String::new() } else { format!(" (which needs {})", row.path) },

@@ -16,12 +16,28 @@ use crate::analyze::facts::Facts;
 pub(crate) struct Go;
 
 impl super::Language for Go {
+    fn name(&self) -> &'static str {
+        "go"
+    }
+
     fn is_source(&self, path: &str) -> bool {
         gomod::is_go(path)
     }
 
-    fn facts(&self, bytes: &[u8]) -> Facts {
+    fn facts(&self, _path: &str, bytes: &[u8]) -> Facts {
         analyze::analyze(bytes)
+    }
+
+    fn cache_tag(&self, _path: &str) -> &'static str {
+        "go:"
+    }
+
+    fn stops_at_imports(&self) -> bool {
+        true
+    }
+
+    fn changed_parse_errors(&self, bytes: &[u8]) -> Vec<u32> {
+        analyze::parse_errors(bytes)
     }
 
     fn grammar(&self) -> &'static str {

@@ -21,12 +21,31 @@ use crate::analyze::facts::Facts;
 pub(crate) struct Python;
 
 impl super::Language for Python {
+    fn name(&self) -> &'static str {
+        "python"
+    }
+
     fn is_source(&self, path: &str) -> bool {
         crate::path::is_python(path)
     }
 
-    fn facts(&self, bytes: &[u8]) -> Facts {
+    fn facts(&self, _path: &str, bytes: &[u8]) -> Facts {
         analyze::analyze(bytes)
+    }
+
+    fn cache_tag(&self, _path: &str) -> &'static str {
+        ""
+    }
+
+    fn reads_whole(&self) -> bool {
+        true
+    }
+
+    /// A module: not a stub or a conftest (collected, never imported by name).
+    fn loadable(&self, path: &str) -> bool {
+        crate::path::is_python(path)
+            && !path.ends_with(".pyi")
+            && crate::path::file_name(path) != "conftest.py"
     }
 
     fn grammar(&self) -> &'static str {

@@ -9,8 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 impl Suite for Python {
+    /// A file, unless it is another language's source (a Vitest test file).
     fn is_test_unit(&self, unit: &str) -> bool {
         matches!(Node::of(unit), Node::File(_))
+            && crate::lang::of_source(unit).is_none_or(|l| l.name() == "python")
     }
 
     /// One command: pytest's (test files and node ids), or unittest's or Django's (dotted

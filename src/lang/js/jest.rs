@@ -1,0 +1,122 @@
+//! Jest, run as `jest --json --outputFile=… --runTestsByPath -- FILES` from the project's
+//! folder with the project's own Jest: the listed paths exactly (`--` ends its options, so a
+//! file name is never one), each test's result read back from Jest's JSON report (its titles
+//! exact, where jest-junit's templates rewrite some).
+
+use super::suite::JsCommand;
+use crate::error::{Error, Result};
+use crate::run::events::{Event, Sink, TestOutcome, TestResult};
+use crate::run::{At, Outcome};
+use serde::Deserialize;
+
+#[derive(Deserialize)]
+struct Report {
+    #[serde(rename = "testResults", default)]
+    test_results: Vec<FileResult>,
+}
+
+#[derive(Deserialize)]
+struct FileResult {
+    name: String,
+    #[serde(default)]
+    status: String,
+    #[serde(rename = "assertionResults", default)]
+    assertions: Vec<Assertion>,
+}
+
+#[derive(Deserialize)]
+struct Assertion {
+    #[serde(rename = "ancestorTitles", default)]
+    ancestors: Vec<String>,
+    title: String,
+    status: String,
+    #[serde(default)]
+    duration: Option<f64>,
+}
+
+pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Result<Outcome> {
+    let scratch = crate::process::temp_dir("gate-jest")
+        .map_err(|e| Error::io(std::env::temp_dir(), "cannot create a scratch folder", e))?;
+    let out = scratch.path().join("jest.json");
+    let mut argv = vec![
+        "node_modules/.bin/jest".to_string(),
+        "--json".to_string(),
+        format!("--outputFile={}", out.display()),
+    ];
+    if !command.files.is_empty() {
+        argv.push("--runTestsByPath".to_string());
+        argv.push("--".to_string());
+        argv.extend(command.relative_files());
+    }
+    let dir = at.workspace.dir.join(&command.dir);
+    let workspace = crate::repo::checkout::Workspace::in_place(&dir);
+    let workspace = if at.workspace.is_temporary() {
+        workspace.temporary_view()
+    } else {
+        workspace
+    };
+    if !dir.join("node_modules/.bin/jest").exists() {
+        sink.event(Event::Note(&format!(
+            "Jest is not installed in {} (no node_modules/.bin/jest): install the project's packages first (npm ci)",
+            dir.display()
+        )));
+        return Ok(Outcome::Broken(None));
+    }
+    let code = crate::run::exit_code(&argv, at.env, &workspace, at.root, at.quiet_stdout)?;
+    let report = std::fs::read(&out).ok();
+    let parsed = report.as_deref().map(serde_json::from_slice::<Report>);
+    let results = match parsed {
+        Some(Ok(report)) => Some(results(command, &workspace.dir, &report)),
+        Some(Err(e)) => {
+            sink.event(Event::Note(&format!(
+                "Jest's JSON report cannot be read ({e}): no test has a result, and the run is no pass"
+            )));
+            return Ok(Outcome::Broken(code));
+        }
+        None => None,
+    };
+    Ok(super::vitest::judge(
+        command,
+        code,
+        results.as_deref(),
+        sink,
+    ))
+}
+
+/// Each assertion as a result on its test file (repository-relative); a file that failed to
+/// run with no assertion is one error, the file's own.
+fn results(command: &JsCommand, dir: &std::path::Path, report: &Report) -> Vec<TestResult> {
+    let mut out = Vec::new();
+    for file in &report.test_results {
+        let relative = std::path::Path::new(&file.name)
+            .strip_prefix(dir)
+            .map(|p| p.to_string_lossy().into_owned())
+            .unwrap_or_else(|_| file.name.clone());
+        let path = crate::path::normalize(&crate::path::join(&command.dir, &relative));
+        if file.assertions.is_empty() && file.status == "failed" {
+            out.push(TestResult {
+                id: path.clone(),
+                file: Some(path.clone()),
+                outcome: TestOutcome::Error,
+                duration_ms: 0,
+                attempt: 1,
+            });
+        }
+        for a in &file.assertions {
+            let mut name: Vec<&str> = a.ancestors.iter().map(String::as_str).collect();
+            name.push(&a.title);
+            out.push(TestResult {
+                id: format!("{path}::{}", name.join(" > ")),
+                file: Some(path.clone()),
+                outcome: match a.status.as_str() {
+                    "passed" => TestOutcome::Passed,
+                    "failed" => TestOutcome::Failed,
+                    _ => TestOutcome::Skipped,
+                },
+                duration_ms: a.duration.unwrap_or(0.0).max(0.0) as u64,
+                attempt: 1,
+            });
+        }
+    }
+    out
+}

@@ -1,0 +1,618 @@
+//! A tree's JavaScript and TypeScript as gate reads it: its test projects (`config`), its
+//! workspace packages (npm and yarn `workspaces`, `pnpm-workspace.yaml`), the manifests and
+//! compiler configurations its imports resolve through, and the edges of one file's imports,
+//! resolved as Node and the bundlers resolve them by oxc_resolver over the tree being gated
+//! (`fs::TreeFs`), never the disk. A bare specifier that is no workspace package is external:
+//! the lock file, a whole-suite input, covers it.
+
+use super::config::{self, Alias, Find, TestProject};
+use super::fs::{self, TreeFs};
+use crate::analyze::facts::{Facts, Import};
+use crate::graph::{EdgeKind, Tree};
+use crate::lang::Layout;
+use oxc_resolver::{ResolveError, ResolveOptions, ResolverGeneric, TsconfigDiscovery};
+use std::collections::{BTreeMap, BTreeSet};
+use std::hash::{Hash, Hasher};
+use std::sync::OnceLock;
+
+pub(crate) struct JsLayout {
+    pub projects: Vec<TestProject>,
+    /// Workspace package name → its folder.
+    packages: BTreeMap<String, String>,
+    /// Manifests and compiler configurations, by path: what the resolver reads.
+    texts: BTreeMap<String, Vec<u8>>,
+    tests: BTreeSet<String>,
+    digest: u64,
+    broken: Option<String>,
+    /// Built the first time a file's imports are resolved: over the tree's files then.
+    resolvers: OnceLock<Resolvers>,
+}
+
+struct Resolvers {
+    /// With the tree's `tsconfig.json` files (`paths`, `extends`, `references`).
+    typed: ResolverGeneric<TreeFs>,
+    /// Without them: for a file whose tsconfig cannot be read (it extends a package).
+    plain: ResolverGeneric<TreeFs>,
+}
+
+/// Whether a path is inside an installed package (never the tree's own code).
+fn in_node_modules(path: &str) -> bool {
+    path.starts_with("node_modules/") || path.contains("/node_modules/")
+}
+
+fn is_compiler_config(path: &str) -> bool {
+    let name = crate::path::file_name(path);
+    (name.starts_with("tsconfig") || name.starts_with("jsconfig")) && name.ends_with(".json")
+}
+
+impl JsLayout {
+    /// The layout of the tree with `files`, when it has a JavaScript manifest or source.
+    pub(crate) fn load(
+        files: &BTreeSet<String>,
+        read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    ) -> Option<JsLayout> {
+        let manifests: Vec<&String> = files
+            .iter()
+            .filter(|f| crate::path::file_name(f) == "package.json" && !in_node_modules(f))
+            .collect();
+        if manifests.is_empty() && !files.iter().any(|f| super::is_js(f)) {
+            return None;
+        }
+        let mut texts = BTreeMap::new();
+        let mut broken = None;
+        let mut parsed: BTreeMap<String, serde_json::Value> = BTreeMap::new();
+        for manifest in &manifests {
+            let Some(bytes) = read(manifest) else {
+                continue;
+            };
+            match serde_json::from_slice::<serde_json::Value>(&bytes) {
+                Ok(value) => {
+                    parsed.insert(crate::path::parent(manifest).to_string(), value);
+                }
+                Err(e) => {
+                    broken.get_or_insert(format!(
+                        "{manifest}: not JSON ({e}): gate cannot read its package"
+                    ));
+                }
+            }
+            texts.insert((*manifest).clone(), bytes);
+        }
+        for config in files
+            .iter()
+            .filter(|f| is_compiler_config(f) && !in_node_modules(f))
+        {
+            if let Some(bytes) = read(config) {
+                texts.insert(config.clone(), bytes);
+            }
+        }
+        let packages = workspace_packages(&parsed, read);
+        let mut projects = Vec::new();
+        for (dir, manifest) in &parsed {
+            match config::project(dir, manifest, files, read) {
+                Ok(Some(project)) => projects.push(project),
+                Ok(None) => {}
+                Err(why) => {
+                    broken.get_or_insert(why);
+                }
+            }
+        }
+        // The deepest project holding a file runs it.
+        projects.sort_by(|a, b| b.dir.len().cmp(&a.dir.len()).then(a.dir.cmp(&b.dir)));
+        let tests = files
+            .iter()
+            .filter(|f| super::is_js(f) && !in_node_modules(f))
+            .filter(|f| owner(&projects, f).is_some_and(|p| p.is_test(f)))
+            .cloned()
+            .collect();
+        let mut hasher = std::hash::DefaultHasher::new();
+        texts.hash(&mut hasher);
+        for project in &projects {
+            if let Some(config) = &project.config
+                && let Some(bytes) = read(config)
+            {
+                (config, bytes).hash(&mut hasher);
+            }
+        }
+        Some(JsLayout {
+            projects,
+            packages,
+            texts,
+            tests,
+            digest: hasher.finish(),
+            broken,
+            resolvers: OnceLock::new(),
+        })
+    }
+
+    /// The project that runs `path`: the deepest whose folder holds it.
+    pub(crate) fn project_of(&self, path: &str) -> Option<&TestProject> {
+        owner(&self.projects, path)
+    }
+
+    fn resolvers(&self, tree: &Tree<'_>) -> &Resolvers {
+        self.resolvers.get_or_init(|| {
+            let links = self
+                .packages
+                .iter()
+                .map(|(name, dir)| (format!("node_modules/{name}"), dir.clone()))
+                .collect();
+            let files: BTreeSet<String> = tree
+                .files
+                .iter()
+                .filter(|f| !in_node_modules(f))
+                .cloned()
+                .collect();
+            let tree_fs = TreeFs::new(files, self.texts.clone(), links);
+            Resolvers {
+                typed: ResolverGeneric::new_with_file_system(
+                    tree_fs.clone(),
+                    options(Some(TsconfigDiscovery::Auto)),
+                ),
+                plain: ResolverGeneric::new_with_file_system(tree_fs, options(None)),
+            }
+        })
+    }
+
+    /// The files `spec`, imported by `from`, may load: `None` when it is external (a package
+    /// no workspace holds, a Node built-in).
+    fn resolve(&self, tree: &Tree<'_>, from: &str, spec: &str) -> Vec<String> {
+        let aliased = self
+            .project_of(from)
+            .map(|p| alias(&p.aliases, spec))
+            .unwrap_or_default();
+        if !aliased.is_empty() {
+            return aliased
+                .iter()
+                .flat_map(|s| self.resolve_one(tree, from, s))
+                .collect();
+        }
+        self.resolve_one(tree, from, spec)
+    }
+
+    fn resolve_one(&self, tree: &Tree<'_>, from: &str, spec: &str) -> Vec<String> {
+        let resolvers = self.resolvers(tree);
+        let file = fs::absolute(from);
+        // A `/`-rooted specifier names a file of the project (Vite's root), written as a tree
+        // path by an alias.
+        let spec_abs;
+        let spec = match spec.strip_prefix('/') {
+            Some(rest) => {
+                spec_abs = fs::absolute(rest).to_string_lossy().into_owned();
+                spec_abs.as_str()
+            }
+            None => spec,
+        };
+        let found = match resolvers.typed.resolve_file(&file, spec) {
+            Err(ResolveError::TsconfigNotFound(_) | ResolveError::TsconfigCircularExtend(_))
+            | Err(ResolveError::Json(_)) => resolvers.plain.resolve_file(&file, spec),
+            other => other,
+        };
+        match found {
+            Ok(resolution) => match fs::relative(resolution.path()) {
+                Some(path) if !in_node_modules(&path) => vec![path],
+                _ => self.package_files(tree, spec),
+            },
+            Err(ResolveError::Builtin { .. }) => Vec::new(),
+            // Unknown beats wrong: a relative specifier that did not resolve names what a
+            // plain reading of it could, a workspace package's whole folder.
+            Err(_) if is_relative(spec) => plain_candidates(tree, from, spec),
+            Err(_) => self.package_files(tree, spec),
+        }
+    }
+
+    /// Every file of the workspace package `spec` names, when it names one the resolver did
+    /// not resolve into the tree (its `exports` point at a build that is not committed).
+    fn package_files(&self, tree: &Tree<'_>, spec: &str) -> Vec<String> {
+        let name = package_name(spec);
+        let Some(dir) = self.packages.get(name) else {
+            return Vec::new();
+        };
+        let prefix = format!("{dir}/");
+        tree.files
+            .range(prefix.clone()..)
+            .take_while(|f| f.starts_with(&prefix))
+            .filter(|f| !in_node_modules(f))
+            .cloned()
+            .collect()
+    }
+}
+
+/// The project that runs `path`: the first (deepest) whose folder holds it.
+fn owner<'p>(projects: &'p [TestProject], path: &str) -> Option<&'p TestProject> {
+    projects
+        .iter()
+        .find(|p| config::under(&p.dir, path).is_some())
+}
+
+fn is_relative(spec: &str) -> bool {
+    spec.starts_with("./")
+        || spec.starts_with("../")
+        || spec == "."
+        || spec == ".."
+        || spec.starts_with('/')
+}
+
+/// `@org/pkg/sub` → `@org/pkg`; `pkg/sub` → `pkg`.
+fn package_name(spec: &str) -> &str {
+    let mut parts = spec.splitn(3, '/');
+    let first = parts.next().unwrap_or_default();
+    if first.starts_with('@') {
+        let second = parts.next().unwrap_or_default();
+        &spec[..(first.len() + 1 + second.len()).min(spec.len())]
+    } else {
+        first
+    }
+}
+
+/// What a relative specifier can name without the resolver: the file, it with a source
+/// extension, or an index file of the folder.
+fn plain_candidates(tree: &Tree<'_>, from: &str, spec: &str) -> Vec<String> {
+    let base = match spec.strip_prefix('/') {
+        Some(rest) => crate::path::normalize(rest),
+        None => crate::path::normalize(&crate::path::join(crate::path::parent(from), spec)),
+    };
+    let stem = base
+        .strip_suffix(".js")
+        .or_else(|| base.strip_suffix(".jsx"))
+        .or_else(|| base.strip_suffix(".mjs"))
+        .or_else(|| base.strip_suffix(".cjs"))
+        .unwrap_or(&base);
+    let mut out: Vec<String> = std::iter::once(base.clone())
+        .chain(super::EXTENSIONS.iter().map(|e| format!("{stem}{e}")))
+        .chain(super::EXTENSIONS.iter().map(|e| format!("{base}/index{e}")))
+        .filter(|c| tree.files.contains(c))
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
+/// The specifiers `spec` becomes under the project's aliases (none when none matches).
+fn alias(aliases: &[Alias], spec: &str) -> Vec<String> {
+    for a in aliases {
+        match &a.find {
+            Find::Exact(find) => {
+                let rest = if spec == find {
+                    Some("")
+                } else {
+                    spec.strip_prefix(find.as_str())
+                        .filter(|r| r.starts_with('/'))
+                };
+                if let Some(rest) = rest {
+                    return a.to.iter().map(|t| format!("{t}{rest}")).collect();
+                }
+            }
+            Find::Regex(re) => {
+                if re.is_match(spec) {
+                    return a
+                        .to
+                        .iter()
+                        .map(|t| re.replace(spec, t.as_str()).into_owned())
+                        .collect();
+                }
+            }
+        }
+    }
+    Vec::new()
+}
+
+fn options(tsconfig: Option<TsconfigDiscovery>) -> ResolveOptions {
+    let strings = |list: &[&str]| list.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    ResolveOptions {
+        extensions: strings(&[
+            ".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".json", ".node",
+        ]),
+        extension_alias: vec![
+            (".js".into(), strings(&[".ts", ".tsx", ".js", ".jsx"])),
+            (".jsx".into(), strings(&[".tsx", ".jsx"])),
+            (".mjs".into(), strings(&[".mts", ".mjs"])),
+            (".cjs".into(), strings(&[".cts", ".cjs"])),
+        ],
+        condition_names: strings(&[
+            "types",
+            "import",
+            "require",
+            "node",
+            "development",
+            "default",
+        ]),
+        main_fields: strings(&["types", "module", "main"]),
+        tsconfig,
+        builtin_modules: true,
+        node_path: false,
+        ..ResolveOptions::default()
+    }
+}
+
+/// Workspace packages: npm and yarn `workspaces` (an array, or `{ packages }`), pnpm's
+/// `pnpm-workspace.yaml` `packages:` list; each folder they match with a named manifest.
+fn workspace_packages(
+    manifests: &BTreeMap<String, serde_json::Value>,
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> BTreeMap<String, String> {
+    let mut patterns: Vec<String> = Vec::new();
+    if let Some(root) = manifests.get("") {
+        let list = root.get("workspaces").and_then(|w| {
+            w.as_array()
+                .or_else(|| w.get("packages").and_then(|p| p.as_array()))
+        });
+        patterns.extend(
+            list.into_iter()
+                .flatten()
+                .filter_map(|v| v.as_str().map(str::to_string)),
+        );
+    }
+    if let Some(yaml) = read("pnpm-workspace.yaml") {
+        patterns.extend(pnpm_packages(&String::from_utf8_lossy(&yaml)));
+    }
+    let matchers: Vec<globset::GlobMatcher> = patterns
+        .iter()
+        .filter(|p| !p.starts_with('!'))
+        .filter_map(|p| {
+            globset::GlobBuilder::new(p.trim_start_matches("./").trim_end_matches('/'))
+                .literal_separator(true)
+                .build()
+                .ok()
+        })
+        .map(|g| g.compile_matcher())
+        .collect();
+    let mut out = BTreeMap::new();
+    for (dir, manifest) in manifests {
+        let in_workspace = !dir.is_empty() && matchers.iter().any(|m| m.is_match(dir));
+        let name = manifest.get("name").and_then(|n| n.as_str());
+        if let (true, Some(name)) = (in_workspace, name) {
+            out.insert(name.to_string(), dir.clone());
+        }
+    }
+    out
+}
+
+/// The `packages:` entries of a `pnpm-workspace.yaml` (a list of quoted or bare strings).
+fn pnpm_packages(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        if !line.starts_with([' ', '\t', '-']) && !trimmed.is_empty() {
+            inside = trimmed.starts_with("packages:");
+            continue;
+        }
+        if let Some(item) = trimmed.strip_prefix('-').filter(|_| inside) {
+            let item = item.trim().trim_matches(['"', '\'']);
+            if !item.is_empty() {
+                out.push(item.to_string());
+            }
+        }
+    }
+    out
+}
+
+impl Layout for JsLayout {
+    fn tests(&self) -> BTreeSet<String> {
+        self.tests.clone()
+    }
+
+    fn edges(
+        &self,
+        tree: &Tree<'_>,
+        path: &str,
+        facts: &Facts,
+        add: &mut dyn FnMut(String, EdgeKind, u32, String),
+    ) {
+        for import in &facts.imports {
+            import_edges(self, tree, path, import, add);
+        }
+        if self.tests.contains(path)
+            && let Some(project) = self.project_of(path)
+        {
+            project_edges(self, tree, path, project, add);
+        }
+    }
+
+    fn digest(&self) -> u64 {
+        self.digest
+    }
+
+    /// With a test project, a module nothing reaches is untested; without one, the tree's
+    /// JavaScript is data to its other languages' tests, whose reads gate may not see.
+    fn reads_whole(&self) -> bool {
+        !self.projects.is_empty()
+    }
+
+    fn broken(&self) -> Option<String> {
+        self.broken.clone()
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// One import's edges, by its form (`lang::js::analyze`).
+fn import_edges(
+    layout: &JsLayout,
+    tree: &Tree<'_>,
+    path: &str,
+    import: &Import,
+    add: &mut dyn FnMut(String, EdgeKind, u32, String),
+) {
+    let form = import.names.first().map_or("import", String::as_str);
+    let detail = match form {
+        "import" | "export" => import.module.clone(),
+        other => format!("{other} {}", import.module),
+    };
+    let dir = crate::path::parent(path);
+    let targets: Vec<String> = match form {
+        // Every file under the literal folder of a computed specifier.
+        "under" => {
+            let folder = crate::path::normalize(&crate::path::join(dir, &import.module));
+            let prefix = if folder.is_empty() {
+                String::new()
+            } else {
+                format!("{folder}/")
+            };
+            tree.files
+                .range(prefix.clone()..)
+                .take_while(|f| f.starts_with(&prefix))
+                .filter(|f| !in_node_modules(f))
+                .cloned()
+                .collect()
+        }
+        "glob" => glob_files(tree, layout, path, &import.module),
+        _ => layout.resolve(tree, path, &import.module),
+    };
+    for to in targets {
+        // A mocked module's `__mocks__` sibling replaces it (Jest and Vitest, with no factory).
+        if form == "mock" {
+            for m in mocks_of(tree, &to) {
+                add(
+                    m,
+                    EdgeKind::Convention,
+                    import.line,
+                    format!("__mocks__ of {}", import.module),
+                );
+            }
+        }
+        if to != path {
+            add(to, EdgeKind::Import, import.line, detail.clone());
+        }
+    }
+}
+
+/// `import.meta.glob`'s pattern, relative to the file (or, `/`-rooted, to its project).
+fn glob_files(tree: &Tree<'_>, layout: &JsLayout, path: &str, pattern: &str) -> Vec<String> {
+    let full = match pattern.strip_prefix('/') {
+        Some(rest) => {
+            let dir = layout.project_of(path).map_or("", |p| p.dir.as_str());
+            crate::path::join(dir, rest)
+        }
+        None => crate::path::join(crate::path::parent(path), pattern),
+    };
+    let full = crate::path::normalize(&full);
+    let Ok(glob) = globset::GlobBuilder::new(&full)
+        .literal_separator(true)
+        .build()
+    else {
+        return Vec::new();
+    };
+    let matcher = glob.compile_matcher();
+    let literal: String = full
+        .chars()
+        .take_while(|c| !matches!(c, '*' | '?' | '[' | '{'))
+        .collect();
+    let start = literal
+        .rsplit_once('/')
+        .map_or(String::new(), |(d, _)| format!("{d}/"));
+    tree.files
+        .range(start.clone()..)
+        .take_while(|f| f.starts_with(&start))
+        .filter(|f| matcher.is_match(f))
+        .cloned()
+        .collect()
+}
+
+/// `dir/__mocks__/name.*` for the module `dir/name.ext`.
+fn mocks_of(tree: &Tree<'_>, module: &str) -> Vec<String> {
+    let name = crate::path::file_name(module);
+    let stem = name.split('.').next().unwrap_or(name);
+    let prefix = crate::path::join(crate::path::parent(module), &format!("__mocks__/{stem}."));
+    tree.files
+        .range(prefix.clone()..)
+        .take_while(|f| f.starts_with(&prefix))
+        .cloned()
+        .collect()
+}
+
+/// What a test of `project` needs beyond its imports: the runner's configuration (and what it
+/// imports), the setup files every test runs, the project's `__mocks__` of packages, and its
+/// own snapshots.
+fn project_edges(
+    layout: &JsLayout,
+    tree: &Tree<'_>,
+    path: &str,
+    project: &TestProject,
+    add: &mut dyn FnMut(String, EdgeKind, u32, String),
+) {
+    let runner = project.runner.name();
+    if let Some(config) = &project.config {
+        for spec in &project.config_imports {
+            for to in layout.resolve(tree, config, spec) {
+                add(
+                    to,
+                    EdgeKind::Convention,
+                    0,
+                    format!("imported by {runner}'s configuration {config}"),
+                );
+            }
+        }
+    }
+    for setup in &project.setup {
+        if tree.files.contains(setup) {
+            add(
+                setup.clone(),
+                EdgeKind::Convention,
+                0,
+                format!("a {runner} setup file"),
+            );
+        }
+    }
+    let anchor = project
+        .config
+        .clone()
+        .unwrap_or_else(|| crate::path::join(&project.dir, "package.json"));
+    for spec in &project.setup_specs {
+        for to in layout.resolve(tree, &anchor, spec) {
+            add(
+                to,
+                EdgeKind::Convention,
+                0,
+                format!("a {runner} setup module ({spec})"),
+            );
+        }
+    }
+    let mocks = crate::path::join(&project.dir, "__mocks__/");
+    for m in tree
+        .files
+        .range(mocks.clone()..)
+        .take_while(|f| f.starts_with(&mocks))
+    {
+        add(
+            m.clone(),
+            EdgeKind::Convention,
+            0,
+            "a package's mock in the project's __mocks__/".into(),
+        );
+    }
+    let snapshots = crate::path::join(
+        crate::path::parent(path),
+        &format!("__snapshots__/{}", crate::path::file_name(path)),
+    );
+    for snap in tree
+        .files
+        .range(snapshots.clone()..)
+        .take_while(|f| f.starts_with(&snapshots))
+    {
+        add(
+            snap.clone(),
+            EdgeKind::Convention,
+            0,
+            "its snapshot file".into(),
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn package_names_and_pnpm_lists() {
+        assert_eq!(package_name("@org/pkg/sub/x"), "@org/pkg");
+        assert_eq!(package_name("pkg/sub"), "pkg");
+        assert_eq!(package_name("@org/pkg"), "@org/pkg");
+        assert_eq!(
+            pnpm_packages("packages:\n  - 'packages/*'\n  - \"apps/**\"\nother:\n  - x\n"),
+            vec!["packages/*", "apps/**"]
+        );
+    }
+}

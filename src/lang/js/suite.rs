@@ -1,0 +1,205 @@
+//! JavaScript's and TypeScript's tests behind `lang::suite::Suite`: one command per test
+//! project (its folder, its runner), the selected files of that project run exactly.
+
+use super::config::RunnerKind;
+use super::layout::JsLayout;
+use super::{Js, is_js};
+use crate::lang::suite::{Suite, Tests};
+use crate::project::Project;
+use crate::run::Runner;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// The tree's JavaScript layout, when it has one.
+pub(super) fn layout(project: &Project) -> Option<&JsLayout> {
+    project
+        .layouts
+        .named("js")
+        .and_then(|l| l.as_any().downcast_ref::<JsLayout>())
+}
+
+/// One runner invocation: a project's runner over its selected test files (all of them by
+/// name for the whole suite), from the project's folder.
+pub(super) struct JsCommand {
+    pub runner: RunnerKind,
+    /// The project's folder, repository-relative.
+    pub dir: String,
+    /// The test files, repository-relative; empty for the whole suite.
+    pub files: Vec<String>,
+}
+
+impl JsCommand {
+    /// The files relative to the project's folder, as the runner is given them.
+    pub(super) fn relative_files(&self) -> Vec<String> {
+        self.files
+            .iter()
+            .map(|f| super::config::under(&self.dir, f).unwrap_or(f).to_string())
+            .collect()
+    }
+}
+
+impl Suite for Js {
+    fn is_test_unit(&self, unit: &str) -> bool {
+        is_js(unit)
+    }
+
+    fn commands(
+        &self,
+        project: &Project,
+        tests: Tests<'_>,
+        _files: &BTreeSet<String>,
+        _root: &Path,
+        _extra: &[String],
+    ) -> Vec<Box<dyn Runner>> {
+        let Some(layout) = layout(project) else {
+            return Vec::new();
+        };
+        let mut by_project: BTreeMap<&str, (RunnerKind, Vec<String>)> = BTreeMap::new();
+        let whole = matches!(tests, Tests::Whole);
+        let units: Vec<&str> = match tests {
+            Tests::Whole => project
+                .tests
+                .iter()
+                .map(String::as_str)
+                .filter(|t| is_js(t))
+                .collect(),
+            Tests::Some(units) => units.to_vec(),
+        };
+        for unit in units {
+            if let Some(p) = layout.project_of(unit) {
+                let entry = by_project
+                    .entry(p.dir.as_str())
+                    .or_insert((p.runner, Vec::new()));
+                if !whole {
+                    entry.1.push(unit.to_string());
+                }
+            }
+        }
+        by_project
+            .into_iter()
+            .map(|(dir, (runner, files))| {
+                Box::new(JsCommand {
+                    runner,
+                    dir: dir.to_string(),
+                    files,
+                }) as Box<dyn Runner>
+            })
+            .collect()
+    }
+
+    /// No runner argument is read for Vitest or Jest yet: any is refused by name rather than
+    /// given to a runner whose options gate has no allow-list for.
+    fn check_args(&self, project: &Project, args: &[String]) -> Result<(), String> {
+        if args.is_empty() || !crate::lang::suite::has_tests(project, self) {
+            return Ok(());
+        }
+        Err(format!(
+            "runner argument `{}`: gate has no allow-list for Vitest's or Jest's options yet, so none is given to them",
+            args[0]
+        ))
+    }
+
+    fn name(&self) -> &'static str {
+        "js"
+    }
+
+    fn runner_argv(&self, project: &Project, _root: &Path) -> Vec<String> {
+        let runner = layout(project)
+            .and_then(|l| l.projects.first())
+            .map_or("vitest", |p| p.runner.name());
+        vec![runner.to_string()]
+    }
+
+    fn toolchain(&self, _project: &Project, _root: &Path, _unit: &str) -> Result<String, String> {
+        Ok("node".to_string())
+    }
+
+    /// The `node` on `PATH` (its resolved file and its state) and `NODE_OPTIONS`: read from
+    /// the file system, no process started.
+    fn toolchain_identity(
+        &self,
+        name: &str,
+        root: &Path,
+        _state: &Path,
+        env: &BTreeMap<String, String>,
+    ) -> Result<String, String> {
+        let binary = crate::lang::toolchain::resolve(name, root)
+            .and_then(|p| std::fs::canonicalize(p).ok())
+            .ok_or_else(|| format!("`{name}` is not on PATH"))?;
+        let stat = crate::lang::toolchain::stat(&binary);
+        let options = env
+            .get("NODE_OPTIONS")
+            .cloned()
+            .or_else(|| std::env::var("NODE_OPTIONS").ok());
+        let text = format!("{}\n{stat:?}\n{options:?}", binary.display());
+        Ok(crate::lang::toolchain::hash(text.as_bytes()))
+    }
+
+    /// Its runs load the project's installed packages (`node_modules`), which no commit
+    /// holds and no run names: a pass cannot name what it read there, so none is entered.
+    fn reads_outside(&self, _project: &Project, _root: &Path) -> Option<bool> {
+        Some(false)
+    }
+
+    fn alone(&self, project: &Project, root: &Path, unit: &str) -> (Vec<String>, PathBuf) {
+        let dir = layout(project)
+            .and_then(|l| l.project_of(unit))
+            .map_or(String::new(), |p| p.dir.clone());
+        let command = JsCommand {
+            runner: layout(project)
+                .and_then(|l| l.project_of(unit))
+                .map_or(RunnerKind::Vitest, |p| p.runner),
+            dir: dir.clone(),
+            files: vec![unit.to_string()],
+        };
+        // The project's own runner: `gate audit` traces one file's run.
+        let mut argv = crate::run::Runner::argv(&command);
+        argv[0] = format!("node_modules/.bin/{}", argv[0]);
+        (argv, root.join(dir))
+    }
+}
+
+impl Runner for JsCommand {
+    fn language(&self) -> &'static str {
+        "js"
+    }
+
+    fn argv(&self) -> Vec<String> {
+        let mut argv = match self.runner {
+            RunnerKind::Vitest => vec!["vitest".to_string(), "run".to_string()],
+            RunnerKind::Jest => vec![
+                "jest".to_string(),
+                "--runTestsByPath".to_string(),
+                "--".to_string(),
+            ],
+        };
+        argv.extend(self.relative_files());
+        argv
+    }
+
+    fn dir(&self) -> &str {
+        &self.dir
+    }
+
+    fn test_args(&self) -> usize {
+        self.files.len()
+    }
+
+    fn missing(&self, dir: &Path) -> Option<&str> {
+        self.files
+            .iter()
+            .find(|f| !dir.join(f).exists())
+            .map(String::as_str)
+    }
+
+    fn run(
+        &self,
+        at: &crate::run::At<'_>,
+        sink: &mut dyn crate::run::events::Sink,
+    ) -> crate::error::Result<crate::run::Outcome> {
+        match self.runner {
+            RunnerKind::Vitest => super::vitest::run(self, at, sink),
+            RunnerKind::Jest => super::jest::run(self, at, sink),
+        }
+    }
+}
