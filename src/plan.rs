@@ -92,12 +92,10 @@ impl<'a> Plans<'a> {
                     "test"
                 } else if path.ends_with(".pyi") {
                     "stub"
-                } else if crate::lang::go::gomod::is_go(path) {
-                    if path.ends_with("_test.go") {
-                        "go_test"
-                    } else {
-                        "go"
-                    }
+                } else if let Some(role) =
+                    crate::lang::of_source(path).and_then(|l| l.plan_role(path))
+                {
+                    role
                 } else if !crate::path::is_python(path) {
                     "shell"
                 } else {

@@ -48,6 +48,11 @@ pub(crate) trait Language: Sync {
     fn whole_suite(&self) -> &'static [(&'static str, &'static str)] {
         &[]
     }
+    /// Its source file's role in `gate plan`'s AST plan, beside the ones every language shares
+    /// (`test`, `conftest`, `stub`, `source`, `shell`), when it has its own.
+    fn plan_role(&self, _path: &str) -> Option<&'static str> {
+        None
+    }
     /// Whether its analysis reads every dependency its source files have, so one that nothing
     /// reaches is an untested file rather than a file to guess tests for.
     fn reads_whole(&self) -> bool {
@@ -120,6 +125,12 @@ impl Layouts {
                 .filter_map(|l| l.layout(files, read).map(|layout| (l.name(), layout)))
                 .collect(),
         )
+    }
+
+    /// The layouts of a tree one language has read (for tests of that language's edges).
+    #[cfg(test)]
+    pub(crate) fn single(name: &'static str, layout: Box<dyn Layout>) -> Self {
+        Layouts(vec![(name, layout)])
     }
 
     /// The layout of the language whose source `path` is, if it has one.

@@ -14,8 +14,9 @@ use std::collections::BTreeMap;
 /// 3 added `go_commands`; 4 added `tests` (every test's result) and `test_summary` (per test
 /// file or Go package); 7 added `frozen_decision`; 8 added `shadow` (a shadow run's
 /// judgements); 9 added `shard` (a leg's shard of a split selection); 10 added `ledger` (each
-/// selected unit as the ledger saw it, and why it was not reused or entered).
-pub(crate) const REPORT_VERSION: u32 = 11;
+/// selected unit as the ledger saw it, and why it was not reused or entered); 11 the run
+/// outcome `nothing_ran`; 12 `commands` (every runner's command with its language and folder).
+pub(crate) const REPORT_VERSION: u32 = 12;
 
 /// The report of one gate, built once at its end from what was known before the run (`View`)
 /// and what the run's events said: output, never state.
@@ -46,6 +47,8 @@ pub(crate) struct Report<'a> {
     pub command: Option<Vec<String>>,
     /// The `go test` commands, one per module (run from the module's folder).
     pub go_commands: Vec<InFolder>,
+    /// Every runner's command, in the order they run: its language, its folder, its argv.
+    pub commands: Vec<LanguageCommand>,
     pub decision: Option<&'a Record>,
     /// The id of the decision frozen before the run (`plans/frozen.schema.json`).
     pub frozen_decision: &'a str,
@@ -160,6 +163,16 @@ impl<'a> Report<'a> {
             test_files: view.test_files,
             framework: view.framework,
             command: view.plan.of("python").next().map(|c| c.argv()),
+            commands: view
+                .plan
+                .commands
+                .iter()
+                .map(|c| LanguageCommand {
+                    language: c.language(),
+                    dir: c.dir().to_string(),
+                    argv: c.argv(),
+                })
+                .collect(),
             go_commands: view
                 .plan
                 .of("go")
@@ -189,6 +202,16 @@ impl<'a> Report<'a> {
 pub(crate) struct InFolder {
     /// Relative to the tree's root; empty for the root.
     pub module: String,
+    pub argv: Vec<String>,
+}
+
+/// One runner command of the plan (schema 12's `commands` items).
+#[derive(Serialize)]
+pub(crate) struct LanguageCommand {
+    /// `python`, `go`, `js`.
+    pub language: &'static str,
+    /// The folder it runs in, relative to the tree's root; empty for the root.
+    pub dir: String,
     pub argv: Vec<String>,
 }
 

@@ -32,6 +32,14 @@ impl super::Language for Go {
         "go:"
     }
 
+    fn plan_role(&self, path: &str) -> Option<&'static str> {
+        Some(if path.ends_with("_test.go") {
+            "go_test"
+        } else {
+            "go"
+        })
+    }
+
     fn stops_at_imports(&self) -> bool {
         true
     }

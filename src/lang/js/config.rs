@@ -89,7 +89,9 @@ impl TestProject {
                 roots,
             } => {
                 let rooted = roots.is_empty() || roots.iter().any(|r| under(r, rel).is_some());
-                let full = format!("/{path}");
+                // Jest matches its regular expressions against the absolute path: here the
+                // project's folder is `ROOT_DIR`, which `<rootDir>` in a pattern is too.
+                let full = format!("{ROOT_DIR}/{rel}");
                 let matched = match globs {
                     Some(g) => g.is_match(rel),
                     None => regexes.iter().any(|r| r.is_match(&full)),
@@ -107,6 +109,10 @@ pub(super) fn under<'p>(dir: &str, path: &'p str) -> Option<&'p str> {
     }
     path.strip_prefix(dir)?.strip_prefix('/')
 }
+
+/// What a Jest project's folder is written as when its paths are matched with its regular
+/// expressions (`testRegex`, `testPathIgnorePatterns`): no real path holds it.
+const ROOT_DIR: &str = "@gate-rootDir@";
 
 pub(super) const VITEST_CONFIGS: &[&str] = &[
     "vitest.config.ts",
@@ -318,7 +324,15 @@ fn jest_project(
     };
     let known = |key: &str| keys.known(key);
     let test_match = strings("testMatch")?;
-    let test_regex = strings("testRegex")?;
+    // Regular expressions keep `<rootDir>` as the marker the path is matched with.
+    let marked = |key: &str| -> Result<Vec<String>, String> {
+        Ok(keys
+            .strings(key)?
+            .into_iter()
+            .map(|s| s.replace("<rootDir>", ROOT_DIR))
+            .collect())
+    };
+    let test_regex = marked("testRegex")?;
     let globs_set = if !test_regex.is_empty() {
         None
     } else if test_match.is_empty() {
@@ -327,7 +341,7 @@ fn jest_project(
         Some(globs(&test_match, None).map_err(|e| format!("{file}: `testMatch`: {e}"))?)
     };
     let test_regexes = regexes(&test_regex).map_err(|e| format!("{file}: `testRegex`: {e}"))?;
-    let mut ignore = strings("testPathIgnorePatterns")?;
+    let mut ignore = marked("testPathIgnorePatterns")?;
     if known("testPathIgnorePatterns")?.is_none() {
         ignore.push("/node_modules/".into());
     }

@@ -69,11 +69,15 @@ impl JsLayout {
                 Ok(value) => {
                     parsed.insert(crate::path::parent(manifest).to_string(), value);
                 }
-                Err(e) => {
+                // Below another package (a fixture's deliberately broken manifest), its folder
+                // is that package's, whose runner collects it; with none above, gate cannot
+                // tell what runs its tests.
+                Err(e) if !nested(manifest, &manifests) => {
                     broken.get_or_insert(format!(
                         "{manifest}: not JSON ({e}): gate cannot read its package"
                     ));
                 }
+                Err(_) => {}
             }
             texts.insert((*manifest).clone(), bytes);
         }
@@ -215,6 +219,15 @@ impl JsLayout {
             .cloned()
             .collect()
     }
+}
+
+/// Whether another manifest sits in a folder above `manifest`'s.
+fn nested(manifest: &str, manifests: &[&String]) -> bool {
+    let dir = crate::path::parent(manifest);
+    manifests.iter().any(|m| {
+        let above = crate::path::parent(m);
+        m.as_str() != manifest && above != dir && config::under(above, dir).is_some()
+    })
 }
 
 /// The project that runs `path`: the first (deepest) whose folder holds it.
@@ -614,5 +627,171 @@ mod tests {
             pnpm_packages("packages:\n  - 'packages/*'\n  - \"apps/**\"\nother:\n  - x\n"),
             vec!["packages/*", "apps/**"]
         );
+    }
+}
+
+#[cfg(test)]
+mod resolution {
+    use super::*;
+
+    /// The edges `path`'s imports give in a tree of `files` (path, text).
+    fn edges_of(files: &[(&str, &str)], path: &str) -> Vec<(String, String)> {
+        let texts: BTreeMap<String, Vec<u8>> = files
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
+            .collect();
+        let names: BTreeSet<String> = texts.keys().cloned().collect();
+        let read = |p: &str| texts.get(p).cloned();
+        let layout = JsLayout::load(&names, &read).expect("a JavaScript tree");
+        let layouts = crate::lang::Layouts::single("js", Box::new(layout));
+        let (links, roots, go) = (BTreeMap::new(), Vec::new(), Default::default());
+        let is_test = |_: &str| false;
+        let mut tree = Tree::new(&names, &links, &roots, &is_test, None, &go);
+        tree.layouts = &layouts;
+        let facts = crate::analyze::facts_of(path, &texts[path]);
+        let mut out = Vec::new();
+        layouts.of(path).expect("its layout").edges(
+            &tree,
+            path,
+            &facts,
+            &mut |to, _, _, detail| out.push((to, detail)),
+        );
+        out.sort();
+        out
+    }
+
+    fn targets(files: &[(&str, &str)], path: &str) -> Vec<String> {
+        edges_of(files, path).into_iter().map(|(to, _)| to).collect()
+    }
+
+    #[test]
+    fn node_and_typescript_rules_resolve_over_the_tree() {
+        let files = [
+            ("package.json", r#"{"name":"root","workspaces":["packages/*"],"devDependencies":{"vitest":"4"}}"#),
+            ("tsconfig.json", r#"{ "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["src/*"] } } }"#),
+            ("src/a.ts", ""),
+            ("src/b/index.ts", ""),
+            ("src/c.tsx", ""),
+            ("src/data.json", "{}"),
+            ("packages/util/package.json", r#"{"name":"@org/util","exports":{".":{"import":"./dist/index.js"}}}"#),
+            ("packages/util/src/index.ts", ""),
+            ("src/x.test.ts", "import { a } from './a.js';\nimport b from '@/b';\nimport c from './c.js';\nimport d from './data.json';\nimport u from '@org/util';\nimport fs from 'node:fs';\nimport ext from 'left-pad';\nimport type { T } from './a';\n"),
+        ];
+        assert_eq!(
+            targets(&files, "src/x.test.ts"),
+            vec![
+                "packages/util/package.json",
+                "packages/util/src/index.ts",
+                "src/a.ts",
+                "src/a.ts",
+                "src/b/index.ts",
+                "src/c.tsx",
+                "src/data.json",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_computed_specifier_is_every_file_under_its_literal_folder() {
+        let files = [
+            ("package.json", r#"{"devDependencies":{"vitest":"4"}}"#),
+            ("src/locale/en.ts", ""),
+            ("src/locale/fr/index.ts", ""),
+            ("src/other.ts", ""),
+            ("src/i18n.ts", "export const load = (l) => import(`./locale/${l}.js`);\n"),
+        ];
+        assert_eq!(
+            targets(&files, "src/i18n.ts"),
+            vec!["src/locale/en.ts", "src/locale/fr/index.ts"]
+        );
+    }
+}
+
+#[cfg(test)]
+mod projects {
+    use super::*;
+
+    fn load(files: &[(&str, &str)]) -> JsLayout {
+        let texts: BTreeMap<String, Vec<u8>> = files
+            .iter()
+            .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
+            .collect();
+        let names: BTreeSet<String> = texts.keys().cloned().collect();
+        JsLayout::load(&names, &|p: &str| texts.get(p).cloned()).expect("a JavaScript tree")
+    }
+
+    #[test]
+    fn a_vitest_configuration_names_the_tests_and_the_setup_files() {
+        let layout = load(&[
+            ("package.json", r#"{"devDependencies":{"vitest":"4"}}"#),
+            (
+                "vitest.config.ts",
+                "import { defineConfig } from 'vitest/config';\nimport path from 'node:path';\nconst setup = './test/setup.ts';\nexport default defineConfig({\n  resolve: { alias: [{ find: /^~(.*)$/, replacement: path.resolve(__dirname, 'src/$1') }] },\n  test: { include: ['test/**/*.spec.ts'], setupFiles: [setup] },\n});\n",
+            ),
+            ("test/a.spec.ts", ""),
+            ("test/b.test.ts", ""),
+            ("src/c.spec.ts", ""),
+            ("test/setup.ts", ""),
+        ]);
+        assert_eq!(layout.tests(), ["test/a.spec.ts".to_string()].into());
+        let project = &layout.projects[0];
+        assert_eq!(project.setup, vec!["test/setup.ts"]);
+        assert_eq!(alias(&project.aliases, "~util/x"), vec!["/src/util/x"]);
+        assert!(layout.broken().is_none());
+    }
+
+    #[test]
+    fn a_key_that_is_no_literal_is_a_refusal_naming_file_and_key() {
+        let layout = load(&[
+            ("package.json", r#"{"devDependencies":{"vitest":"4"}}"#),
+            (
+                "vitest.config.ts",
+                "export default defineConfig({ test: { include: globs() } });\n",
+            ),
+            ("a.test.ts", ""),
+        ]);
+        let why = layout.broken().expect("refused");
+        assert!(why.contains("vitest.config.ts") && why.contains("test.include"), "{why}");
+        let spread = load(&[
+            ("package.json", r#"{"devDependencies":{"vitest":"4"}}"#),
+            ("vitest.config.mjs", "export default { test: { ...shared } };\n"),
+        ]);
+        let why = spread.broken().expect("refused");
+        assert!(why.contains("a spread"), "{why}");
+    }
+
+    #[test]
+    fn a_jest_project_reads_its_matchers_mapper_and_root_dir_patterns() {
+        let layout = load(&[
+            ("package.json", r#"{"devDependencies":{"jest":"30"}}"#),
+            (
+                "jest.config.js",
+                "module.exports = {\n  testPathIgnorePatterns: ['<rootDir>/dist/'],\n  setupFilesAfterEnv: ['<rootDir>/test/setup.js'],\n  moduleNameMapper: { '^@/(.*)$': '<rootDir>/src/$1' },\n};\n",
+            ),
+            ("test/a.test.js", ""),
+            ("dist/b.test.js", ""),
+            ("src/dist/c.test.js", ""),
+            ("test/setup.js", ""),
+        ]);
+        // `<rootDir>/dist/` ignores the project's dist/ only, as Jest matches it.
+        assert_eq!(
+            layout.tests(),
+            ["src/dist/c.test.js".to_string(), "test/a.test.js".to_string()].into()
+        );
+        let project = &layout.projects[0];
+        assert_eq!(project.setup, vec!["test/setup.js"]);
+        assert_eq!(alias(&project.aliases, "@/x/y"), vec!["/src/x/y"]);
+    }
+
+    #[test]
+    fn a_broken_manifest_below_another_package_is_that_packages_fixture() {
+        let nested = load(&[
+            ("package.json", r#"{"devDependencies":{"vitest":"4"}}"#),
+            ("test/fixtures/bad/package.json", "{ not json"),
+            ("test/a.test.ts", ""),
+        ]);
+        assert!(nested.broken().is_none());
+        let top = load(&[("package.json", "{ not json"), ("a.test.ts", "")]);
+        assert!(top.broken().is_some_and(|w| w.contains("package.json")));
     }
 }

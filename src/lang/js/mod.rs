@@ -72,6 +72,10 @@ impl super::Language for Js {
         WHOLE_SUITE
     }
 
+    fn plan_role(&self, _path: &str) -> Option<&'static str> {
+        Some("js")
+    }
+
     /// A module, not a type declaration (erased: nothing loads it at run time).
     fn loadable(&self, path: &str) -> bool {
         is_js(path) && !path.ends_with(".d.ts")
