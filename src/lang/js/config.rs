@@ -57,8 +57,11 @@ pub(super) enum Matcher {
 
 /// One test project: a folder whose runner gate runs there.
 pub(crate) struct TestProject {
-    /// Its folder, repository-relative (`""`: the root).
+    /// Its folder, repository-relative (`""`: the root): its tests' paths are relative to it.
     pub dir: String,
+    /// Where its runner runs: its folder, or the folder whose configuration lists it among
+    /// Vitest's `projects`.
+    pub run_dir: String,
     pub runner: RunnerKind,
     /// Its configuration file, when it has one.
     pub config: Option<String>,
@@ -122,7 +125,7 @@ pub(super) const VITEST_CONFIGS: &[&str] = &[
     "vitest.config.mjs",
     "vitest.config.cjs",
 ];
-const VITE_CONFIGS: &[&str] = &[
+pub(super) const VITE_CONFIGS: &[&str] = &[
     "vite.config.ts",
     "vite.config.mts",
     "vite.config.cts",
@@ -140,21 +143,22 @@ pub(super) const JEST_CONFIGS: &[&str] = &[
     "jest.config.json",
 ];
 
-const VITEST_INCLUDE: &str = "**/*.{test,spec}.?(c|m)[jt]s?(x)";
-const VITEST_EXCLUDE: &[&str] = &["**/node_modules/**", "**/.git/**"];
+pub(super) const VITEST_INCLUDE: &str = "**/*.{test,spec}.?(c|m)[jt]s?(x)";
+pub(super) const VITEST_EXCLUDE: &[&str] = &["**/node_modules/**", "**/.git/**"];
 const JEST_MATCH: &[&str] = &[
     "**/__tests__/**/*.?([mc])[jt]s?(x)",
     "**/?(*.)+(spec|test).?([mc])[jt]s?(x)",
 ];
 
-/// The project in folder `dir` (whose manifest is `manifest`, parsed), if its runner is
-/// Vitest or Jest; `Err` naming the file and key gate cannot read.
+/// The projects of the folder `dir` (whose manifest is `manifest`, parsed) when its runner
+/// is Vitest or Jest (Vitest's `projects` are several); `Err` naming the file and key gate
+/// cannot read.
 pub(super) fn project(
     dir: &str,
     manifest: &serde_json::Value,
     files: &BTreeSet<String>,
     read: &dyn Fn(&str) -> Option<Vec<u8>>,
-) -> Result<Option<TestProject>, String> {
+) -> Result<Vec<TestProject>, String> {
     let in_dir = |name: &str| {
         let path = crate::path::join(dir, name);
         files.contains(&path).then_some(path)
@@ -175,106 +179,36 @@ pub(super) fn project(
     let jest_first = test_script.is_some_and(|s| s.contains("jest") && !s.contains("vitest"));
     let vitest = vitest_config.is_some() || mentions("vitest");
     let jest = jest_config.is_some() || manifest.get("jest").is_some() || mentions("jest");
-    let project = if vitest && !(jest && jest_first) {
+    if vitest && !(jest && jest_first) {
         let config = vitest_config.or(vite_config.filter(|_| mentions("vitest")));
-        vitest_project(dir, config, read)?
-    } else if jest {
-        jest_project(dir, jest_config, manifest, read)?
-    } else {
-        return Ok(None);
-    };
-    let imports = match project.config.as_deref().filter(|c| super::is_js(c)) {
-        Some(config) => read(config)
-            .map(|bytes| super::analyze::analyze(super::analyze::Dialect::of(config), &bytes))
-            .map(|facts| {
-                facts
-                    .imports
-                    .into_iter()
-                    .filter(|i| i.names.first().is_none_or(|f| f != "type"))
-                    .map(|i| i.module)
-                    .collect()
-            })
-            .unwrap_or_default(),
-        None => Vec::new(),
-    };
-    Ok(Some(TestProject {
-        config_imports: imports,
-        ..project
-    }))
+        return super::vitest_config::projects(dir, config, files, read);
+    }
+    if jest {
+        let project = jest_project(dir, jest_config, manifest, read)?;
+        return Ok(vec![TestProject {
+            config_imports: imports_of(project.config.as_deref(), read),
+            ..project
+        }]);
+    }
+    Ok(Vec::new())
 }
 
-fn vitest_project(
-    dir: &str,
-    config: Option<String>,
-    read: &dyn Fn(&str) -> Option<Vec<u8>>,
-) -> Result<TestProject, String> {
-    let value = match &config {
-        Some(file) => {
-            let bytes = read(file).ok_or_else(|| format!("{file}: cannot be read"))?;
-            let value = literal::exported(file, &bytes);
-            if !matches!(value, Lit::Obj(_)) {
-                return Err(format!(
-                    "{file}: its configuration is not a literal object (`export default defineConfig({{…}})`): {}; gate cannot tell its tests",
-                    value.text()
-                ));
-            }
-            value
-        }
-        None => Lit::Obj(Vec::new()),
+/// What a configuration file imports (not its type-only imports).
+pub(super) fn imports_of(config: Option<&str>, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Vec<String> {
+    let Some(config) = config.filter(|c| super::is_js(c)) else {
+        return Vec::new();
     };
-    let file = config.as_deref().unwrap_or("vitest's defaults");
-    let keys = Keys {
-        value: &value,
-        file,
-        dir,
-    };
-    for key in ["test.projects", "test.workspace", "root", "test.root"] {
-        if keys.known(key)?.is_some() {
-            return Err(format!(
-                "{file}: `{key}` is set: gate does not read Vitest projects or another root yet; run `gate` with `[[depends]]` rules or split the projects"
-            ));
-        }
-    }
-    let strings = |key: &str| keys.strings(key);
-    let known = |key: &str| keys.known(key);
-    let test_dir = strings("test.dir")?.into_iter().next();
-    let mut include = strings("test.include")?;
-    if include.is_empty() {
-        include.push(VITEST_INCLUDE.to_string());
-    }
-    let mut exclude = strings("test.exclude")?;
-    if known("test.exclude")?.is_none() {
-        exclude = VITEST_EXCLUDE.iter().map(|s| s.to_string()).collect();
-    }
-    let prefix = test_dir
-        .map(|d| relative_to(dir, &d))
-        .filter(|d| !d.is_empty());
-    let include =
-        globs(&include, prefix.as_deref()).map_err(|e| format!("{file}: `test.include`: {e}"))?;
-    let exclude = globs(&exclude, None).map_err(|e| format!("{file}: `test.exclude`: {e}"))?;
-    let mut setup = Vec::new();
-    let mut setup_specs = Vec::new();
-    for key in ["test.setupFiles", "test.globalSetup"] {
-        for s in strings(key)? {
-            place(dir, &s, &mut setup, &mut setup_specs);
-        }
-    }
-    let mut aliases = Vec::new();
-    for key in ["resolve.alias", "test.alias"] {
-        if let Some(v) = known(key)? {
-            aliases.extend(vite_aliases(dir, v).map_err(|e| format!("{file}: `{key}`: {e}"))?);
-        }
-    }
-    Ok(TestProject {
-        dir: dir.to_string(),
-        runner: RunnerKind::Vitest,
-        config,
-        matcher: Matcher::Globs { include, exclude },
-        setup,
-        setup_specs,
-        aliases,
-        config_imports: Vec::new(),
-    })
+    read(config)
+        .map(|bytes| super::analyze::analyze(super::analyze::Dialect::of(config), &bytes))
+        .map(|facts| {
+            facts
+                .imports
+                .into_iter()
+                .filter(|i| i.names.first().is_none_or(|f| f != "type"))
+                .map(|i| i.module)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 fn jest_project(
@@ -371,6 +305,7 @@ fn jest_project(
     let aliases = module_name_mapper(dir, &file, known("moduleNameMapper")?)?;
     Ok(TestProject {
         dir: dir.to_string(),
+        run_dir: dir.to_string(),
         runner: RunnerKind::Jest,
         config,
         matcher: Matcher::Jest {
@@ -424,16 +359,16 @@ fn module_name_mapper(dir: &str, file: &str, value: Option<&Lit>) -> Result<Vec<
 }
 
 /// A configuration's keys, read as literals or refused by name.
-struct Keys<'v> {
-    value: &'v Lit,
-    file: &'v str,
-    dir: &'v str,
+pub(super) struct Keys<'v> {
+    pub value: &'v Lit,
+    pub file: &'v str,
+    pub dir: &'v str,
 }
 
 impl<'v> Keys<'v> {
     /// The value of `key`, when set and read whole; `Err` when it holds what gate cannot
     /// read, or a spread or computed key may set it.
-    fn known(&self, key: &str) -> Result<Option<&'v Lit>, String> {
+    pub(super) fn known(&self, key: &str) -> Result<Option<&'v Lit>, String> {
         let file = self.file;
         match self.value.get(key) {
             Some(v) if !v.is_known() => Err(format!(
@@ -449,7 +384,7 @@ impl<'v> Keys<'v> {
     }
 
     /// The strings `key` holds (none when unset).
-    fn strings(&self, key: &str) -> Result<Vec<String>, String> {
+    pub(super) fn strings(&self, key: &str) -> Result<Vec<String>, String> {
         match self.known(key)? {
             Some(v) => v.strings(self.dir).map_err(|t| {
                 format!(
@@ -486,7 +421,7 @@ fn spread_in(value: &Lit, key: &str) -> bool {
 
 /// A setup entry: a file of the project (relative, `./`, `/`-rooted or already a tree path),
 /// or a package's module resolved later.
-fn place(dir: &str, entry: &str, setup: &mut Vec<String>, specs: &mut Vec<String>) {
+pub(super) fn place(dir: &str, entry: &str, setup: &mut Vec<String>, specs: &mut Vec<String>) {
     if entry.starts_with('.')
         || entry.starts_with('/')
         || entry.contains('/') && !entry.starts_with('@')
@@ -499,7 +434,7 @@ fn place(dir: &str, entry: &str, setup: &mut Vec<String>, specs: &mut Vec<String
 
 /// A path a configuration names, relative to its project's folder (a `Lit::Path` is already
 /// a tree path, written `/…` by `rooted`).
-fn relative_to(dir: &str, entry: &str) -> String {
+pub(super) fn relative_to(dir: &str, entry: &str) -> String {
     match entry.strip_prefix('/') {
         Some(tree) => crate::path::normalize(tree),
         None => crate::path::normalize(&crate::path::join(dir, entry.trim_start_matches("./"))),
@@ -518,7 +453,7 @@ fn rooted(dir: &str, to: &str) -> String {
 }
 
 /// Vite's `resolve.alias`: `{ "@": "/src" }` or `[{ find, replacement }]`.
-fn vite_aliases(dir: &str, value: &Lit) -> Result<Vec<Alias>, String> {
+pub(super) fn vite_aliases(dir: &str, value: &Lit) -> Result<Vec<Alias>, String> {
     let replacement = |lit: &Lit| -> Result<String, String> {
         match lit {
             Lit::Path(p) => Ok(format!("/{p}")),
@@ -567,7 +502,7 @@ fn vite_aliases(dir: &str, value: &Lit) -> Result<Vec<Alias>, String> {
 /// folder (and `prefix`), with extglobs written as globset's alternatives: `?(a|b)` is
 /// `{,a,b}`, `@(a|b)` and `+(a|b)` are `{a,b}` (`+` repeated is not: a name repeating the
 /// part, `x.spec.test.ts`, is left out — none of the defaults matches one).
-fn globs(patterns: &[String], prefix: Option<&str>) -> Result<GlobSet, String> {
+pub(super) fn globs(patterns: &[String], prefix: Option<&str>) -> Result<GlobSet, String> {
     let mut set = GlobSetBuilder::new();
     for pattern in patterns {
         if pattern.starts_with('!') {

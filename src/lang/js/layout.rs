@@ -93,15 +93,18 @@ impl JsLayout {
         let mut projects = Vec::new();
         for (dir, manifest) in &parsed {
             match config::project(dir, manifest, files, read) {
-                Ok(Some(project)) => projects.push(project),
-                Ok(None) => {}
+                Ok(found) => projects.extend(found),
                 Err(why) => {
                     broken.get_or_insert(why);
                 }
             }
         }
-        // The deepest project holding a file runs it.
-        projects.sort_by(|a, b| b.dir.len().cmp(&a.dir.len()).then(a.dir.cmp(&b.dir)));
+        // The deepest project holding a file runs it; a folder another's `projects` lists runs
+        // from the listing folder (its own configuration is the same project).
+        projects.sort_by(|a, b| {
+            (b.dir.len(), &a.dir, a.run_dir.len()).cmp(&(a.dir.len(), &b.dir, b.run_dir.len()))
+        });
+        projects.dedup_by(|later, kept| later.dir == kept.dir && later.config == kept.config);
         let tests = files
             .iter()
             .filter(|f| super::is_js(f) && !in_node_modules(f))
@@ -230,11 +233,13 @@ fn nested(manifest: &str, manifests: &[&String]) -> bool {
     })
 }
 
-/// The project that runs `path`: the first (deepest) whose folder holds it.
+/// The project that runs `path`: the first (deepest) whose tests it is one of, else the first
+/// whose folder holds it (whose aliases its imports resolve through).
 fn owner<'p>(projects: &'p [TestProject], path: &str) -> Option<&'p TestProject> {
-    projects
-        .iter()
-        .find(|p| config::under(&p.dir, path).is_some())
+    let holding = || projects.iter().filter(|p| config::under(&p.dir, path).is_some());
+    holding()
+        .find(|p| p.is_test(path))
+        .or_else(|| holding().next())
 }
 
 fn is_relative(spec: &str) -> bool {
@@ -781,6 +786,42 @@ mod projects {
         let project = &layout.projects[0];
         assert_eq!(project.setup, vec!["test/setup.js"]);
         assert_eq!(alias(&project.aliases, "@/x/y"), vec!["/src/x/y"]);
+    }
+
+    #[test]
+    fn vitest_projects_are_each_read_and_run_from_the_listing_folder() {
+        let layout = load(&[
+            ("package.json", r#"{"devDependencies":{"vitest":"4"}}"#),
+            (
+                "vitest.config.ts",
+                "export default defineConfig({ test: { setupFiles: ['./setup.ts'], projects: ['packages/*', '!packages/skip', { extends: true, test: { name: 'unit', include: ['tests/unit/**/*.test.ts'] } }] } });\n",
+            ),
+            ("setup.ts", ""),
+            ("packages/a/package.json", "{}"),
+            ("packages/a/vitest.config.ts", "export default { test: { include: ['spec/**/*.ts'] } };\n"),
+            ("packages/a/spec/x.ts", ""),
+            ("packages/a/src/y.test.ts", ""),
+            ("packages/b/src/z.test.ts", ""),
+            ("packages/skip/w.test.ts", ""),
+            ("tests/unit/u.test.ts", ""),
+            ("tests/e2e/e.test.ts", ""),
+        ]);
+        assert!(layout.broken().is_none(), "{:?}", layout.broken());
+        assert_eq!(
+            layout.tests(),
+            [
+                "packages/a/spec/x.ts".to_string(),
+                "packages/b/src/z.test.ts".to_string(),
+                "tests/unit/u.test.ts".to_string(),
+            ]
+            .into()
+        );
+        for test in layout.tests() {
+            let p = layout.project_of(&test).expect("a project");
+            assert_eq!(p.run_dir, "", "{test}");
+        }
+        let unit = layout.project_of("tests/unit/u.test.ts").unwrap();
+        assert_eq!(unit.setup, vec!["setup.ts"]);
     }
 
     #[test]

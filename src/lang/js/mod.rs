@@ -13,6 +13,7 @@ pub(crate) mod layout;
 mod literal;
 mod suite;
 mod vitest;
+mod vitest_config;
 
 use crate::analyze::facts::Facts;
 use analyze::Dialect;

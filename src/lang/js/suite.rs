@@ -68,7 +68,7 @@ impl Suite for Js {
         for unit in units {
             if let Some(p) = layout.project_of(unit) {
                 let entry = by_project
-                    .entry(p.dir.as_str())
+                    .entry(p.run_dir.as_str())
                     .or_insert((p.runner, Vec::new()));
                 if !whole {
                     entry.1.push(unit.to_string());
@@ -144,7 +144,7 @@ impl Suite for Js {
     fn alone(&self, project: &Project, root: &Path, unit: &str) -> (Vec<String>, PathBuf) {
         let dir = layout(project)
             .and_then(|l| l.project_of(unit))
-            .map_or(String::new(), |p| p.dir.clone());
+            .map_or(String::new(), |p| p.run_dir.clone());
         let command = JsCommand {
             runner: layout(project)
                 .and_then(|l| l.project_of(unit))

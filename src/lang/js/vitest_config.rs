@@ -1,0 +1,252 @@
+//! A Vitest project's configuration read as literals: its test globs, setup files and
+//! aliases, and its `projects` (Vitest 3.2's `test.projects`, the older `test.workspace` and
+//! `vitest.workspace.*` files): each a folder or configuration file matched by a glob, or an
+//! inline configuration, run from the folder that lists them.
+
+use super::config::{
+    Keys, Matcher, RunnerKind, TestProject, VITE_CONFIGS, VITEST_CONFIGS, VITEST_EXCLUDE,
+    VITEST_INCLUDE, globs, imports_of, place, relative_to, under, vite_aliases,
+};
+use super::literal::{self, Lit};
+use std::collections::BTreeSet;
+
+const WORKSPACE_FILES: &[&str] = &[
+    "vitest.workspace.ts",
+    "vitest.workspace.mts",
+    "vitest.workspace.js",
+    "vitest.workspace.mjs",
+    "vitest.workspace.json",
+];
+
+/// The projects of the Vitest folder `dir` whose configuration file is `config`: itself, or
+/// the projects it lists.
+pub(super) fn projects(
+    dir: &str,
+    config: Option<String>,
+    files: &BTreeSet<String>,
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> Result<Vec<TestProject>, String> {
+    let value = match &config {
+        Some(file) => exported(file, read)?,
+        None => Lit::Obj(Vec::new()),
+    };
+    let file = config.as_deref().unwrap_or("vitest's defaults");
+    let keys = Keys {
+        value: &value,
+        file,
+        dir,
+    };
+    let listed = match (keys.known("test.projects")?, keys.known("test.workspace")?) {
+        (Some(list), _) | (None, Some(list)) => Some((list.clone(), file.to_string())),
+        (None, None) => workspace_file(dir, files, read)?,
+    };
+    match listed {
+        Some((Lit::Arr(entries), from)) => {
+            let root = project(dir, config.clone(), &value, read)?;
+            let mut out = Vec::new();
+            for entry in &entries {
+                out.extend(listed_project(dir, &from, entry, &root, files, read)?);
+            }
+            // `!packages/skip`: a folder the positive globs matched that is no project.
+            for entry in &entries {
+                if let Lit::Str(negated) = entry
+                    && let Some(pattern) = negated.strip_prefix('!')
+                {
+                    let left_out = matches(dir, pattern, files)
+                        .map_err(|e| format!("{from}: Vitest project `{negated}`: {e}"))?;
+                    out.retain(|p| !left_out.contains(&p.dir));
+                }
+            }
+            Ok(out)
+        }
+        Some((other, from)) => Err(format!(
+            "{from}: Vitest's projects are not a literal list: {}",
+            other.text()
+        )),
+        None => Ok(vec![project(dir, config, &value, read)?]),
+    }
+}
+
+/// A configuration file's exported object.
+fn exported(file: &str, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Result<Lit, String> {
+    let bytes = read(file).ok_or_else(|| format!("{file}: cannot be read"))?;
+    let value = if file.ends_with(".json") {
+        serde_json::from_slice::<serde_json::Value>(&bytes)
+            .map(|v| literal::of_json(&v))
+            .map_err(|e| format!("{file}: not JSON: {e}"))?
+    } else {
+        literal::exported(file, &bytes)
+    };
+    if matches!(value, Lit::Obj(_) | Lit::Arr(_)) {
+        Ok(value)
+    } else {
+        Err(format!(
+            "{file}: its configuration is not a literal object (`export default defineConfig({{…}})`): {}; gate cannot tell its tests",
+            value.text()
+        ))
+    }
+}
+
+/// A `vitest.workspace.*` file of `dir`: its list, with the file.
+fn workspace_file(
+    dir: &str,
+    files: &BTreeSet<String>,
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> Result<Option<(Lit, String)>, String> {
+    let Some(file) = WORKSPACE_FILES
+        .iter()
+        .map(|f| crate::path::join(dir, f))
+        .find(|f| files.contains(f))
+    else {
+        return Ok(None);
+    };
+    Ok(Some((exported(&file, read)?, file)))
+}
+
+/// One entry of a `projects` list: a glob of folders and configuration files (each folder a
+/// project, with its own configuration when it has one; `!` leaves folders out), or an inline
+/// configuration (`extends: true` takes the listing project's setup files and aliases).
+fn listed_project(
+    dir: &str,
+    from: &str,
+    entry: &Lit,
+    root: &TestProject,
+    files: &BTreeSet<String>,
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> Result<Vec<TestProject>, String> {
+    let in_project = |mut p: TestProject| {
+        p.run_dir = dir.to_string();
+        p
+    };
+    match entry {
+        Lit::Str(pattern) if pattern.starts_with('!') => Ok(Vec::new()),
+        Lit::Str(pattern) | Lit::Path(pattern) => {
+            let matched = matches(dir, pattern, files)
+                .map_err(|e| format!("{from}: Vitest project `{pattern}`: {e}"))?;
+            let mut out = Vec::new();
+            for path in matched {
+                let (folder, config) = if files.contains(&path) {
+                    (crate::path::parent(&path).to_string(), Some(path))
+                } else {
+                    let config = VITEST_CONFIGS
+                        .iter()
+                        .chain(VITE_CONFIGS)
+                        .map(|c| crate::path::join(&path, c))
+                        .find(|c| files.contains(c));
+                    (path, config)
+                };
+                let value = match &config {
+                    Some(file) => exported(file, read)?,
+                    None => Lit::Obj(Vec::new()),
+                };
+                out.push(in_project(project(&folder, config, &value, read)?));
+            }
+            Ok(out)
+        }
+        Lit::Obj(_) => {
+            let keys = Keys {
+                value: entry,
+                file: from,
+                dir,
+            };
+            let folder = match keys.strings("test.root")?.into_iter().next() {
+                Some(root) => relative_to(dir, &root),
+                None => dir.to_string(),
+            };
+            let mut p = project(&folder, None, entry, read)?;
+            if matches!(entry.get("extends"), Some(Lit::Bool(true))) {
+                p.setup.extend(root.setup.iter().cloned());
+                p.setup_specs.extend(root.setup_specs.iter().cloned());
+                p.aliases.extend(root.aliases.iter().cloned());
+                p.config_imports.extend(root.config_imports.iter().cloned());
+            }
+            p.config = root.config.clone();
+            Ok(vec![in_project(p)])
+        }
+        other => Err(format!(
+            "{from}: a Vitest project gate cannot read: {}",
+            other.text()
+        )),
+    }
+}
+
+/// The folders and files of `dir` a project glob matches.
+fn matches(dir: &str, pattern: &str, files: &BTreeSet<String>) -> Result<Vec<String>, String> {
+    let pattern = relative_to(dir, pattern.trim_end_matches('/'));
+    let set = globs(&[pattern], None)?;
+    let mut folders: BTreeSet<&str> = BTreeSet::new();
+    for f in files {
+        folders.extend(crate::path::ancestors(f).filter(|d| !d.is_empty()));
+    }
+    let mut out: Vec<String> = folders
+        .into_iter()
+        .filter(|d| under(dir, d).is_some() && set.is_match(d))
+        .filter(|d| !d.contains("node_modules"))
+        .map(str::to_string)
+        .collect();
+    out.extend(
+        files
+            .iter()
+            .filter(|f| set.is_match(f.as_str()) && under(dir, f).is_some())
+            .cloned(),
+    );
+    Ok(out)
+}
+
+/// A Vitest project in `dir` configured by `value` (read from `config`, or inline).
+fn project(
+    dir: &str,
+    config: Option<String>,
+    value: &Lit,
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> Result<TestProject, String> {
+    let file = config.as_deref().unwrap_or("vitest's defaults");
+    let keys = Keys { value, file, dir };
+    for key in ["root", "test.root"] {
+        if keys.known(key)?.is_some() && config.is_some() {
+            return Err(format!(
+                "{file}: `{key}` is set: gate does not read another Vitest root yet"
+            ));
+        }
+    }
+    let test_dir = keys.strings("test.dir")?.into_iter().next();
+    let mut include = keys.strings("test.include")?;
+    if include.is_empty() {
+        include.push(VITEST_INCLUDE.to_string());
+    }
+    let mut exclude = keys.strings("test.exclude")?;
+    if keys.known("test.exclude")?.is_none() {
+        exclude = VITEST_EXCLUDE.iter().map(|s| s.to_string()).collect();
+    }
+    let prefix = test_dir
+        .map(|d| relative_to(dir, &d))
+        .and_then(|d| under(dir, &d).map(str::to_string))
+        .filter(|d| !d.is_empty());
+    let include =
+        globs(&include, prefix.as_deref()).map_err(|e| format!("{file}: `test.include`: {e}"))?;
+    let exclude = globs(&exclude, None).map_err(|e| format!("{file}: `test.exclude`: {e}"))?;
+    let mut setup = Vec::new();
+    let mut setup_specs = Vec::new();
+    for key in ["test.setupFiles", "test.globalSetup"] {
+        for s in keys.strings(key)? {
+            place(dir, &s, &mut setup, &mut setup_specs);
+        }
+    }
+    let mut aliases = Vec::new();
+    for key in ["resolve.alias", "test.alias"] {
+        if let Some(v) = keys.known(key)? {
+            aliases.extend(vite_aliases(dir, v).map_err(|e| format!("{file}: `{key}`: {e}"))?);
+        }
+    }
+    Ok(TestProject {
+        dir: dir.to_string(),
+        run_dir: dir.to_string(),
+        runner: RunnerKind::Vitest,
+        config_imports: imports_of(config.as_deref(), read),
+        config,
+        matcher: Matcher::Globs { include, exclude },
+        setup,
+        setup_specs,
+        aliases,
+    })
+}
