@@ -43,11 +43,9 @@ pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Resu
         "--json".to_string(),
         format!("--outputFile={}", out.display()),
     ];
-    if !command.files.is_empty() {
-        argv.push("--runTestsByPath".to_string());
-        argv.push("--".to_string());
-        argv.extend(command.relative_files());
-    }
+    argv.push("--runTestsByPath".to_string());
+    argv.push("--".to_string());
+    argv.extend(command.relative_files());
     let dir = at.workspace.dir.join(&command.dir);
     let workspace = crate::repo::checkout::Workspace::in_place(&dir);
     let workspace = if at.workspace.is_temporary() {

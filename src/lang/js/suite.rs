@@ -24,7 +24,7 @@ pub(super) struct JsCommand {
     pub runner: RunnerKind,
     /// The project's folder, repository-relative.
     pub dir: String,
-    /// The test files, repository-relative; empty for the whole suite.
+    /// The test files, repository-relative (every test of the project for the whole suite).
     pub files: Vec<String>,
 }
 
@@ -54,8 +54,10 @@ impl Suite for Js {
         let Some(layout) = layout(project) else {
             return Vec::new();
         };
+        // The whole suite is every test of each project, by name: a runner left to collect
+        // its own would also run a nested project's tests from the outer project's folder,
+        // under the outer configuration.
         let mut by_project: BTreeMap<&str, (RunnerKind, Vec<String>)> = BTreeMap::new();
-        let whole = matches!(tests, Tests::Whole);
         let units: Vec<&str> = match tests {
             Tests::Whole => project
                 .tests
@@ -70,9 +72,7 @@ impl Suite for Js {
                 let entry = by_project
                     .entry(p.dir.as_str())
                     .or_insert((p.runner, Vec::new()));
-                if !whole {
-                    entry.1.push(unit.to_string());
-                }
+                entry.1.push(unit.to_string());
             }
         }
         by_project
@@ -185,10 +185,15 @@ impl Runner for JsCommand {
         self.files.len()
     }
 
+    /// `dir` is the project's folder in the checkout: each file is looked for there by the
+    /// name its runner is given.
     fn missing(&self, dir: &Path) -> Option<&str> {
         self.files
             .iter()
-            .find(|f| !dir.join(f).exists())
+            .find(|f| {
+                let relative = super::config::under(&self.dir, f).unwrap_or(f);
+                !dir.join(relative).exists()
+            })
             .map(String::as_str)
     }
 

@@ -16,18 +16,13 @@ pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Resu
     let junit = scratch.path().join("junit.xml");
     let list = scratch.path().join("files.json");
     std::fs::write(&script, SCRIPT).map_err(|e| Error::io(&script, "cannot write", e))?;
-    let listed = if command.files.is_empty() {
-        "-".to_string()
-    } else {
-        let files = serde_json::to_vec(&command.relative_files()).expect("strings serialize");
-        std::fs::write(&list, files).map_err(|e| Error::io(&list, "cannot write", e))?;
-        list.display().to_string()
-    };
+    let files = serde_json::to_vec(&command.relative_files()).expect("strings serialize");
+    std::fs::write(&list, files).map_err(|e| Error::io(&list, "cannot write", e))?;
     let argv = vec![
         "node".to_string(),
         script.display().to_string(),
         junit.display().to_string(),
-        listed,
+        list.display().to_string(),
     ];
     let workspace =
         crate::repo::checkout::Workspace::in_place(&at.workspace.dir.join(&command.dir));
