@@ -9,7 +9,27 @@ use crate::run::{At, Outcome};
 
 const SCRIPT: &str = include_str!("gate_vitest.mjs");
 
+/// The argv that runs `command`'s files exactly with no report, as `gate audit` traces one:
+/// the script given to `node` inline, the files as a JSON array.
+pub(super) fn alone_argv(command: &JsCommand) -> Vec<String> {
+    let files = serde_json::to_string(&command.relative_files()).expect("strings serialize");
+    [
+        "node",
+        "--input-type=module",
+        "--eval",
+        SCRIPT,
+        "--",
+        "-",
+        &files,
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
 pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Result<Outcome> {
+    if at.workspace.is_temporary() {
+        super::suite::link_installed(&at.workspace.dir, at.root);
+    }
     let scratch = crate::process::temp_dir("gate-vitest")
         .map_err(|e| Error::io(std::env::temp_dir(), "cannot create a scratch folder", e))?;
     let script = scratch.path().join("gate_vitest.mjs");
