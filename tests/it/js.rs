@@ -490,10 +490,12 @@ fn a_workspace_package_imported_by_name_selects_the_importing_packages_tests() {
         set(&["packages/other/test/other.test.ts"])
     );
     // packages/app is a Vitest project of its own (its test script), run from its folder;
+    // packages/cjs a Jest project, its Jest hoisted to the root's `node_modules`;
     // packages/other's test is the root project's.
     t.append("packages/util/src/slug.js", "// touched\n");
     t.append("packages/other/test/other.test.ts", "// touched\n");
-    t.commit("touch util and other");
+    t.append("packages/cjs/count.js", "// touched\n");
+    t.commit("touch util, cjs and other");
     let (out, r) = run(&t, &["--affected", "HEAD~1...HEAD"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
     let mut got = results(&r);
@@ -504,6 +506,11 @@ fn a_workspace_package_imported_by_name_selects_the_importing_packages_tests() {
             (
                 "packages/app/test/title.test.ts::slugs the title".to_string(),
                 "packages/app/test/title.test.ts".to_string(),
+                "passed".to_string()
+            ),
+            (
+                "packages/cjs/count.test.js::counts".to_string(),
+                "packages/cjs/count.test.js".to_string(),
                 "passed".to_string()
             ),
             (
@@ -531,7 +538,82 @@ fn a_workspace_package_imported_by_name_selects_the_importing_packages_tests() {
     t.commit("describe");
     let (out, r) = run(&t, &["--affected", "HEAD~1...HEAD"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(results(&r).len(), 2, "{}", text(&out));
+    assert_eq!(results(&r).len(), 3, "{}", text(&out));
+    assert_eq!(
+        ran(&r),
+        set(&[
+            "packages/app/test/title.test.ts",
+            "packages/cjs/count.test.js",
+            "packages/other/test/other.test.ts"
+        ]),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn a_temporary_checkout_runs_with_the_packages_the_working_tree_installed() {
+    let t = TestRepo::from_fixture("js/workspaces");
+    link_modules(&t.root, &[("@org/util", "packages/util")]);
+    t.append("packages/util/src/slug.js", "// touched\n");
+    t.append("packages/cjs/count.js", "// touched\n");
+    t.commit("touch util and cjs");
+    // A tracked file differs from the commit: its tests run in a temporary checkout, which
+    // holds no `node_modules`; the root's install (Jest hoisted there too) is linked in.
+    t.append("packages/other/test/other.test.ts", "// not committed\n");
+    let (out, r) = run(&t, &["--affected", "HEAD~1...HEAD"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        r["run"]["directory"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("temporary checkout")),
+        "{r:#}"
+    );
+    assert_eq!(
+        ran(&r),
+        set(&[
+            "packages/app/test/title.test.ts",
+            "packages/cjs/count.test.js"
+        ]),
+        "{}",
+        text(&out)
+    );
+    assert!(
+        results(&r).iter().all(|(_, _, o)| o == "passed"),
+        "{:?}",
+        results(&r)
+    );
+}
+
+#[test]
+fn gate_audit_traces_a_vitest_file_run_alone() {
+    let t = repo("exact");
+    let out_file = t.root.parent().unwrap().join("observed.json");
+    let out = t
+        .gate(&[
+            "audit",
+            "--tests",
+            "test/math.test.ts",
+            "--out",
+            out_file.to_str().unwrap(),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let observed: Value =
+        serde_json::from_str(&std::fs::read_to_string(&out_file).unwrap()).unwrap();
+    let opened: BTreeSet<String> = observed["tests"]["test/math.test.ts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    // Its own file, never the files whose names contain its name (`vitest run FILE` filters
+    // by substring: it would run them too, and the trace would hold them).
+    assert!(opened.contains("test/math.test.ts"), "{opened:?}");
+    for other in ["test/mathx.test.ts", "pkg/test/math.test.ts"] {
+        assert!(!opened.contains(other), "{other} in {opened:?}");
+    }
 }
 
 #[test]
