@@ -294,8 +294,56 @@ fn what_installs_compiles_or_configures_the_tests_is_named_full_and_runs_the_sui
     t.commit("lock");
     let (out, r) = run(&t, &["--affected", "HEAD~1...HEAD"]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    assert_eq!(ran(&r).len(), 10, "{}", text(&out));
     assert_eq!(results(&r).len(), 11, "{:?}", results(&r));
+    // The suite gate runs by name is the one Vitest collects itself.
+    let listed = std::process::Command::new("node_modules/.bin/vitest")
+        .args(["list", "--filesOnly", "--json"])
+        .current_dir(&t.root)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(listed.status.success(), "{}", text(&listed));
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    let root = t.root.canonicalize().unwrap();
+    let vitest: BTreeSet<String> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let file = Path::new(f["file"].as_str().unwrap());
+            file.strip_prefix(&root)
+                .unwrap_or(file)
+                .to_string_lossy()
+                .into_owned()
+        })
+        .collect();
+    assert_eq!(ran(&r), vitest, "{}", text(&out));
+}
+
+#[test]
+#[ignore = "bug: src/path.rs `loaded_by_runners` (read by repo/checkout.rs `not_in_place`) knows no JavaScript file: an untracked vitest.config.ts, setup file or source runs in place"]
+fn untracked_javascript_that_would_change_the_run_moves_it_to_a_temporary_checkout() {
+    let t = repo("exact");
+    t.append("test/math.test.ts", "// touched\n");
+    t.commit("touch math");
+    // Not committed: a configuration Vitest would load, and the setup file it names.
+    t.write(
+        "vitest.config.ts",
+        "import { defineConfig } from 'vitest/config';\nexport default defineConfig({ test: { setupFiles: ['./boom.ts'] } });\n",
+    );
+    t.write(
+        "boom.ts",
+        "throw new Error('an untracked setup file ran');\n",
+    );
+    let (out, r) = run(&t, &["--affected", "HEAD~1...HEAD"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        r["run"]["directory"]
+            .as_str()
+            .is_some_and(|d| d.starts_with("temporary checkout")),
+        "{r:#}"
+    );
+    assert_eq!(ran(&r), set(&["test/math.test.ts"]), "{}", text(&out));
 }
 
 #[test]
