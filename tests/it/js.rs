@@ -750,3 +750,31 @@ fn a_refused_vitest_key_is_quoted_as_the_file_wrote_it() {
     assert!(why.contains("...more"), "{why}");
     assert!(!why.contains("Arr(") && !why.contains("Unknown("), "{why}");
 }
+
+#[test]
+fn a_runner_that_is_not_installed_or_an_argument_gate_cannot_vet_is_no_pass() {
+    for (fixture, test, runner) in [
+        ("exact", "test/math.test.ts", "Vitest"),
+        ("jest", "spec/words.spec.js", "Jest"),
+    ] {
+        // No `node_modules`: the runner cannot start, and the run is not a pass (exit 4).
+        let t = TestRepo::from_fixture(&format!("js/{fixture}"));
+        t.append(test, "// touched\n");
+        t.commit("touch");
+        let (out, r) = run(&t, &["--affected", "HEAD~1...HEAD"]);
+        assert_eq!(out.status.code(), Some(4), "{fixture}: {}", text(&out));
+        assert_eq!(r["run"]["outcome"], "broken", "{fixture}: {r:#}");
+        assert!(
+            text(&out).contains(&format!("{runner} is not installed")),
+            "{fixture}: {}",
+            text(&out)
+        );
+        // A runner argument has no allow-list yet: refused by name, nothing runs (exit 3).
+        let out = t
+            .gate(&["--affected", "HEAD~1...HEAD", "--", "--reporter=verbose"])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(3), "{fixture}: {}", text(&out));
+        assert!(text(&out).contains("--reporter=verbose"), "{}", text(&out));
+    }
+}
