@@ -219,7 +219,11 @@ fn vitest_runs_the_selected_files_and_reports_each_test() {
     // The human run names the failing test too, and exits 1.
     let out = t.gate(&["--affected", "HEAD~1...HEAD"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1), "{}", text(&out));
-    assert!(text(&out).contains("adds"), "{}", text(&out));
+    assert!(
+        text(&out).contains("test/math.test.ts > math > adds"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]
