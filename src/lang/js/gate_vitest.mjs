@@ -1,7 +1,11 @@
 // gate's Vitest runner: runs exactly the test files listed (Vitest's own file arguments are
 // substring filters, and `--` drops them), through Vitest's API, with its JUnit reporter
 // writing each test's result. Run from the project's folder, with the project's own Vitest.
-// usage: node gate_vitest.mjs JUNIT_OUT FILES_JSON   (FILES_JSON `-`: the whole suite)
+// usage: node gate_vitest.mjs JUNIT_OUT FILES
+//   FILES: a JSON file holding an array of paths relative to the folder, or the array itself
+//   (`[…]`); JUNIT_OUT `-`: no report (`gate audit` traces one file, the script given inline:
+//   `node --input-type=module --eval SCRIPT -- - FILES`, which is why the last two arguments
+//   are read).
 // exit: 0 passed, 1 a test or the run failed, 3 Vitest is not installed here, 4 a listed file
 // is no test file of any Vitest project.
 import { readFileSync } from 'node:fs';
@@ -9,7 +13,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { createRequire } from 'node:module';
 
-const [out, listFile] = process.argv.slice(2);
+const [out, listed] = process.argv.slice(-2);
 let entry;
 try {
   entry = createRequire(resolve('package.json')).resolve('vitest/node');
@@ -20,26 +24,24 @@ try {
 const { createVitest } = await import(pathToFileURL(entry).href);
 const vitest = await createVitest('test', {
   watch: false,
-  reporters: ['default', ['junit', { addFileAttribute: true }]],
-  outputFile: { junit: out },
+  ...(out === '-'
+    ? { reporters: ['default'] }
+    : { reporters: ['default', ['junit', { addFileAttribute: true }]], outputFile: { junit: out } }),
 });
 await vitest.standalone();
-let specs = [];
-if (listFile === '-') {
-  specs = await vitest.globTestSpecifications();
-} else {
-  const files = JSON.parse(readFileSync(listFile, 'utf8')).map((f) => resolve(f));
-  const strays = [];
-  for (const file of files) {
-    const projects = vitest.projects.filter((p) => p.matchesTestGlob(file));
-    for (const p of projects) specs.push(p.createSpecification(file));
-    if (projects.length === 0) strays.push(file);
-  }
-  if (strays.length > 0) {
-    console.error(`gate: no Vitest project collects ${strays.join(', ')}`);
-    await vitest.close();
-    process.exit(4);
-  }
+const specs = [];
+const list = listed.startsWith('[') ? listed : readFileSync(listed, 'utf8');
+const files = JSON.parse(list).map((f) => resolve(f));
+const strays = [];
+for (const file of files) {
+  const projects = vitest.projects.filter((p) => p.matchesTestGlob(file));
+  for (const p of projects) specs.push(p.createSpecification(file));
+  if (projects.length === 0) strays.push(file);
+}
+if (strays.length > 0) {
+  console.error(`gate: no Vitest project collects ${strays.join(', ')}`);
+  await vitest.close();
+  process.exit(4);
 }
 const result = await vitest.runTestSpecifications(specs);
 await vitest.close();

@@ -38,30 +38,31 @@ pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Resu
     let scratch = crate::process::temp_dir("gate-jest")
         .map_err(|e| Error::io(std::env::temp_dir(), "cannot create a scratch folder", e))?;
     let out = scratch.path().join("jest.json");
+    if at.workspace.is_temporary() {
+        super::suite::link_installed(&at.workspace.dir, at.root);
+    }
+    let dir = at.workspace.dir.join(&command.dir);
+    let Some(jest) = super::suite::installed_bin(&dir, &at.workspace.dir, "jest") else {
+        sink.event(Event::Note(&format!(
+            "Jest is not installed in {} (no node_modules/.bin/jest there or above): install the project's packages first (npm ci)",
+            dir.display()
+        )));
+        return Ok(Outcome::Broken(None));
+    };
     let mut argv = vec![
-        "node_modules/.bin/jest".to_string(),
+        jest.display().to_string(),
         "--json".to_string(),
         format!("--outputFile={}", out.display()),
     ];
-    if !command.files.is_empty() {
-        argv.push("--runTestsByPath".to_string());
-        argv.push("--".to_string());
-        argv.extend(command.relative_files());
-    }
-    let dir = at.workspace.dir.join(&command.dir);
+    argv.push("--runTestsByPath".to_string());
+    argv.push("--".to_string());
+    argv.extend(command.relative_files());
     let workspace = crate::repo::checkout::Workspace::in_place(&dir);
     let workspace = if at.workspace.is_temporary() {
         workspace.temporary_view()
     } else {
         workspace
     };
-    if !dir.join("node_modules/.bin/jest").exists() {
-        sink.event(Event::Note(&format!(
-            "Jest is not installed in {} (no node_modules/.bin/jest): install the project's packages first (npm ci)",
-            dir.display()
-        )));
-        return Ok(Outcome::Broken(None));
-    }
     let code = crate::run::exit_code(&argv, at.env, &workspace, at.root, at.quiet_stdout)?;
     let report = std::fs::read(&out).ok();
     let parsed = report.as_deref().map(serde_json::from_slice::<Report>);

@@ -24,7 +24,7 @@ pub(super) struct JsCommand {
     pub runner: RunnerKind,
     /// The project's folder, repository-relative.
     pub dir: String,
-    /// The test files, repository-relative; empty for the whole suite.
+    /// The test files, repository-relative (every test of the project for the whole suite).
     pub files: Vec<String>,
 }
 
@@ -54,8 +54,10 @@ impl Suite for Js {
         let Some(layout) = layout(project) else {
             return Vec::new();
         };
+        // The whole suite is every test of each project, by name: a runner left to collect
+        // its own would also run a nested project's tests from the outer project's folder,
+        // under the outer configuration.
         let mut by_project: BTreeMap<&str, (RunnerKind, Vec<String>)> = BTreeMap::new();
-        let whole = matches!(tests, Tests::Whole);
         let units: Vec<&str> = match tests {
             Tests::Whole => project
                 .tests
@@ -70,9 +72,7 @@ impl Suite for Js {
                 let entry = by_project
                     .entry(p.run_dir.as_str())
                     .or_insert((p.runner, Vec::new()));
-                if !whole {
-                    entry.1.push(unit.to_string());
-                }
+                entry.1.push(unit.to_string());
             }
         }
         by_project
@@ -152,10 +152,59 @@ impl Suite for Js {
             dir: dir.clone(),
             files: vec![unit.to_string()],
         };
-        // The project's own runner: `gate audit` traces one file's run.
-        let mut argv = crate::run::Runner::argv(&command);
-        argv[0] = format!("node_modules/.bin/{}", argv[0]);
-        (argv, root.join(dir))
+        // The project's own runner, on that file exactly: `gate audit` traces one file's run.
+        let folder = root.join(&dir);
+        let argv = match command.runner {
+            RunnerKind::Vitest => super::vitest::alone_argv(&command),
+            RunnerKind::Jest => {
+                let jest = installed_bin(&folder, root, "jest")
+                    .unwrap_or_else(|| folder.join("node_modules/.bin/jest"));
+                let mut argv = crate::run::Runner::argv(&command);
+                argv[0] = jest.display().to_string();
+                argv
+            }
+        };
+        (argv, folder)
+    }
+}
+
+/// The runner `name` installed for the project in `folder`: `node_modules/.bin/NAME` there or
+/// in a folder above it up to `top` (a workspace's packages are installed at its root), as
+/// Node looks a package up.
+pub(super) fn installed_bin(folder: &Path, top: &Path, name: &str) -> Option<PathBuf> {
+    folder
+        .ancestors()
+        .take_while(|d| d.starts_with(top))
+        .map(|d| d.join("node_modules/.bin").join(name))
+        .find(|bin| bin.exists())
+}
+
+/// A temporary checkout of the gated commit holds no untracked file, so none of the packages
+/// the working tree at `root` has installed: each folder of the checkout with a
+/// `package.json` gets the working tree's `node_modules` of the same folder, linked, so the
+/// runners and what the tests import resolve as they do in the working tree.
+pub(super) fn link_installed(checkout: &Path, root: &Path) {
+    let mut stack = vec![PathBuf::new()];
+    while let Some(rel) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(checkout.join(&rel)) else {
+            continue;
+        };
+        let mut manifest = false;
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+            if is_dir && name != ".git" && name != "node_modules" {
+                stack.push(rel.join(&name));
+            } else if name == "package.json" {
+                manifest = true;
+            }
+        }
+        let installed = root.join(&rel).join("node_modules");
+        let link = checkout.join(&rel).join("node_modules");
+        if manifest && installed.is_dir() && link.symlink_metadata().is_err() {
+            // Not linked: the runner then says the packages are not installed.
+            let _ = std::os::unix::fs::symlink(&installed, &link);
+        }
     }
 }
 
@@ -185,10 +234,15 @@ impl Runner for JsCommand {
         self.files.len()
     }
 
+    /// `dir` is the project's folder in the checkout: each file is looked for there by the
+    /// name its runner is given.
     fn missing(&self, dir: &Path) -> Option<&str> {
         self.files
             .iter()
-            .find(|f| !dir.join(f).exists())
+            .find(|f| {
+                let relative = super::config::under(&self.dir, f).unwrap_or(f);
+                !dir.join(relative).exists()
+            })
             .map(String::as_str)
     }
 

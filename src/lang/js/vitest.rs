@@ -9,25 +9,40 @@ use crate::run::{At, Outcome};
 
 const SCRIPT: &str = include_str!("gate_vitest.mjs");
 
+/// The argv that runs `command`'s files exactly with no report, as `gate audit` traces one:
+/// the script given to `node` inline, the files as a JSON array.
+pub(super) fn alone_argv(command: &JsCommand) -> Vec<String> {
+    let files = serde_json::to_string(&command.relative_files()).expect("strings serialize");
+    [
+        "node",
+        "--input-type=module",
+        "--eval",
+        SCRIPT,
+        "--",
+        "-",
+        &files,
+    ]
+    .map(str::to_string)
+    .to_vec()
+}
+
 pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Result<Outcome> {
+    if at.workspace.is_temporary() {
+        super::suite::link_installed(&at.workspace.dir, at.root);
+    }
     let scratch = crate::process::temp_dir("gate-vitest")
         .map_err(|e| Error::io(std::env::temp_dir(), "cannot create a scratch folder", e))?;
     let script = scratch.path().join("gate_vitest.mjs");
     let junit = scratch.path().join("junit.xml");
     let list = scratch.path().join("files.json");
     std::fs::write(&script, SCRIPT).map_err(|e| Error::io(&script, "cannot write", e))?;
-    let listed = if command.files.is_empty() {
-        "-".to_string()
-    } else {
-        let files = serde_json::to_vec(&command.relative_files()).expect("strings serialize");
-        std::fs::write(&list, files).map_err(|e| Error::io(&list, "cannot write", e))?;
-        list.display().to_string()
-    };
+    let files = serde_json::to_vec(&command.relative_files()).expect("strings serialize");
+    std::fs::write(&list, files).map_err(|e| Error::io(&list, "cannot write", e))?;
     let argv = vec![
         "node".to_string(),
         script.display().to_string(),
         junit.display().to_string(),
-        listed,
+        list.display().to_string(),
     ];
     let workspace =
         crate::repo::checkout::Workspace::in_place(&at.workspace.dir.join(&command.dir));
