@@ -165,7 +165,7 @@ impl<'a> Plans<'a> {
             ),
         ] {
             let path = dir.join(name);
-            let value = value.expect("plans serialize");
+            let value = crate::terminal::sorted(value.expect("plans serialize"));
             let mut text = serde_json::to_string_pretty(&value).expect("plans serialize");
             text.push('\n');
             std::fs::write(&path, text)

@@ -138,6 +138,47 @@ fn escape(out: &mut dyn std::fmt::Write, text: &str, keep_newlines: bool) -> std
 /// that JSON keeps raw inside a string (DEL, a C1 control, a bidi mark) is written as JSON's
 /// own `\uXXXX` escape instead — the same value to a parser, and valid JSON still, where
 /// `line`'s `\u{…}` would not be.
+/// `value` with every object's keys in sorted order: what gate prints, stores and hashes of a
+/// JSON value it builds. serde_json keeps an object's keys in insertion order in this build
+/// (a dependency, oxc_resolver, turns on its `preserve_order`); gate's documents keep the
+/// sorted order they have always had, whatever order the code built them in.
+pub(crate) fn sorted(value: serde_json::Value) -> serde_json::Value {
+    use serde_json::Value;
+    // Iterative: a document's depth is the input's, and no recursion follows input depth.
+    enum Step {
+        Visit(Value),
+        Array(usize),
+        Object(Vec<String>),
+    }
+    let mut steps = vec![Step::Visit(value)];
+    let mut done: Vec<Value> = Vec::new();
+    while let Some(step) = steps.pop() {
+        match step {
+            Step::Visit(Value::Array(items)) => {
+                steps.push(Step::Array(items.len()));
+                steps.extend(items.into_iter().rev().map(Step::Visit));
+            }
+            Step::Visit(Value::Object(map)) => {
+                let mut entries: Vec<(String, Value)> = map.into_iter().collect();
+                entries.sort_by(|a, b| a.0.cmp(&b.0));
+                let (keys, values): (Vec<String>, Vec<Value>) = entries.into_iter().unzip();
+                steps.push(Step::Object(keys));
+                steps.extend(values.into_iter().rev().map(Step::Visit));
+            }
+            Step::Visit(scalar) => done.push(scalar),
+            Step::Array(n) => {
+                let items = done.split_off(done.len() - n);
+                done.push(Value::Array(items));
+            }
+            Step::Object(keys) => {
+                let values = done.split_off(done.len() - keys.len());
+                done.push(Value::Object(keys.into_iter().zip(values).collect()));
+            }
+        }
+    }
+    done.pop().unwrap_or(Value::Null)
+}
+
 pub(crate) fn json(value: &impl serde::Serialize) -> String {
     let text = serde_json::to_string_pretty(value).expect("JSON serializes");
     // Every other control is escaped by the serializer; a newline here is the layout's.

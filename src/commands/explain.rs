@@ -139,6 +139,7 @@ fn fingerprint(print: &crate::fingerprint::Fingerprint, json: bool, styles: &Sty
             "gate": crate::version::ANALYZER,
             "fingerprint": print,
         });
+        let doc = crate::terminal::sorted(doc);
         say!("{}", crate::terminal::json(&doc));
         return Ok(crate::exit_codes::OK);
     }

@@ -79,6 +79,7 @@ pub(super) fn run(dir: &Path, test: &str, limit: u32, json: bool, db: Option<&st
             "runs": runs,
             "rollup": rollup,
         });
+        let doc = crate::terminal::sorted(doc);
         say!("{}", crate::terminal::json(&doc));
         return Ok(exit_codes::OK);
     }

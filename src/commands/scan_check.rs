@@ -82,6 +82,7 @@ pub(super) fn run(paths: &[PathBuf]) -> Result<u8> {
         "tree_sitter_ms_on_fast_files": ms(sum(|c| c.tree_time, &mut fast.iter().map(|(_, _, c)| c))),
         "fast_path_ms_on_fast_files": ms(sum(|c| c.fast_time, &mut fast.iter().map(|(_, _, c)| c))),
     });
+    let report = crate::terminal::sorted(report);
     println!("{report:#}");
     Ok(if differ.is_empty() {
         exit_codes::OK

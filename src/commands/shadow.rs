@@ -110,6 +110,7 @@ fn ingest(repo: &git2::Repository, target: Target, args: &ShadowArgs) -> Result<
             "shadow": judged,
             "exit_code": code,
         });
+        let doc = crate::terminal::sorted(doc);
         println!("{doc:#}");
     }
     Ok(code)

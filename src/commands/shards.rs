@@ -134,6 +134,7 @@ fn json(
         "recommended": s.recommended,
         "rule": suggest::RULE,
     });
+    let doc = crate::terminal::sorted(doc);
     say!("{}", crate::terminal::json(&doc));
     Ok(exit_codes::OK)
 }

@@ -58,6 +58,7 @@ pub(super) fn run(dir: &Path, run: Option<&str>, json: bool, db: Option<&str>) -
             "shards": whole.groups,
             "counts": counts.iter().map(|(v, n)| (v.name(), *n)).collect::<std::collections::BTreeMap<_, _>>(),
         });
+        let doc = crate::terminal::sorted(doc);
         say!("{}", crate::terminal::json(&doc));
         return Ok(code);
     }

@@ -126,5 +126,5 @@ pub(crate) fn environment(junit: bool, go_json: bool, leg: &str) -> serde_json::
     if go_json {
         env["go"] = version(&["go", "env", "GOVERSION"]).into();
     }
-    env
+    crate::terminal::sorted(env)
 }

@@ -92,6 +92,7 @@ impl<'a> Recorder<'a> {
         if !gated.runner_args.is_empty() {
             env["runner_args"] = serde_json::json!(gated.runner_args);
         }
+        let env = crate::terminal::sorted(env);
         let project = gated.project;
         let leg = Leg {
             run: provenance::run_id(None).0,

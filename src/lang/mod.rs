@@ -63,6 +63,12 @@ pub(crate) trait Language: Sync {
     fn loadable(&self, _path: &str) -> bool {
         false
     }
+    /// Whether a file named `name`, which no commit holds, may change its runner's run from a
+    /// folder of the code it runs (a module it loads, its configuration): a working tree
+    /// holding one cannot stand for the gated tree.
+    fn runner_loads(&self, _name: &str) -> bool {
+        false
+    }
     /// Whether its facts stop at a file's imports (Go's do), so a changed file is parsed whole
     /// for `changed_parse_errors`.
     fn stops_at_imports(&self) -> bool {
@@ -107,6 +113,12 @@ pub(crate) static LANGUAGES: [&dyn Language; 3] = [&python::Python, &go::Go, &js
 /// The language whose source `path` is, if any.
 pub(crate) fn of_source(path: &str) -> Option<&'static dyn Language> {
     LANGUAGES.iter().copied().find(|l| l.is_source(path))
+}
+
+/// Whether a file named `name` that no commit holds may change a test run (`path`'s table for
+/// Python and Go, and each language's own).
+pub(crate) fn loaded_by_runners(name: &str) -> bool {
+    crate::path::loaded_by_runners(name) || LANGUAGES.iter().any(|l| l.runner_loads(name))
 }
 
 /// The layouts of one tree: each language's that has one, in `LANGUAGES` order.

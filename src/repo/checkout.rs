@@ -99,7 +99,7 @@ pub(crate) fn not_in_place(repo: &Repository, commit: Oid) -> Result<Option<Stri
             return Ok(Some("tracked files differ from it".into()));
         }
         let path = String::from_utf8_lossy(entry.path_bytes()).into_owned();
-        if crate::path::loaded_by_runners(crate::path::file_name(&path)) {
+        if crate::lang::loaded_by_runners(crate::path::file_name(&path)) {
             untracked.push(path);
         }
     }

@@ -325,7 +325,6 @@ fn what_installs_compiles_or_configures_the_tests_is_named_full_and_runs_the_sui
 }
 
 #[test]
-#[ignore = "bug: src/path.rs `loaded_by_runners` (read by repo/checkout.rs `not_in_place`) knows no JavaScript file: an untracked vitest.config.ts, setup file or source runs in place"]
 fn untracked_javascript_that_would_change_the_run_moves_it_to_a_temporary_checkout() {
     let t = repo("exact");
     t.append("test/math.test.ts", "// touched\n");
@@ -724,7 +723,6 @@ fn with_test_line(t: &TestRepo, imports: &str, line: &str) -> Value {
 }
 
 #[test]
-#[ignore = "bug: src/lang/js/config.rs `Keys::known` refuses `exclude: [...configDefaults.exclude, 'e2e/**']`, the form Vitest's documentation gives for adding to its default excludes"]
 fn vitest_s_own_defaults_spread_into_exclude_are_read() {
     let t = repo("vitest");
     let r = with_test_line(
@@ -741,7 +739,6 @@ fn vitest_s_own_defaults_spread_into_exclude_are_read() {
 }
 
 #[test]
-#[ignore = "bug: src/lang/js/literal.rs `Lit::text` shows an array or object gate cannot read whole as Rust's Debug form (`Arr([Unknown(\"...more\"), Str(…)])`), not as the file wrote it"]
 fn a_refused_vitest_key_is_quoted_as_the_file_wrote_it() {
     let t = repo("vitest");
     let r = with_test_line(

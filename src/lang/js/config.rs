@@ -143,8 +143,6 @@ pub(super) const JEST_CONFIGS: &[&str] = &[
     "jest.config.json",
 ];
 
-pub(super) const VITEST_INCLUDE: &str = "**/*.{test,spec}.?(c|m)[jt]s?(x)";
-pub(super) const VITEST_EXCLUDE: &[&str] = &["**/node_modules/**", "**/.git/**"];
 const JEST_MATCH: &[&str] = &[
     "**/__tests__/**/*.?([mc])[jt]s?(x)",
     "**/?(*.)+(spec|test).?([mc])[jt]s?(x)",
@@ -194,7 +192,10 @@ pub(super) fn project(
 }
 
 /// What a configuration file imports (not its type-only imports).
-pub(super) fn imports_of(config: Option<&str>, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Vec<String> {
+pub(super) fn imports_of(
+    config: Option<&str>,
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> Vec<String> {
     let Some(config) = config.filter(|c| super::is_js(c)) else {
         return Vec::new();
     };
@@ -329,7 +330,7 @@ fn jest_config(file: &str, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Result<Lit
             .map(|v| literal::of_json(&v))
             .map_err(|e| format!("{file}: not JSON: {e}"))
     } else {
-        Ok(literal::exported(file, &bytes))
+        Ok(literal::exported(file, &bytes, &literal::VITEST_4))
     }
 }
 
@@ -578,7 +579,7 @@ mod tests {
 
     #[test]
     fn vitest_and_jest_defaults_match_what_the_runners_collect() {
-        let vitest = globs(&[VITEST_INCLUDE.to_string()], None).unwrap();
+        let vitest = globs(&[super::super::literal::VITEST_4.include.to_string()], None).unwrap();
         for yes in [
             "a.test.ts",
             "src/x/b.spec.tsx",

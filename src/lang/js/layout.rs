@@ -236,7 +236,11 @@ fn nested(manifest: &str, manifests: &[&String]) -> bool {
 /// The project that runs `path`: the first (deepest) whose tests it is one of, else the first
 /// whose folder holds it (whose aliases its imports resolve through).
 fn owner<'p>(projects: &'p [TestProject], path: &str) -> Option<&'p TestProject> {
-    let holding = || projects.iter().filter(|p| config::under(&p.dir, path).is_some());
+    let holding = || {
+        projects
+            .iter()
+            .filter(|p| config::under(&p.dir, path).is_some())
+    };
     holding()
         .find(|p| p.is_test(path))
         .or_else(|| holding().next())
@@ -666,21 +670,36 @@ mod resolution {
     }
 
     fn targets(files: &[(&str, &str)], path: &str) -> Vec<String> {
-        edges_of(files, path).into_iter().map(|(to, _)| to).collect()
+        edges_of(files, path)
+            .into_iter()
+            .map(|(to, _)| to)
+            .collect()
     }
 
     #[test]
     fn node_and_typescript_rules_resolve_over_the_tree() {
         let files = [
-            ("package.json", r#"{"name":"root","workspaces":["packages/*"],"devDependencies":{"vitest":"4"}}"#),
-            ("tsconfig.json", r#"{ "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["src/*"] } } }"#),
+            (
+                "package.json",
+                r#"{"name":"root","workspaces":["packages/*"],"devDependencies":{"vitest":"4"}}"#,
+            ),
+            (
+                "tsconfig.json",
+                r#"{ "compilerOptions": { "baseUrl": ".", "paths": { "@/*": ["src/*"] } } }"#,
+            ),
             ("src/a.ts", ""),
             ("src/b/index.ts", ""),
             ("src/c.tsx", ""),
             ("src/data.json", "{}"),
-            ("packages/util/package.json", r#"{"name":"@org/util","exports":{".":{"import":"./dist/index.js"}}}"#),
+            (
+                "packages/util/package.json",
+                r#"{"name":"@org/util","exports":{".":{"import":"./dist/index.js"}}}"#,
+            ),
             ("packages/util/src/index.ts", ""),
-            ("src/x.test.ts", "import { a } from './a.js';\nimport b from '@/b';\nimport c from './c.js';\nimport d from './data.json';\nimport u from '@org/util';\nimport fs from 'node:fs';\nimport ext from 'left-pad';\nimport type { T } from './a';\n"),
+            (
+                "src/x.test.ts",
+                "import { a } from './a.js';\nimport b from '@/b';\nimport c from './c.js';\nimport d from './data.json';\nimport u from '@org/util';\nimport fs from 'node:fs';\nimport ext from 'left-pad';\nimport type { T } from './a';\n",
+            ),
         ];
         assert_eq!(
             targets(&files, "src/x.test.ts"),
@@ -703,7 +722,10 @@ mod resolution {
             ("src/locale/en.ts", ""),
             ("src/locale/fr/index.ts", ""),
             ("src/other.ts", ""),
-            ("src/i18n.ts", "export const load = (l) => import(`./locale/${l}.js`);\n"),
+            (
+                "src/i18n.ts",
+                "export const load = (l) => import(`./locale/${l}.js`);\n",
+            ),
         ];
         assert_eq!(
             targets(&files, "src/i18n.ts"),
@@ -756,10 +778,16 @@ mod projects {
             ("a.test.ts", ""),
         ]);
         let why = layout.broken().expect("refused");
-        assert!(why.contains("vitest.config.ts") && why.contains("test.include"), "{why}");
+        assert!(
+            why.contains("vitest.config.ts") && why.contains("test.include"),
+            "{why}"
+        );
         let spread = load(&[
             ("package.json", r#"{"devDependencies":{"vitest":"4"}}"#),
-            ("vitest.config.mjs", "export default { test: { ...shared } };\n"),
+            (
+                "vitest.config.mjs",
+                "export default { test: { ...shared } };\n",
+            ),
         ]);
         let why = spread.broken().expect("refused");
         assert!(why.contains("a spread"), "{why}");
@@ -781,7 +809,11 @@ mod projects {
         // `<rootDir>/dist/` ignores the project's dist/ only, as Jest matches it.
         assert_eq!(
             layout.tests(),
-            ["src/dist/c.test.js".to_string(), "test/a.test.js".to_string()].into()
+            [
+                "src/dist/c.test.js".to_string(),
+                "test/a.test.js".to_string()
+            ]
+            .into()
         );
         let project = &layout.projects[0];
         assert_eq!(project.setup, vec!["test/setup.js"]);
@@ -798,7 +830,10 @@ mod projects {
             ),
             ("setup.ts", ""),
             ("packages/a/package.json", "{}"),
-            ("packages/a/vitest.config.ts", "export default { test: { include: ['spec/**/*.ts'] } };\n"),
+            (
+                "packages/a/vitest.config.ts",
+                "export default { test: { include: ['spec/**/*.ts'] } };\n",
+            ),
             ("packages/a/spec/x.ts", ""),
             ("packages/a/src/y.test.ts", ""),
             ("packages/b/src/z.test.ts", ""),

@@ -59,10 +59,30 @@ impl Lit {
         }
     }
 
+    /// As the file wrote it, near enough to find it there.
     pub(super) fn text(&self) -> String {
         match self {
             Lit::Unknown(t) => t.clone(),
-            other => format!("{other:?}"),
+            Lit::Str(s) => format!("'{s}'"),
+            Lit::Path(p) => format!("'{p}'"),
+            Lit::Regex(r) => format!("/{r}/"),
+            Lit::Bool(b) => b.to_string(),
+            Lit::Num => "a number".to_string(),
+            Lit::Arr(items) => format!(
+                "[{}]",
+                items.iter().map(Lit::text).collect::<Vec<_>>().join(", ")
+            ),
+            Lit::Obj(entries) => format!(
+                "{{ {} }}",
+                entries
+                    .iter()
+                    .map(|(k, v)| match v {
+                        Lit::Unknown(t) if k == "*" => t.clone(),
+                        v => format!("{k}: {}", v.text()),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         }
     }
 
@@ -92,7 +112,7 @@ fn from(dir: &str, path: &str) -> String {
 
 /// The exported configuration of the file `path` (its text `bytes`): `export default …` or
 /// `module.exports = …`, seen through `defineConfig(…)` and its kin.
-pub(super) fn exported(path: &str, bytes: &[u8]) -> Lit {
+pub(super) fn exported(path: &str, bytes: &[u8], defaults: &Defaults) -> Lit {
     let Some(tree) = super::analyze::parse(Dialect::of(path), bytes) else {
         return Lit::Unknown("the file does not parse".into());
     };
@@ -100,6 +120,7 @@ pub(super) fn exported(path: &str, bytes: &[u8]) -> Lit {
         src: bytes,
         file: path,
         bindings: bindings(&tree, bytes),
+        defaults,
     };
     let root = tree.root_node();
     let mut cursor = root.walk();
@@ -183,7 +204,33 @@ struct Reader<'s, 't> {
     src: &'s [u8],
     file: &'s str,
     bindings: BTreeMap<String, Node<'t>>,
+    defaults: &'s Defaults,
 }
+
+/// Vitest's default test globs, which `vitest/config` exports by name: they changed with its
+/// major version.
+pub(super) struct Defaults {
+    pub include: &'static str,
+    pub exclude: &'static [&'static str],
+}
+
+/// Vitest 4's defaults: only installed packages and git's folder are left out.
+pub(super) const VITEST_4: Defaults = Defaults {
+    include: "**/*.{test,spec}.?(c|m)[jt]s?(x)",
+    exclude: &["**/node_modules/**", "**/.git/**"],
+};
+
+/// Vitest 1 to 3's: builds, Cypress's folders, tools' caches and configuration files too.
+pub(super) const VITEST_3: Defaults = Defaults {
+    include: "**/*.{test,spec}.?(c|m)[jt]s?(x)",
+    exclude: &[
+        "**/node_modules/**",
+        "**/dist/**",
+        "**/cypress/**",
+        "**/.{idea,git,cache,output,temp}/**",
+        "**/{karma,rollup,webpack,vite,vitest,jest,ava,babel,nyc,cypress,tsup,build,eslint,prettier}.config.*",
+    ],
+};
 
 impl Reader<'_, '_> {
     fn text(&self, node: Node<'_>) -> &str {
@@ -234,21 +281,52 @@ impl Reader<'_, '_> {
             "number" => Lit::Num,
             "array" => {
                 let mut c = node.walk();
-                Lit::Arr(
-                    node.named_children(&mut c)
-                        .map(|n| self.value(n, next))
-                        .collect(),
-                )
+                let mut items = Vec::new();
+                for item in node
+                    .named_children(&mut c)
+                    .filter(|n| n.kind() != "comment")
+                {
+                    match (item.kind(), self.value(item, next)) {
+                        // `[...configDefaults.exclude, 'e2e/**']`: a known list spread in.
+                        ("spread_element", Lit::Arr(spread)) => items.extend(spread),
+                        (_, value) => items.push(value),
+                    }
+                }
+                Lit::Arr(items)
             }
+            "spread_element" => match node.named_child(0) {
+                Some(inner) => match self.value(inner, next) {
+                    known @ Lit::Arr(_) => known,
+                    _ => self.unknown(node),
+                },
+                None => self.unknown(node),
+            },
+
             "object" => self.object(node, next),
             "parenthesized_expression" | "as_expression" | "satisfies_expression" => node
                 .named_child(0)
                 .map_or_else(|| self.unknown(node), |n| self.value(n, next)),
             "identifier" => match self.bindings.get(self.text(node)) {
                 Some(bound) => self.value(*bound, next),
+                None => self.constant(node),
+            },
+            "member_expression" => self.constant(node),
+            "call_expression" => self.call(node, next),
+            _ => match self.path(node) {
+                Some(path) => Lit::Path(path),
                 None => self.unknown(node),
             },
-            "call_expression" => self.call(node, next),
+        }
+    }
+
+    /// Vitest's own defaults by the names `vitest/config` exports (`configDefaults.exclude`,
+    /// `defaultExclude`, `defaultInclude`), as the project's Vitest has them.
+    fn constant(&self, node: Node<'_>) -> Lit {
+        let strings =
+            |list: &[&str]| Lit::Arr(list.iter().map(|s| Lit::Str(s.to_string())).collect());
+        match self.text(node) {
+            "configDefaults.exclude" | "defaultExclude" => strings(self.defaults.exclude),
+            "configDefaults.include" | "defaultInclude" => strings(&[self.defaults.include]),
             _ => match self.path(node) {
                 Some(path) => Lit::Path(path),
                 None => self.unknown(node),

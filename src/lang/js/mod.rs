@@ -73,6 +73,25 @@ impl super::Language for Js {
         WHOLE_SUITE
     }
 
+    /// Its modules, its manifests and the runners', compilers' and transformers' configuration.
+    fn runner_loads(&self, name: &str) -> bool {
+        is_js(name)
+            || name == "package.json"
+            || [
+                "vitest.config.",
+                "vitest.workspace.",
+                "vite.config.",
+                "jest.config.",
+                "babel.config.",
+                ".babelrc",
+                ".swcrc",
+                "tsconfig",
+                "jsconfig",
+            ]
+            .iter()
+            .any(|p| name.starts_with(p))
+    }
+
     fn plan_role(&self, _path: &str) -> Option<&'static str> {
         Some("js")
     }

@@ -4,11 +4,19 @@
 //! inline configuration, run from the folder that lists them.
 
 use super::config::{
-    Keys, Matcher, RunnerKind, TestProject, VITE_CONFIGS, VITEST_CONFIGS, VITEST_EXCLUDE,
-    VITEST_INCLUDE, globs, imports_of, place, relative_to, under, vite_aliases,
+    Keys, Matcher, RunnerKind, TestProject, VITE_CONFIGS, VITEST_CONFIGS, globs, imports_of, place,
+    relative_to, under, vite_aliases,
 };
-use super::literal::{self, Lit};
+use super::literal::{self, Defaults, Lit, VITEST_3, VITEST_4};
 use std::collections::BTreeSet;
+
+/// What Vitest's configuration is read against: the tree's files, a reader of one, and the
+/// defaults of the Vitest the project locks.
+struct At<'a> {
+    files: &'a BTreeSet<String>,
+    read: &'a dyn Fn(&str) -> Option<Vec<u8>>,
+    defaults: &'static Defaults,
+}
 
 const WORKSPACE_FILES: &[&str] = &[
     "vitest.workspace.ts",
@@ -26,8 +34,13 @@ pub(super) fn projects(
     files: &BTreeSet<String>,
     read: &dyn Fn(&str) -> Option<Vec<u8>>,
 ) -> Result<Vec<TestProject>, String> {
+    let at = &At {
+        files,
+        read,
+        defaults: defaults(dir, files, read),
+    };
     let value = match &config {
-        Some(file) => exported(file, read)?,
+        Some(file) => exported(file, at)?,
         None => Lit::Obj(Vec::new()),
     };
     let file = config.as_deref().unwrap_or("vitest's defaults");
@@ -38,21 +51,21 @@ pub(super) fn projects(
     };
     let listed = match (keys.known("test.projects")?, keys.known("test.workspace")?) {
         (Some(list), _) | (None, Some(list)) => Some((list.clone(), file.to_string())),
-        (None, None) => workspace_file(dir, files, read)?,
+        (None, None) => workspace_file(dir, at)?,
     };
     match listed {
         Some((Lit::Arr(entries), from)) => {
-            let root = project(dir, config.clone(), &value, read)?;
+            let root = project(dir, config.clone(), &value, at)?;
             let mut out = Vec::new();
             for entry in &entries {
-                out.extend(listed_project(dir, &from, entry, &root, files, read)?);
+                out.extend(listed_project(dir, &from, entry, &root, at)?);
             }
             // `!packages/skip`: a folder the positive globs matched that is no project.
             for entry in &entries {
                 if let Lit::Str(negated) = entry
                     && let Some(pattern) = negated.strip_prefix('!')
                 {
-                    let left_out = matches(dir, pattern, files)
+                    let left_out = matches(dir, pattern, at.files)
                         .map_err(|e| format!("{from}: Vitest project `{negated}`: {e}"))?;
                     out.retain(|p| !left_out.contains(&p.dir));
                 }
@@ -63,19 +76,19 @@ pub(super) fn projects(
             "{from}: Vitest's projects are not a literal list: {}",
             other.text()
         )),
-        None => Ok(vec![project(dir, config, &value, read)?]),
+        None => Ok(vec![project(dir, config, &value, at)?]),
     }
 }
 
 /// A configuration file's exported object.
-fn exported(file: &str, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Result<Lit, String> {
-    let bytes = read(file).ok_or_else(|| format!("{file}: cannot be read"))?;
+fn exported(file: &str, at: &At<'_>) -> Result<Lit, String> {
+    let bytes = (at.read)(file).ok_or_else(|| format!("{file}: cannot be read"))?;
     let value = if file.ends_with(".json") {
         serde_json::from_slice::<serde_json::Value>(&bytes)
             .map(|v| literal::of_json(&v))
             .map_err(|e| format!("{file}: not JSON: {e}"))?
     } else {
-        literal::exported(file, &bytes)
+        literal::exported(file, &bytes, at.defaults)
     };
     if matches!(value, Lit::Obj(_) | Lit::Arr(_)) {
         Ok(value)
@@ -88,19 +101,15 @@ fn exported(file: &str, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Result<Lit, S
 }
 
 /// A `vitest.workspace.*` file of `dir`: its list, with the file.
-fn workspace_file(
-    dir: &str,
-    files: &BTreeSet<String>,
-    read: &dyn Fn(&str) -> Option<Vec<u8>>,
-) -> Result<Option<(Lit, String)>, String> {
+fn workspace_file(dir: &str, at: &At<'_>) -> Result<Option<(Lit, String)>, String> {
     let Some(file) = WORKSPACE_FILES
         .iter()
         .map(|f| crate::path::join(dir, f))
-        .find(|f| files.contains(f))
+        .find(|f| at.files.contains(f))
     else {
         return Ok(None);
     };
-    Ok(Some((exported(&file, read)?, file)))
+    Ok(Some((exported(&file, at)?, file)))
 }
 
 /// One entry of a `projects` list: a glob of folders and configuration files (each folder a
@@ -111,8 +120,7 @@ fn listed_project(
     from: &str,
     entry: &Lit,
     root: &TestProject,
-    files: &BTreeSet<String>,
-    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    at: &At<'_>,
 ) -> Result<Vec<TestProject>, String> {
     let in_project = |mut p: TestProject| {
         p.run_dir = dir.to_string();
@@ -121,25 +129,25 @@ fn listed_project(
     match entry {
         Lit::Str(pattern) if pattern.starts_with('!') => Ok(Vec::new()),
         Lit::Str(pattern) | Lit::Path(pattern) => {
-            let matched = matches(dir, pattern, files)
+            let matched = matches(dir, pattern, at.files)
                 .map_err(|e| format!("{from}: Vitest project `{pattern}`: {e}"))?;
             let mut out = Vec::new();
             for path in matched {
-                let (folder, config) = if files.contains(&path) {
+                let (folder, config) = if at.files.contains(&path) {
                     (crate::path::parent(&path).to_string(), Some(path))
                 } else {
                     let config = VITEST_CONFIGS
                         .iter()
                         .chain(VITE_CONFIGS)
                         .map(|c| crate::path::join(&path, c))
-                        .find(|c| files.contains(c));
+                        .find(|c| at.files.contains(c));
                     (path, config)
                 };
                 let value = match &config {
-                    Some(file) => exported(file, read)?,
+                    Some(file) => exported(file, at)?,
                     None => Lit::Obj(Vec::new()),
                 };
-                out.push(in_project(project(&folder, config, &value, read)?));
+                out.push(in_project(project(&folder, config, &value, at)?));
             }
             Ok(out)
         }
@@ -153,7 +161,7 @@ fn listed_project(
                 Some(root) => relative_to(dir, &root),
                 None => dir.to_string(),
             };
-            let mut p = project(&folder, None, entry, read)?;
+            let mut p = project(&folder, None, entry, at)?;
             if matches!(entry.get("extends"), Some(Lit::Bool(true))) {
                 p.setup.extend(root.setup.iter().cloned());
                 p.setup_specs.extend(root.setup_specs.iter().cloned());
@@ -198,7 +206,7 @@ fn project(
     dir: &str,
     config: Option<String>,
     value: &Lit,
-    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    at: &At<'_>,
 ) -> Result<TestProject, String> {
     let file = config.as_deref().unwrap_or("vitest's defaults");
     let keys = Keys { value, file, dir };
@@ -212,11 +220,11 @@ fn project(
     let test_dir = keys.strings("test.dir")?.into_iter().next();
     let mut include = keys.strings("test.include")?;
     if include.is_empty() {
-        include.push(VITEST_INCLUDE.to_string());
+        include.push(at.defaults.include.to_string());
     }
     let mut exclude = keys.strings("test.exclude")?;
     if keys.known("test.exclude")?.is_none() {
-        exclude = VITEST_EXCLUDE.iter().map(|s| s.to_string()).collect();
+        exclude = at.defaults.exclude.iter().map(|s| s.to_string()).collect();
     }
     let prefix = test_dir
         .map(|d| relative_to(dir, &d))
@@ -242,11 +250,56 @@ fn project(
         dir: dir.to_string(),
         run_dir: dir.to_string(),
         runner: RunnerKind::Vitest,
-        config_imports: imports_of(config.as_deref(), read),
+        config_imports: imports_of(config.as_deref(), at.read),
         config,
         matcher: Matcher::Globs { include, exclude },
         setup,
         setup_specs,
         aliases,
     })
+}
+
+/// The defaults of the Vitest the lock file nearest `dir` installs: Vitest 1 to 3 leave more
+/// out than 4 does. Unknown, Vitest 4's, which leave less out: a file gate counts as a test
+/// that Vitest does not collect is a broken run, never a missed test.
+fn defaults(
+    dir: &str,
+    files: &BTreeSet<String>,
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> &'static Defaults {
+    let patterns = [
+        (
+            "package-lock.json",
+            r#""node_modules/vitest":\s*\{\s*"version":\s*"(\d+)\."#,
+        ),
+        ("pnpm-lock.yaml", r"(?m)^\s*'?/?vitest@(\d+)\."),
+        (
+            "yarn.lock",
+            r#"(?m)^"?vitest@[^\n]*\n\s*version:?\s*"?(\d+)\."#,
+        ),
+    ];
+    let mut folder = Some(dir);
+    while let Some(d) = folder {
+        for (name, pattern) in patterns {
+            let lock = crate::path::join(d, name);
+            if !files.contains(&lock) {
+                continue;
+            }
+            let text = read(&lock).map(|b| String::from_utf8_lossy(&b).into_owned());
+            let major = text.and_then(|t| {
+                regex::Regex::new(pattern)
+                    .ok()?
+                    .captures(&t)?
+                    .get(1)?
+                    .as_str()
+                    .parse::<u32>()
+                    .ok()
+            });
+            if let Some(major) = major {
+                return if major < 4 { &VITEST_3 } else { &VITEST_4 };
+            }
+        }
+        folder = (!d.is_empty()).then(|| crate::path::parent(d));
+    }
+    &VITEST_4
 }
