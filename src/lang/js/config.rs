@@ -218,20 +218,7 @@ fn jest_project(
     manifest: &serde_json::Value,
     read: &dyn Fn(&str) -> Option<Vec<u8>>,
 ) -> Result<TestProject, String> {
-    let (value, file) = match (&config, manifest.get("jest")) {
-        (Some(file), _) => (jest_config(file, read)?, file.clone()),
-        (None, Some(v)) => (
-            literal::of_json(v),
-            crate::path::join(dir, "package.json") + " `jest`",
-        ),
-        (None, None) => (Lit::Obj(Vec::new()), "jest's defaults".to_string()),
-    };
-    if !matches!(value, Lit::Obj(_)) {
-        return Err(format!(
-            "{file}: its configuration is not a literal object: {}; gate cannot tell its tests",
-            value.text()
-        ));
-    }
+    let (value, file) = jest_value(dir, config.as_deref(), manifest, read)?;
     let keys = Keys {
         value: &value,
         file: &file,
@@ -320,6 +307,31 @@ fn jest_project(
         aliases,
         config_imports: Vec::new(),
     })
+}
+
+/// A Jest project's configuration and where it was read: its configuration file, its
+/// manifest's `jest` key, or Jest's defaults.
+fn jest_value(
+    dir: &str,
+    config: Option<&str>,
+    manifest: &serde_json::Value,
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+) -> Result<(Lit, String), String> {
+    let (value, file) = match (config, manifest.get("jest")) {
+        (Some(file), _) => (jest_config(file, read)?, file.to_string()),
+        (None, Some(v)) => (
+            literal::of_json(v),
+            crate::path::join(dir, "package.json") + " `jest`",
+        ),
+        (None, None) => (Lit::Obj(Vec::new()), "jest's defaults".to_string()),
+    };
+    if !matches!(value, Lit::Obj(_)) {
+        return Err(format!(
+            "{file}: its configuration is not a literal object: {}; gate cannot tell its tests",
+            value.text()
+        ));
+    }
+    Ok((value, file))
 }
 
 /// A Jest configuration file's value: JSON, or a module's export.
