@@ -29,8 +29,11 @@ pub(super) fn file_edges(
     let go = crate::lang::go::gomod::is_go(path);
     // A language that reads the tree's configuration resolves its own imports.
     if let Some(layout) = tree.layouts.of(path) {
-        let mut add = |to, kind, line, detail| edges.add(path, to, kind, line, detail);
-        layout.edges(tree, path, f, &mut add);
+        let mut found = crate::lang::Found {
+            edge: &mut |to, kind, line, detail| edges.add(path, to, kind, line, detail),
+            unbounded: &mut |line, text| unbounded.push((path.to_string(), line, text)),
+        };
+        layout.edges(tree, path, f, &mut found);
     // Go files under testdata/ (or `_x/`, `.x/`) are inputs of tests, not packages: their
     // imports are no one's dependencies.
     } else if !(go && crate::lang::go::gomod::ignored_dir(path)) {

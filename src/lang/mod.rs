@@ -86,15 +86,8 @@ pub(crate) trait Layout: Send + Sync {
     /// Its test units in the tree.
     fn tests(&self) -> BTreeSet<String>;
     /// Adds the edges of `path`'s imports (`facts.imports`, as its analyser wrote them) and
-    /// of what its configuration says `path` needs (a setup file, a snapshot): to, kind,
-    /// line, detail.
-    fn edges(
-        &self,
-        tree: &Tree<'_>,
-        path: &str,
-        facts: &Facts,
-        add: &mut dyn FnMut(String, EdgeKind, u32, String),
-    );
+    /// of what its configuration says `path` needs (a setup file, a snapshot) to `found`.
+    fn edges(&self, tree: &Tree<'_>, path: &str, facts: &Facts, found: &mut Found<'_>);
     /// A digest of everything it was read from: a graph built under another is not reused.
     fn digest(&self) -> u64;
     /// Whether its analysis reads every dependency its sources have in this tree (as
@@ -105,6 +98,13 @@ pub(crate) trait Layout: Send + Sync {
     fn broken(&self) -> Option<String>;
     /// Itself, for its own language's suite to read back what it holds.
     fn as_any(&self) -> &dyn std::any::Any;
+}
+
+/// Where a layout's edges go: each edge (to, kind, line, detail), and each load whose target
+/// it cannot tell (line, text: the `may_load` bound, as a run-time name with nothing literal).
+pub(crate) struct Found<'a> {
+    pub edge: &'a mut dyn FnMut(String, EdgeKind, u32, String),
+    pub unbounded: &'a mut dyn FnMut(u32, String),
 }
 
 /// Every language gate gates, in the order a path is offered to them.

@@ -437,7 +437,10 @@ fn tests_of(
     go: &GoLayout,
     read: impl Fn(&str) -> Option<Vec<u8>>,
 ) -> BTreeSet<String> {
+    // A tree with no Python and no pytest configuration has no Python tests: its `test*.txt`
+    // files are another language's data, which no pytest collects.
     let python = match framework.kind {
+        _ if !has_python(&snapshot.files) => Vec::new(),
         Kind::Pytest => discovery.tests(&snapshot.files, doctests),
         Kind::Unittest | Kind::Django => framework.tests(&snapshot.files),
     };
@@ -468,6 +471,18 @@ fn tests_of(
             .map(graph::go_tests),
     );
     tests
+}
+
+/// Whether a tree has Python: a Python source, or a file that configures pytest.
+fn has_python(files: &BTreeSet<String>) -> bool {
+    const CONFIGS: &[&str] = &[
+        "pytest.ini",
+        ".pytest.ini",
+        "pyproject.toml",
+        "tox.ini",
+        "setup.cfg",
+    ];
+    CONFIGS.iter().any(|c| files.contains(*c)) || files.iter().any(|f| crate::path::is_python(f))
 }
 
 /// The doctest options the runner runs under. Doctests are tests: `PYTEST_ADDOPTS` (the

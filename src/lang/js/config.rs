@@ -179,7 +179,8 @@ pub(super) fn project(
     let jest = jest_config.is_some() || manifest.get("jest").is_some() || mentions("jest");
     if vitest && !(jest && jest_first) {
         let config = vitest_config.or(vite_config.filter(|_| mentions("vitest")));
-        return super::vitest_config::projects(dir, config, files, read);
+        let typecheck = test_script.is_some_and(|s| s.contains("--typecheck"));
+        return super::vitest_config::projects(dir, config, (files, typecheck), read);
     }
     if jest {
         let project = jest_project(dir, jest_config, manifest, read)?;

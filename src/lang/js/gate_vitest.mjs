@@ -29,15 +29,15 @@ const vitest = await createVitest('test', {
     : { reporters: ['default', ['junit', { addFileAttribute: true }]], outputFile: { junit: out } }),
 });
 await vitest.standalone();
-const specs = [];
 const list = listed.startsWith('[') ? listed : readFileSync(listed, 'utf8');
 const files = JSON.parse(list).map((f) => resolve(f));
-const strays = [];
-for (const file of files) {
-  const projects = vitest.projects.filter((p) => p.matchesTestGlob(file));
-  for (const p of projects) specs.push(p.createSpecification(file));
-  if (projects.length === 0) strays.push(file);
-}
+// Vitest's own collection, each file with the pool it runs in (a type test, `*.test-d.ts`,
+// runs in the type checker's): the listed files are picked from it, never given to a pool
+// gate chose.
+const wanted = new Set(files);
+const specs = (await vitest.globTestSpecifications()).filter((s) => wanted.has(s.moduleId));
+const found = new Set(specs.map((s) => s.moduleId));
+const strays = files.filter((f) => !found.has(f));
 if (strays.length > 0) {
   console.error(`gate: no Vitest project collects ${strays.join(', ')}`);
   await vitest.close();

@@ -9,7 +9,7 @@ use super::config::{self, Alias, Find, TestProject};
 use super::fs::{self, TreeFs};
 use crate::analyze::facts::{Facts, Import};
 use crate::graph::{EdgeKind, Tree};
-use crate::lang::Layout;
+use crate::lang::{Found, Layout};
 use oxc_resolver::{ResolveError, ResolveOptions, ResolverGeneric, TsconfigDiscovery};
 use std::collections::{BTreeMap, BTreeSet};
 use std::hash::{Hash, Hasher};
@@ -19,6 +19,10 @@ pub(crate) struct JsLayout {
     pub projects: Vec<TestProject>,
     /// Workspace package name → its folder.
     packages: BTreeMap<String, String>,
+    /// Every package a manifest of the tree names (its own, its dependencies of every kind):
+    /// a bare specifier naming none of them is no installed package, but what a plugin or an
+    /// alias gate did not read resolves.
+    declared: BTreeSet<String>,
     /// Manifests and compiler configurations, by path: what the resolver reads.
     texts: BTreeMap<String, Vec<u8>>,
     tests: BTreeSet<String>,
@@ -81,15 +85,18 @@ impl JsLayout {
             }
             texts.insert((*manifest).clone(), bytes);
         }
-        for config in files
-            .iter()
-            .filter(|f| is_compiler_config(f) && !in_node_modules(f))
-        {
+        // Compiler configurations, and a committed package's manifest (its `exports`).
+        let resolver_reads = |f: &&String| {
+            (is_compiler_config(f) && !in_node_modules(f))
+                || (in_node_modules(f) && crate::path::file_name(f) == "package.json")
+        };
+        for config in files.iter().filter(resolver_reads) {
             if let Some(bytes) = read(config) {
                 texts.insert(config.clone(), bytes);
             }
         }
         let packages = workspace_packages(&parsed, read);
+        let declared = declared(&parsed, &packages);
         let mut projects = Vec::new();
         for (dir, manifest) in &parsed {
             match config::project(dir, manifest, files, read) {
@@ -123,6 +130,7 @@ impl JsLayout {
         Some(JsLayout {
             projects,
             packages,
+            declared,
             texts,
             tests,
             digest: hasher.finish(),
@@ -143,12 +151,9 @@ impl JsLayout {
                 .iter()
                 .map(|(name, dir)| (format!("node_modules/{name}"), dir.clone()))
                 .collect();
-            let files: BTreeSet<String> = tree
-                .files
-                .iter()
-                .filter(|f| !in_node_modules(f))
-                .cloned()
-                .collect();
+            // Committed packages under `node_modules/` too: a bare specifier finds them as
+            // Node does.
+            let files: BTreeSet<String> = tree.files.clone();
             let tree_fs = TreeFs::new(files, self.texts.clone(), links);
             Resolvers {
                 typed: ResolverGeneric::new_with_file_system(
@@ -160,23 +165,25 @@ impl JsLayout {
         })
     }
 
-    /// The files `spec`, imported by `from`, may load: `None` when it is external (a package
-    /// no workspace holds, a Node built-in).
-    fn resolve(&self, tree: &Tree<'_>, from: &str, spec: &str) -> Vec<String> {
+    /// The files `spec`, imported by `from`, may load (none when it is external: an installed
+    /// package, a Node built-in); `None` when gate cannot tell: a bare specifier that names no
+    /// package the tree declares and that nothing gate read resolves.
+    fn resolve(&self, tree: &Tree<'_>, from: &str, spec: &str) -> Option<Vec<String>> {
         let aliased = self
             .project_of(from)
             .map(|p| alias(&p.aliases, spec))
             .unwrap_or_default();
         if !aliased.is_empty() {
-            return aliased
-                .iter()
-                .flat_map(|s| self.resolve_one(tree, from, s))
-                .collect();
+            let mut out = Vec::new();
+            for s in &aliased {
+                out.extend(self.resolve_one(tree, from, s)?);
+            }
+            return Some(out);
         }
         self.resolve_one(tree, from, spec)
     }
 
-    fn resolve_one(&self, tree: &Tree<'_>, from: &str, spec: &str) -> Vec<String> {
+    fn resolve_one(&self, tree: &Tree<'_>, from: &str, spec: &str) -> Option<Vec<String>> {
         let resolvers = self.resolvers(tree);
         let file = fs::absolute(from);
         // A `/`-rooted specifier names a file of the project (Vite's root), written as a tree
@@ -194,17 +201,18 @@ impl JsLayout {
             | Err(ResolveError::Json(_)) => resolvers.plain.resolve_file(&file, spec),
             other => other,
         };
-        match found {
+        Some(match found {
             Ok(resolution) => match fs::relative(resolution.path()) {
-                Some(path) if !in_node_modules(&path) => vec![path],
+                Some(path) if tree.files.contains(&path) => vec![path],
                 _ => self.package_files(tree, spec),
             },
             Err(ResolveError::Builtin { .. }) => Vec::new(),
             // Unknown beats wrong: a relative specifier that did not resolve names what a
             // plain reading of it could, a workspace package's whole folder.
             Err(_) if is_relative(spec) => plain_candidates(tree, from, spec),
-            Err(_) => self.package_files(tree, spec),
-        }
+            Err(_) if self.declared.contains(package_name(spec)) => self.package_files(tree, spec),
+            Err(_) => return None,
+        })
     }
 
     /// Every file of the workspace package `spec` names, when it names one the resolver did
@@ -222,6 +230,35 @@ impl JsLayout {
             .cloned()
             .collect()
     }
+}
+
+/// The packages the tree's manifests name: their own names, their dependencies of every kind,
+/// the workspace's packages.
+fn declared(
+    manifests: &BTreeMap<String, serde_json::Value>,
+    packages: &BTreeMap<String, String>,
+) -> BTreeSet<String> {
+    let kinds = [
+        "dependencies",
+        "devDependencies",
+        "peerDependencies",
+        "optionalDependencies",
+    ];
+    let mut out: BTreeSet<String> = packages.keys().cloned().collect();
+    for manifest in manifests.values() {
+        out.extend(
+            manifest
+                .get("name")
+                .and_then(|n| n.as_str())
+                .map(str::to_string),
+        );
+        for kind in kinds {
+            if let Some(deps) = manifest.get(kind).and_then(|d| d.as_object()) {
+                out.extend(deps.keys().cloned());
+            }
+        }
+    }
+    out
 }
 
 /// Whether another manifest sits in a folder above `manifest`'s.
@@ -414,20 +451,14 @@ impl Layout for JsLayout {
         self.tests.clone()
     }
 
-    fn edges(
-        &self,
-        tree: &Tree<'_>,
-        path: &str,
-        facts: &Facts,
-        add: &mut dyn FnMut(String, EdgeKind, u32, String),
-    ) {
+    fn edges(&self, tree: &Tree<'_>, path: &str, facts: &Facts, found: &mut Found<'_>) {
         for import in &facts.imports {
-            import_edges(self, tree, path, import, add);
+            import_edges(self, tree, path, import, found);
         }
         if self.tests.contains(path)
             && let Some(project) = self.project_of(path)
         {
-            project_edges(self, tree, path, project, add);
+            project_edges(self, tree, path, project, found);
         }
     }
 
@@ -456,7 +487,7 @@ fn import_edges(
     tree: &Tree<'_>,
     path: &str,
     import: &Import,
-    add: &mut dyn FnMut(String, EdgeKind, u32, String),
+    found: &mut Found<'_>,
 ) {
     let form = import.names.first().map_or("import", String::as_str);
     let detail = match form {
@@ -481,8 +512,22 @@ fn import_edges(
                 .collect()
         }
         "glob" => glob_files(tree, layout, path, &import.module),
-        _ => layout.resolve(tree, path, &import.module),
+        _ => match layout.resolve(tree, path, &import.module) {
+            Some(targets) => targets,
+            // A type is erased before the run: only what runs can be unknown.
+            None if form == "type" => Vec::new(),
+            None => {
+                (found.unbounded)(
+                    import.line,
+                    format!(
+                        "{detail}: no package the tree declares, resolved by nothing gate reads"
+                    ),
+                );
+                return;
+            }
+        },
     };
+    let add = &mut *found.edge;
     for to in targets {
         // A mocked module's `__mocks__` sibling replaces it (Jest and Vitest, with no factory).
         if form == "mock" {
@@ -553,13 +598,20 @@ fn project_edges(
     tree: &Tree<'_>,
     path: &str,
     project: &TestProject,
-    add: &mut dyn FnMut(String, EdgeKind, u32, String),
+    found: &mut Found<'_>,
 ) {
     let runner = project.runner.name();
     if let Some(config) = &project.config {
         for spec in &project.config_imports {
-            for to in layout.resolve(tree, config, spec) {
-                add(
+            let Some(targets) = layout.resolve(tree, config, spec) else {
+                (found.unbounded)(
+                    0,
+                    format!("{config} imports {spec}, which gate cannot resolve"),
+                );
+                continue;
+            };
+            for to in targets {
+                (found.edge)(
                     to,
                     EdgeKind::Convention,
                     0,
@@ -570,7 +622,7 @@ fn project_edges(
     }
     for setup in &project.setup {
         if tree.files.contains(setup) {
-            add(
+            (found.edge)(
                 setup.clone(),
                 EdgeKind::Convention,
                 0,
@@ -582,8 +634,9 @@ fn project_edges(
         .config
         .clone()
         .unwrap_or_else(|| crate::path::join(&project.dir, "package.json"));
+    let add = &mut *found.edge;
     for spec in &project.setup_specs {
-        for to in layout.resolve(tree, &anchor, spec) {
+        for to in layout.resolve(tree, &anchor, spec).unwrap_or_default() {
             add(
                 to,
                 EdgeKind::Convention,
@@ -658,13 +711,16 @@ mod resolution {
         let mut tree = Tree::new(&names, &links, &roots, &is_test, None, &go);
         tree.layouts = &layouts;
         let facts = crate::analyze::facts_of(path, &texts[path]);
-        let mut out = Vec::new();
-        layouts.of(path).expect("its layout").edges(
-            &tree,
-            path,
-            &facts,
-            &mut |to, _, _, detail| out.push((to, detail)),
-        );
+        let (mut out, mut unknown) = (Vec::new(), Vec::new());
+        let mut found = Found {
+            edge: &mut |to, _, _, detail| out.push((to, detail)),
+            unbounded: &mut |_, text| unknown.push(("?".to_string(), text)),
+        };
+        layouts
+            .of(path)
+            .expect("its layout")
+            .edges(&tree, path, &facts, &mut found);
+        out.extend(unknown);
         out.sort();
         out
     }
@@ -681,7 +737,7 @@ mod resolution {
         let files = [
             (
                 "package.json",
-                r#"{"name":"root","workspaces":["packages/*"],"devDependencies":{"vitest":"4"}}"#,
+                r#"{"name":"root","workspaces":["packages/*"],"dependencies":{"left-pad":"1"},"devDependencies":{"vitest":"4"}}"#,
             ),
             (
                 "tsconfig.json",
@@ -713,6 +769,25 @@ mod resolution {
                 "src/data.json",
             ]
         );
+    }
+
+    #[test]
+    fn a_bare_specifier_no_manifest_declares_is_unknown_not_external() {
+        let files = [
+            (
+                "package.json",
+                r#"{"dependencies":{"left-pad":"1"},"devDependencies":{"vitest":"4"}}"#,
+            ),
+            ("src/x.ts", ""),
+            (
+                "src/y.test.ts",
+                "import 'left-pad';\nimport x from '@/x';\nimport type { T } from '@/types';\n",
+            ),
+        ];
+        let edges = edges_of(&files, "src/y.test.ts");
+        assert_eq!(edges.len(), 1, "{edges:?}");
+        assert_eq!(edges[0].0, "?");
+        assert!(edges[0].1.starts_with("@/x"), "{edges:?}");
     }
 
     #[test]

@@ -405,6 +405,9 @@ impl Reader<'_, '_> {
         let path = match value {
             PathValue::FileDir(p) => crate::path::join(dir, p),
             PathValue::File => self.file.to_string(),
+            // `resolve('./src')`: from the working folder, where the runner reads its
+            // configuration (the configuration's own folder).
+            PathValue::Relative(p) => crate::path::join(dir, p),
             _ => return None,
         };
         (!path.contains(['*', '?', '[', '{'])).then(|| crate::path::normalize(&path))

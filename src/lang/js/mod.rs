@@ -26,14 +26,14 @@ pub(crate) const EXTENSIONS: &[&str] = &[
     ".ts", ".tsx", ".mts", ".cts", ".d.ts", ".js", ".jsx", ".mjs", ".cjs", ".json",
 ];
 
-/// Whether `path` is a JavaScript or TypeScript source outside any installed package.
+/// Whether `path` is a JavaScript or TypeScript source (a committed package's under
+/// `node_modules/` too: a test can load it).
 pub(crate) fn is_js(path: &str) -> bool {
     let ext = path.rsplit_once('.').map_or("", |(_, e)| e);
     matches!(
         ext,
         "js" | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "mts" | "cts"
-    ) && !path.starts_with("node_modules/")
-        && !path.contains("/node_modules/")
+    )
 }
 
 impl super::Language for Js {

@@ -16,7 +16,12 @@ struct At<'a> {
     files: &'a BTreeSet<String>,
     read: &'a dyn Fn(&str) -> Option<Vec<u8>>,
     defaults: &'static Defaults,
+    /// The project's `test` script runs `vitest --typecheck`.
+    typecheck: bool,
 }
+
+/// Vitest's default type tests.
+const TYPECHECK_INCLUDE: &str = "**/*.{test,spec}-d.?(c|m)[jt]s?(x)";
 
 const WORKSPACE_FILES: &[&str] = &[
     "vitest.workspace.ts",
@@ -31,13 +36,14 @@ const WORKSPACE_FILES: &[&str] = &[
 pub(super) fn projects(
     dir: &str,
     config: Option<String>,
-    files: &BTreeSet<String>,
+    (files, typecheck): (&BTreeSet<String>, bool),
     read: &dyn Fn(&str) -> Option<Vec<u8>>,
 ) -> Result<Vec<TestProject>, String> {
     let at = &At {
         files,
         read,
         defaults: defaults(dir, files, read),
+        typecheck,
     };
     let value = match &config {
         Some(file) => exported(file, at)?,
@@ -217,10 +223,29 @@ fn project(
             ));
         }
     }
+    // In-source tests are the source files that hold `import.meta.vitest`: not read yet.
+    if keys.known("test.includeSource")?.is_some() {
+        return Err(format!(
+            "{file}: `test.includeSource` is set: gate does not read in-source tests yet"
+        ));
+    }
     let test_dir = keys.strings("test.dir")?.into_iter().next();
     let mut include = keys.strings("test.include")?;
     if include.is_empty() {
         include.push(at.defaults.include.to_string());
+    }
+    // Type tests run in the type checker (`--typecheck`, `typecheck.enabled`): tests too.
+    let typecheck =
+        at.typecheck || matches!(keys.known("test.typecheck.enabled")?, Some(Lit::Bool(true)));
+    if typecheck {
+        if matches!(keys.known("test.typecheck.only")?, Some(Lit::Bool(true))) {
+            include.clear();
+        }
+        let types = keys.strings("test.typecheck.include")?;
+        if types.is_empty() {
+            include.push(TYPECHECK_INCLUDE.to_string());
+        }
+        include.extend(types);
     }
     let mut exclude = keys.strings("test.exclude")?;
     if keys.known("test.exclude")?.is_none() {
