@@ -37,13 +37,33 @@ def git(repo, *args):
     subprocess.run(["git", *args], cwd=repo, env=ENV, check=True, capture_output=True)
 
 
+class own_state:
+    """Each gate binary keeps its own state folder (`.git/gate`: caches, the kept graph), moved
+    into place around its run: two gates whose cache formats differ would otherwise rebuild
+    each other's caches on every run."""
+
+    def __init__(self, binary, repo):
+        self.state = os.path.join(repo, ".git", "gate")
+        name = os.path.abspath(binary).replace(os.sep, "_")
+        self.own = os.path.join(repo, ".git", "gate-state" + name)
+
+    def __enter__(self):
+        if os.path.isdir(self.own):
+            os.rename(self.own, self.state)
+
+    def __exit__(self, *_):
+        if os.path.isdir(self.state):
+            os.rename(self.state, self.own)
+
+
 def gate(binary, repo, args, db=None):
     """Wall time and the JSON report; `db`: the history store, when not the repository's."""
     env = dict(ENV, GATE_DB=db) if db else ENV
-    t = time.perf_counter()
-    out = subprocess.run([binary, *args, "--json"], cwd=repo, env=env, capture_output=True,
-                         text=True)
-    wall = time.perf_counter() - t
+    with own_state(binary, repo):
+        t = time.perf_counter()
+        out = subprocess.run([binary, *args, "--json"], cwd=repo, env=env, capture_output=True,
+                             text=True)
+        wall = time.perf_counter() - t
     try:
         doc = json.loads(out.stdout)
     except json.JSONDecodeError:
@@ -97,7 +117,9 @@ def main():
                         os.path.join(repo, ".venv")], check=True)
         with open(os.path.join(repo, ".git", "info", "exclude"), "a") as f:
             f.write("/.venv\n")
-    subprocess.run([a.gate, "plan"], cwd=repo, env=ENV, check=True, capture_output=True)
+    for binary in [a.gate] + ([a.peer] if a.peer else []):
+        with own_state(binary, repo):
+            subprocess.run([binary, "plan"], cwd=repo, env=ENV, check=True, capture_output=True)
 
     # Each gate with its own store: a store's schema is its gate's.
     gates = [(a.gate, os.path.join(a.work, "ledger-gate.sqlite"))]
