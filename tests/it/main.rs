@@ -22,6 +22,7 @@ mod frozen;
 mod hook;
 mod hostile_ids;
 mod install;
+mod js_forms;
 mod ledger;
 mod ledger_inputs;
 mod ledger_observed;
