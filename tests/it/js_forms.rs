@@ -16,9 +16,12 @@
 //! be among its file's variables. A TypeScript copy of many members (type annotations,
 //! generics, `as`, `satisfies`, `!`, JSX in `.tsx`), which Node 20 cannot run, must parse
 //! without errors and reach at least what its JavaScript original really read.
+//!
+//! The forms of `docs/src/load-forms.md`'s JavaScript section are executed here too.
 
 mod generate;
 mod spell;
+mod table;
 
 use generate::member;
 
