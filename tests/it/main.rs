@@ -23,6 +23,7 @@ mod hook;
 mod hostile_ids;
 mod install;
 mod js;
+mod js_forms;
 mod ledger;
 mod ledger_inputs;
 mod ledger_observed;
