@@ -43,10 +43,11 @@ pub(super) fn run(dir: &Path, rev: Option<&str>, out: Option<&Path>) -> Result<u
     let count = |is: fn(&str) -> bool| a.blobs.keys().filter(|p| is(p)).count();
     let python = count(crate::path::is_python);
     let go = count(crate::lang::go::gomod::is_go);
+    let js = count(crate::lang::js::is_js);
     let text = count(crate::analyze::is_doctest_text);
     say!(
-        "gate plan: {python} Python files, {go} Go files, {} shell scripts and {text} text files read for doctest examples ({} parsed, {} from cache), {} test files, {} import edges, {} reference edges, {} flagged ({})",
-        a.blobs.len() - python - go - text,
+        "gate plan: {python} Python files, {go} Go files, {js} JavaScript and TypeScript files, {} shell scripts and {text} text files read for doctest examples ({} parsed, {} from cache), {} test files, {} import edges, {} reference edges, {} flagged ({})",
+        a.blobs.len() - python - go - js - text,
         a.parsed,
         a.cached,
         project.tests.len(),

@@ -118,7 +118,7 @@ fn plan_exports_match_the_schemas_and_are_deterministic() {
         .unwrap();
     assert!(
         String::from_utf8_lossy(&first.stdout)
-            .contains("18 Python files, 0 Go files, 1 shell scripts and 2 text files read for doctest examples (21 parsed, 0 from cache)"),
+            .contains("18 Python files, 0 Go files, 0 JavaScript and TypeScript files, 1 shell scripts and 2 text files read for doctest examples (21 parsed, 0 from cache)"),
         "{}",
         String::from_utf8_lossy(&first.stdout)
     );
