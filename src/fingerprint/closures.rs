@@ -182,10 +182,18 @@ impl Scope<'_> {
                 _ => State::Missing,
             })
             .collect();
+        // The tree's whole-suite files: the configuration found above the repository is read
+        // afresh every run (and is no file of the tree: kept, it would be hashed twice).
         let whole: Vec<String> = memo
             .whole_suite
             .as_ref()
-            .map(|(inputs, _)| inputs.iter().map(|i| i.name.clone()).collect())
+            .map(|(inputs, _)| {
+                inputs
+                    .iter()
+                    .filter(|i| self.snapshot.contains(&i.name))
+                    .map(|i| i.name.clone())
+                    .collect()
+            })
             .or_else(|| c.whole_suite.clone())
             .unwrap_or_default();
         let state = crate::repo::state_dir(self.repo);

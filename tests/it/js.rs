@@ -26,7 +26,7 @@ fn installed() -> PathBuf {
 /// `dir/node_modules` (ignored by the fixture's `.gitignore`): a folder of links to each
 /// installed package, so what Vitest caches there stays in this repository, and `extra`
 /// (name → folder of the repository, as npm links a workspace package).
-fn link_modules(dir: &Path, extra: &[(&str, &str)]) {
+pub(crate) fn link_modules(dir: &Path, extra: &[(&str, &str)]) {
     let target = dir.join("node_modules");
     std::fs::create_dir_all(&target).unwrap();
     for entry in std::fs::read_dir(installed()).unwrap() {
@@ -45,8 +45,13 @@ fn link_modules(dir: &Path, extra: &[(&str, &str)]) {
 }
 
 /// A repository of the fixture `js/NAME`, its packages linked at its root.
-fn repo(name: &str) -> TestRepo {
-    let t = TestRepo::from_fixture(&format!("js/{name}"));
+pub(crate) fn repo(name: &str) -> TestRepo {
+    repo_in(name, &std::env::temp_dir())
+}
+
+/// A repository of the fixture `js/NAME` in a new folder under `parent`.
+pub(crate) fn repo_in(name: &str, parent: &Path) -> TestRepo {
+    let t = TestRepo::from_fixture_in(&format!("js/{name}"), parent);
     link_modules(&t.root, &[]);
     t
 }

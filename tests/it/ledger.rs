@@ -328,6 +328,19 @@ fn pytest_configuration_above_the_repository_is_an_input(kind: Kind) {
     let again = gate(&t, db, &[]);
     assert_eq!(reused(&again), ["tests/test_warn.py"], "{again:#}");
     let parent = t.root.parent().unwrap();
+    // A configuration above that changes nothing: a new input, run once, then reused — the
+    // closures kept after the first run do not hold the file above as one of the tree's.
+    std::fs::write(parent.join("pytest.ini"), "[pytest]\n").unwrap();
+    // As in a fresh clone: no closure kept yet.
+    std::fs::remove_dir_all(t.root.join(".git/gate/cache")).unwrap();
+    let plain = gate(&t, db, &[]);
+    assert!(reused(&plain).is_empty(), "{plain:#}");
+    let plain_again = gate(&t, db, &[]);
+    assert_eq!(
+        reused(&plain_again),
+        ["tests/test_warn.py"],
+        "{plain_again:#}"
+    );
     std::fs::write(
         parent.join("pytest.ini"),
         "[pytest]\nfilterwarnings = error\n",

@@ -24,6 +24,7 @@ mod hostile_ids;
 mod install;
 mod js;
 mod js_forms;
+mod js_ledger;
 mod ledger;
 mod ledger_inputs;
 mod ledger_observed;

@@ -11,6 +11,7 @@ mod fs;
 mod jest;
 pub(crate) mod layout;
 mod literal;
+mod observe;
 mod suite;
 mod vitest;
 mod vitest_config;

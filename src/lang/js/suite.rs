@@ -114,8 +114,8 @@ impl Suite for Js {
         Ok("node".to_string())
     }
 
-    /// The `node` on `PATH` (its resolved file and its state) and `NODE_OPTIONS`: read from
-    /// the file system, no process started.
+    /// The `node` on `PATH` (its resolved file and its state) and the variables that change
+    /// how Node and Vitest run: read from the file system, no process started.
     fn toolchain_identity(
         &self,
         name: &str,
@@ -127,18 +127,19 @@ impl Suite for Js {
             .and_then(|p| std::fs::canonicalize(p).ok())
             .ok_or_else(|| format!("`{name}` is not on PATH"))?;
         let stat = crate::lang::toolchain::stat(&binary);
-        let options = env
-            .get("NODE_OPTIONS")
-            .cloned()
-            .or_else(|| std::env::var("NODE_OPTIONS").ok());
-        let text = format!("{}\n{stat:?}\n{options:?}", binary.display());
+        let mut text = format!("{}\n{stat:?}\n", binary.display());
+        for name in RUN_ENV {
+            let value = env.get(name).cloned().or_else(|| std::env::var(name).ok());
+            text.push_str(&format!("{name}={value:?}\n"));
+        }
         Ok(crate::lang::toolchain::hash(text.as_bytes()))
     }
 
     /// Its runs load the project's installed packages (`node_modules`), which no commit
-    /// holds and no run names: a pass cannot name what it read there, so none is entered.
-    fn reads_outside(&self, _project: &Project, _root: &Path) -> Option<bool> {
-        Some(false)
+    /// holds: a Vitest run traced by strace names every file it read there (and anywhere
+    /// outside the tree); a Jest run, or one with no strace, names none, and is not entered.
+    fn reads_outside(&self, project: &Project, root: &Path) -> Option<bool> {
+        Some(observed(project, root))
     }
 
     fn alone(&self, project: &Project, root: &Path, unit: &str) -> (Vec<String>, PathBuf) {
@@ -166,6 +167,30 @@ impl Suite for Js {
         };
         (argv, folder)
     }
+}
+
+/// The variables that change how Node, Vite and Vitest run whatever the tests read: Node's
+/// options and module path, the mode (`NODE_ENV`, Vite's and Vitest's), whether it is CI (a
+/// missing snapshot fails there, and is written elsewhere), the snapshots' update mode, and
+/// Vitest's pool and module directories. Part of the toolchain's identity, so a Python or Go
+/// test's fingerprint does not move with them.
+const RUN_ENV: [&str; 9] = [
+    "NODE_OPTIONS",
+    "NODE_PATH",
+    "NODE_ENV",
+    "VITE_USER_NODE_ENV",
+    "VITEST_MODE",
+    "CI",
+    "UPDATE_SNAPSHOT",
+    "VITEST_VM_POOL",
+    "VITEST_MODULE_DIRECTORIES",
+];
+
+/// Whether the JavaScript runs of `project` are observed: every project runs Vitest, and
+/// strace is on `PATH` to trace it.
+pub(super) fn observed(project: &Project, root: &Path) -> bool {
+    layout(project).is_some_and(|l| l.projects.iter().all(|p| p.runner == RunnerKind::Vitest))
+        && super::observe::on_path(root)
 }
 
 /// The runner `name` installed for the project in `folder`: `node_modules/.bin/NAME` there or
