@@ -167,6 +167,8 @@ pub(crate) struct Config {
     /// gate's allow-list.
     pub python_allow_args: Vec<crate::lang::args::Allowed>,
     pub go_allow_args: Vec<crate::lang::args::Allowed>,
+    /// `[js] allow_args`: Vitest and Jest options accepted after `--` beyond gate's allow-list.
+    pub js_allow_args: Vec<crate::lang::args::Allowed>,
     pub history: History,
     pub ledger: Ledger,
     pub base_branch: Option<String>,

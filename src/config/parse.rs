@@ -55,6 +55,7 @@ pub(super) fn parse(file: Option<&str>, text: &str) -> Result<Config> {
         go_flags: raw.go.flags,
         python_allow_args: p.allow_args("python.allow_args", raw.python.allow_args)?,
         go_allow_args: p.allow_args("go.allow_args", raw.go.allow_args)?,
+        js_allow_args: p.allow_args("js.allow_args", raw.js.allow_args)?,
         history: p.history(raw.history)?,
         ledger: p.ledger(raw.ledger)?,
         base_branch: raw.base_branch,

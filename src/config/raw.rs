@@ -54,6 +54,8 @@ pub(super) struct RawConfig {
     #[serde(default)]
     pub(super) go: RawGo,
     #[serde(default)]
+    pub(super) js: RawJs,
+    #[serde(default)]
     pub(super) history: RawHistory,
     #[serde(default)]
     pub(super) ledger: RawLedger,
@@ -177,6 +179,14 @@ pub(super) struct RawGo {
     #[serde(default)]
     pub(super) flags: Vec<String>,
     /// `go test` flags accepted after `--` beyond gate's allow-list (`"-tags VALUE"`).
+    pub(super) allow_args: Option<Spanned<Vec<String>>>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawJs {
+    /// Vitest and Jest options accepted after `--` beyond gate's allow-list
+    /// (`"--passWithNoTests"`).
     pub(super) allow_args: Option<Spanned<Vec<String>>>,
 }
 

@@ -177,12 +177,15 @@ mod tests {
     #[test]
     fn the_documented_allow_lists_are_the_codes() {
         use crate::lang::go::args::GO_TEST;
+        use crate::lang::js::args::{JEST, VITEST};
         use crate::lang::python::args::{DJANGO, PYTEST, UNITTEST};
         for (runner, table, dash) in [
             ("pytest", PYTEST, ""),
             ("unittest", UNITTEST, ""),
             ("Django", DJANGO, ""),
             ("go test", GO_TEST, "-"),
+            ("Vitest", VITEST, ""),
+            ("Jest", JEST, ""),
         ] {
             assert_eq!(documented(runner), coded(table, dash), "{runner}");
         }

@@ -4,7 +4,7 @@
 //! Each change's selection is checked file by file, and each run by the results the runner
 //! itself reported: which files ran, each test's outcome, the exit code.
 
-use crate::support::{TestRepo, fixture, row, selected, text};
+use crate::support::{TestRepo, fixture, row, selected, strings, text};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -775,7 +775,8 @@ fn a_runner_that_is_not_installed_or_an_argument_gate_cannot_vet_is_no_pass() {
             "{fixture}: {}",
             text(&out)
         );
-        // A runner argument has no allow-list yet: refused by name, nothing runs (exit 3).
+        // A runner argument that would replace the report gate reads: refused by name before
+        // anything runs (exit 3).
         let out = t
             .gate(&["--affected", "HEAD~1...HEAD", "--", "--reporter=verbose"])
             .output()
@@ -783,4 +784,200 @@ fn a_runner_that_is_not_installed_or_an_argument_gate_cannot_vet_is_no_pass() {
         assert_eq!(out.status.code(), Some(3), "{fixture}: {}", text(&out));
         assert!(text(&out).contains("--reporter=verbose"), "{}", text(&out));
     }
+}
+
+/// `gate ARGS` refused before anything runs: exit 3, one line on stderr naming `named`.
+fn refused(t: &TestRepo, args: &[&str], env: &[(&str, &str)], named: &str) {
+    let out = t.gate(args).envs(env.iter().copied()).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{args:?}: {}", text(&out));
+    assert!(stderr.contains(named), "{args:?}: {stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{args:?}: {stderr}");
+}
+
+/// `gate --affected HEAD~1...HEAD --json -- ARGS`, run: what it printed and its report.
+fn run_with(t: &TestRepo, args: &[&str]) -> (Output, Value) {
+    let all = [&["--affected", "HEAD~1...HEAD", "--json", "--"][..], args].concat();
+    let out = t.gate(&all).output().unwrap();
+    let report = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}", text(&out)));
+    (out, report)
+}
+
+/// Each result of a run: (id, outcome).
+fn outcomes(r: &Value) -> BTreeSet<(String, String)> {
+    results(r).into_iter().map(|(id, _, o)| (id, o)).collect()
+}
+
+fn pairs(items: &[(&str, &str)]) -> BTreeSet<(String, String)> {
+    items
+        .iter()
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+        .collect()
+}
+
+#[test]
+fn vitest_is_given_the_runner_arguments_on_its_list_through_its_own_parser() {
+    let t = repo("vitest");
+    t.write(
+        "test/plan.test.ts",
+        "import { it, expect } from 'vitest';\n\nit('fails first', () => {\n  expect(1).toBe(2);\n});\n\nit('fails again', () => {\n  expect(1).toBe(3);\n});\n\nit('waits', async () => {\n  await new Promise((r) => setTimeout(r, 300));\n});\n",
+    );
+    t.commit("a plan");
+    t.append("test/math.test.ts", "// touched\n");
+    t.commit("touch math");
+    let range = ["--affected", "HEAD~1...HEAD", "--"];
+    let with = |args: &[&'static str]| [&range[..], args].concat();
+    // Off the list, refused by name before anything runs: a snapshot rewritten passes the test
+    // it fails, another configuration, a word Vitest reads as a filter on the files, and what
+    // the project has not allowed; `UPDATE_SNAPSHOT` is `--update` from the environment.
+    for (args, named) in [
+        (&["--update"][..], "`--update`"),
+        (&["-u"], "`-u`"),
+        (&["--config", "x"], "`--config`"),
+        (&["test/sum.test.ts"], "`test/sum.test.ts` is not an option"),
+        (&["--passWithNoTests"], "`--passWithNoTests`"),
+    ] {
+        refused(&t, &with(args), &[], named);
+    }
+    refused(
+        &t,
+        &range[..2],
+        &[("UPDATE_SNAPSHOT", "all")],
+        "`UPDATE_SNAPSHOT` (`all`)",
+    );
+    // `-t` narrows the run to the one test of two it names: that one passes, the other is
+    // skipped; Vitest's command in the report holds the arguments.
+    let (out, r) = run_with(&t, &["-t", "adds"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        outcomes(&r),
+        pairs(&[
+            ("test/math.test.ts::math > adds", "passed"),
+            ("test/math.test.ts::math > multiplies", "skipped"),
+        ]),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        strings(&r["commands"][0]["argv"]),
+        ["vitest", "run", "-t", "adds", "test/math.test.ts"],
+        "{r:#}"
+    );
+    // Narrowed to nothing: no pass (exit 13), nothing recorded.
+    let (out, r) = run_with(&t, &["-t", "nomatch"]);
+    assert_eq!(out.status.code(), Some(13), "{}", text(&out));
+    assert!(results(&r).is_empty(), "{r:#}");
+    // `--bail 1` stops the file at its first failure: the tests it never started are skipped,
+    // never passes (Vitest's JUnit report writes them with no failure).
+    t.append("test/plan.test.ts", "// touched\n");
+    t.commit("touch the plan");
+    let (out, r) = run_with(&t, &["--bail", "1"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert_eq!(
+        outcomes(&r),
+        pairs(&[
+            ("test/plan.test.ts::fails first", "failed"),
+            ("test/plan.test.ts::fails again", "skipped"),
+            ("test/plan.test.ts::waits", "skipped"),
+        ]),
+        "{}",
+        text(&out)
+    );
+    // `--testTimeout` bounds each test: the test that waits 300 ms passes, then times out.
+    let (out, r) = run_with(&t, &["-t", "waits"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        outcomes(&r).contains(&("test/plan.test.ts::waits".into(), "passed".into())),
+        "{r:#}"
+    );
+    let (out, r) = run_with(&t, &["-t", "waits", "--testTimeout=50"]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out));
+    assert!(
+        outcomes(&r).contains(&("test/plan.test.ts::waits".into(), "failed".into())),
+        "{r:#}"
+    );
+    assert!(text(&out).contains("timed out in 50ms"), "{}", text(&out));
+    // The project's `[js] allow_args` lets an option off the list through, in any spelling
+    // Vitest reads.
+    t.write(".gate.toml", "[js]\nallow_args = [\"--passWithNoTests\"]\n");
+    t.commit("allow --passWithNoTests");
+    t.append("test/math.test.ts", "// touched again\n");
+    t.commit("touch math again");
+    let (out, r) = run_with(&t, &["--pass-with-no-tests", "-t", "adds"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert!(
+        outcomes(&r).contains(&("test/math.test.ts::math > adds".into(), "passed".into())),
+        "{r:#}"
+    );
+}
+
+#[test]
+fn jest_is_given_the_runner_arguments_on_its_list_before_its_paths() {
+    let t = repo("jest");
+    t.append("lib/cart.js", "// touched\n");
+    t.commit("touch cart");
+    let range = ["--affected", "HEAD~1...HEAD", "--"];
+    let with = |args: &[&'static str]| [&range[..], args].concat();
+    for (args, named) in [
+        (&["--updateSnapshot"][..], "`--updateSnapshot`"),
+        (&["-u"], "`-u`"),
+        (&["--config", "x"], "`--config`"),
+        (
+            &["spec/money.spec.js"],
+            "`spec/money.spec.js` is not an option",
+        ),
+        // yargs reads `--bail` as a flag, and `1` as a path.
+        (&["--bail", "1"], "`1` is not an option"),
+        (&["--passWithNoTests"], "`--passWithNoTests`"),
+    ] {
+        refused(&t, &with(args), &[], named);
+    }
+    refused(
+        &t,
+        &range[..2],
+        &[("JEST_JASMINE", "1")],
+        "`JEST_JASMINE` (`1`)",
+    );
+    let (out, r) = run_with(&t, &["-t", "totals"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        outcomes(&r),
+        pairs(&[
+            ("spec/cart.spec.js::totals in cents", "passed"),
+            ("spec/cart.spec.js::the setup file ran", "skipped"),
+        ]),
+        "{}",
+        text(&out)
+    );
+    assert_eq!(
+        strings(&r["commands"][0]["argv"]),
+        [
+            "jest",
+            "-t",
+            "totals",
+            "--runTestsByPath",
+            "--",
+            "spec/cart.spec.js"
+        ],
+        "{r:#}"
+    );
+    let (out, r) = run_with(&t, &["-t", "nomatch"]);
+    assert_eq!(out.status.code(), Some(13), "{}", text(&out));
+    assert!(results(&r).is_empty(), "{r:#}");
+    t.write(".gate.toml", "[js]\nallow_args = [\"--passWithNoTests\"]\n");
+    t.commit("allow --passWithNoTests");
+    t.append("lib/cart.js", "// touched again\n");
+    t.commit("touch cart again");
+    let (out, r) = run_with(&t, &["--passWithNoTests", "-ib"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    assert_eq!(
+        outcomes(&r),
+        pairs(&[
+            ("spec/cart.spec.js::totals in cents", "passed"),
+            ("spec/cart.spec.js::the setup file ran", "passed"),
+        ]),
+        "{}",
+        text(&out)
+    );
 }

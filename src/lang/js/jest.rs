@@ -1,7 +1,8 @@
-//! Jest, run as `jest --json --outputFile=… --runTestsByPath -- FILES` from the project's
-//! folder with the project's own Jest: the listed paths exactly (`--` ends its options, so a
-//! file name is never one), each test's result read back from Jest's JSON report (its titles
-//! exact, where jest-junit's templates rewrite some).
+//! Jest, run as `jest --json --outputFile=… [ARGS] --runTestsByPath -- FILES` from the
+//! project's folder with the project's own Jest: the listed paths exactly (`--` ends its
+//! options, so a file name is never one), each test's result read back from Jest's JSON report
+//! (its titles exact, where jest-junit's templates rewrite some). ARGS: the user's runner
+//! arguments, read against Jest's allow-list (`args`).
 
 use super::suite::JsCommand;
 use crate::error::{Error, Result};
@@ -54,6 +55,7 @@ pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Resu
         "--json".to_string(),
         format!("--outputFile={}", out.display()),
     ];
+    argv.extend(command.args.iter().cloned());
     argv.push("--runTestsByPath".to_string());
     argv.push("--".to_string());
     argv.extend(command.relative_files());

@@ -3,9 +3,10 @@
 //! grammars), configurations read as literals (`literal`), the tree's test projects
 //! (`config`: Vitest and Jest), its layout (`layout`: workspaces, manifests, compiler
 //! configurations, imports resolved over the tree by oxc_resolver through `fs`), and the
-//! runners (`suite`, `vitest`, `jest`).
+//! runners (`suite`, `vitest`, `jest`) with the arguments they may be given (`args`).
 
 pub(crate) mod analyze;
+pub(crate) mod args;
 pub(crate) mod config;
 mod fs;
 mod jest;

@@ -26,6 +26,9 @@ pub(super) struct JsCommand {
     pub dir: String,
     /// The test files, repository-relative (every test of the project for the whole suite).
     pub files: Vec<String>,
+    /// The user's runner arguments (`gate … -- ARGS`), checked against the runner's
+    /// allow-list (`args`): given after gate's own options, before the files.
+    pub args: Vec<String>,
 }
 
 impl JsCommand {
@@ -49,7 +52,7 @@ impl Suite for Js {
         tests: Tests<'_>,
         _files: &BTreeSet<String>,
         _root: &Path,
-        _extra: &[String],
+        extra: &[String],
     ) -> Vec<Box<dyn Runner>> {
         let Some(layout) = layout(project) else {
             return Vec::new();
@@ -82,21 +85,33 @@ impl Suite for Js {
                     runner,
                     dir: dir.to_string(),
                     files,
+                    args: extra.to_vec(),
                 }) as Box<dyn Runner>
             })
             .collect()
     }
 
-    /// No runner argument is read for Vitest or Jest yet: any is refused by name rather than
-    /// given to a runner whose options gate has no allow-list for.
+    /// The arguments read against the list of each runner the tree's test projects use (one
+    /// command line goes to all of them), and the options each takes from the environment.
     fn check_args(&self, project: &Project, args: &[String]) -> Result<(), String> {
-        if args.is_empty() || !crate::lang::suite::has_tests(project, self) {
+        let set: Vec<(&str, String)> = super::args::env_vars()
+            .filter_map(|var| crate::lang::suite::runner_env(project, var).map(|v| (var, v)))
+            .collect();
+        if (args.is_empty() && set.is_empty()) || !crate::lang::suite::has_tests(project, self) {
             return Ok(());
         }
-        Err(format!(
-            "runner argument `{}`: gate has no allow-list for Vitest's or Jest's options yet, so none is given to them",
-            args[0]
-        ))
+        let Some(layout) = layout(project) else {
+            return Ok(());
+        };
+        let env = |var: &str| set.iter().find(|(k, _)| *k == var).map(|(_, v)| v.clone());
+        let allowed = &project.config.js_allow_args;
+        for runner in [RunnerKind::Vitest, RunnerKind::Jest] {
+            if layout.projects.iter().any(|p| p.runner == runner) {
+                super::args::read_env(runner, &env, allowed)?;
+                super::args::read(runner, args, allowed)?;
+            }
+        }
+        Ok(())
     }
 
     fn name(&self) -> &'static str {
@@ -152,6 +167,7 @@ impl Suite for Js {
                 .map_or(RunnerKind::Vitest, |p| p.runner),
             dir: dir.clone(),
             files: vec![unit.to_string()],
+            args: Vec::new(),
         };
         // The project's own runner, on that file exactly: `gate audit` traces one file's run.
         let folder = root.join(&dir);
@@ -241,12 +257,12 @@ impl Runner for JsCommand {
     fn argv(&self) -> Vec<String> {
         let mut argv = match self.runner {
             RunnerKind::Vitest => vec!["vitest".to_string(), "run".to_string()],
-            RunnerKind::Jest => vec![
-                "jest".to_string(),
-                "--runTestsByPath".to_string(),
-                "--".to_string(),
-            ],
+            RunnerKind::Jest => vec!["jest".to_string()],
         };
+        argv.extend(self.args.iter().cloned());
+        if self.runner == RunnerKind::Jest {
+            argv.extend(["--runTestsByPath".to_string(), "--".to_string()]);
+        }
         argv.extend(self.relative_files());
         argv
     }

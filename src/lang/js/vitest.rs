@@ -10,15 +10,17 @@ use crate::run::{At, Outcome};
 const SCRIPT: &str = include_str!("gate_vitest.mjs");
 
 /// The argv that runs `command`'s files exactly with no report, as `gate audit` traces one:
-/// the script given to `node` inline, the files as a JSON array.
+/// the script given to `node` inline, its runner arguments and files as JSON arrays.
 pub(super) fn alone_argv(command: &JsCommand) -> Vec<String> {
     let files = serde_json::to_string(&command.relative_files()).expect("strings serialize");
+    let args = serde_json::to_string(&command.args).expect("strings serialize");
     [
         "node",
         "--input-type=module",
         "--eval",
         SCRIPT,
         "--",
+        &args,
         "-",
         &files,
     ]
@@ -41,6 +43,7 @@ pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Resu
     let mut argv = vec![
         "node".to_string(),
         script.display().to_string(),
+        serde_json::to_string(&command.args).expect("strings serialize"),
         junit.display().to_string(),
         list.display().to_string(),
     ];
@@ -153,7 +156,8 @@ fn results(
 }
 
 /// The run's outcome from the script's exit code and what the report holds; each result goes
-/// to `sink`.
+/// to `sink`, unless the user's runner arguments left no test to run (then nothing was tested,
+/// and nothing is recorded).
 pub(super) fn judge(
     command: &JsCommand,
     code: Option<i32>,
@@ -162,9 +166,6 @@ pub(super) fn judge(
 ) -> Outcome {
     let reported = results.is_some();
     let results = results.unwrap_or_default();
-    for r in results {
-        sink.event(Event::Test(r));
-    }
     let unreported: Vec<&String> = command
         .files
         .iter()
@@ -173,8 +174,26 @@ pub(super) fn judge(
     let failed = results
         .iter()
         .any(|r| matches!(r.outcome, TestOutcome::Failed | TestOutcome::Error));
+    // `-t nomatch`: every selected file reported, each test skipped.
+    let narrowed_to_nothing = !command.args.is_empty()
+        && code == Some(0)
+        && reported
+        && unreported.is_empty()
+        && results.iter().all(|r| r.outcome == TestOutcome::Skipped);
+    if narrowed_to_nothing {
+        sink.event(Event::Note(&format!(
+            "the runner arguments `{}` left none of the selected tests to run: nothing was tested",
+            command.args.join(" ")
+        )));
+        return Outcome::NothingRan;
+    }
+    for r in results {
+        sink.event(Event::Test(r));
+    }
     match code {
-        Some(3 | 4) => Outcome::Broken(code),
+        // gate_vitest.mjs's own: Vitest not installed, a listed file no project collects, runner
+        // arguments Vitest cannot read.
+        Some(3..=5) => Outcome::Broken(code),
         _ if !reported => {
             sink.event(Event::Note(
                 "the test runner ended without writing its report: no test has a result, and the run is no pass",
@@ -187,7 +206,12 @@ pub(super) fn judge(
                 unreported.len(),
                 unreported[0]
             )));
-            Outcome::Broken(code)
+            // Under the user's arguments a failed test accounts for them: `--bail` stopped the
+            // run there, and it failed.
+            match code {
+                Some(c) if c != 0 && failed && !command.args.is_empty() => Outcome::Failed(c),
+                _ => Outcome::Broken(code),
+            }
         }
         Some(0) if results.is_empty() => Outcome::NothingRan,
         Some(0) => Outcome::Passed,
