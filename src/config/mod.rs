@@ -169,6 +169,8 @@ pub(crate) struct Config {
     pub go_allow_args: Vec<crate::lang::args::Allowed>,
     /// `[js] allow_args`: Vitest and Jest options accepted after `--` beyond gate's allow-list.
     pub js_allow_args: Vec<crate::lang::args::Allowed>,
+    /// `[[js.stated]]`: values of configuration gate cannot read as literals, by language.
+    pub stated: crate::lang::Stated,
     pub history: History,
     pub ledger: Ledger,
     pub base_branch: Option<String>,
@@ -370,6 +372,66 @@ mod tests {
         assert!(msg.starts_with(".gate.toml: line 2:"), "{msg}");
         assert!(msg.contains("max_dpth"), "{msg}");
         assert!(!msg.contains('\n'), "{msg}");
+    }
+
+    /// `[[js.stated]]`: each value converted as a JSON configuration would hold it; each
+    /// mistake one error naming the line of the part that is wrong.
+    #[test]
+    fn stated_values_are_converted_and_checked_by_line() {
+        let c = Config::parse(
+            None,
+            "[[js.stated]]\nfile = \"./web/vitest.config.ts\"\nkey = \"test\"\nvalue = { include = [\"a/**\"], retry = 2, bail = 1.5, globals = true }\n",
+        )
+        .unwrap();
+        let stated = c.stated.of("js");
+        assert_eq!(stated[0].file, "web/vitest.config.ts");
+        assert_eq!(stated[0].line, 2);
+        assert_eq!(
+            stated[0].value,
+            serde_json::json!({"include": ["a/**"], "retry": 2, "bail": 1.5, "globals": true})
+        );
+        let entry = |file: &str, key: &str, value: &str| {
+            format!("[[js.stated]]\nfile = \"{file}\"\nkey = \"{key}\"\nvalue = {value}\n")
+        };
+        for (bad, says) in [
+            (
+                entry("vitest.config.ts", "test.include", "3"),
+                "line 4: `js.stated`: `test.include` takes a string or a list of strings, not 3",
+            ),
+            (
+                entry("vitest.config.ts", "test.include", "1979-05-27"),
+                "line 4: `js.stated`: `1979-05-27` is a date",
+            ),
+            (
+                entry("vitest.config.ts", "test.pool", "\"forks\""),
+                "line 3: `js.stated`: gate reads no `test.pool`",
+            ),
+            (
+                entry("../vitest.config.ts", "test.include", "[]"),
+                "line 2: `js.stated`: file `../vitest.config.ts` is not a path of the repository",
+            ),
+            (
+                entry("src/a.ts", "test.include", "[]"),
+                "line 2: `js.stated`: `src/a.ts` is no configuration gate reads",
+            ),
+            (
+                entry("vitest.config.ts", "test.include", "[]")
+                    + &entry("vitest.config.ts", "test.include", "[]"),
+                "line 7: `js.stated`: `test.include` of vitest.config.ts is stated twice",
+            ),
+            (
+                "[[js.stated]]\nfile = \"vitest.config.ts\"\nkey = \"test.include\"\n".into(),
+                "missing field `value`",
+            ),
+        ] {
+            let e = Config::parse(Some(".gate.toml"), &bad)
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(e.starts_with(".gate.toml: "), "{e}");
+            assert!(e.contains(says), "{bad:?}: {e}");
+            assert_eq!(e.lines().count(), 1, "{e}");
+        }
     }
 
     #[test]

@@ -56,6 +56,7 @@ pub(super) fn parse(file: Option<&str>, text: &str) -> Result<Config> {
         python_allow_args: p.allow_args("python.allow_args", raw.python.allow_args)?,
         go_allow_args: p.allow_args("go.allow_args", raw.go.allow_args)?,
         js_allow_args: p.allow_args("js.allow_args", raw.js.allow_args)?,
+        stated: p.stated(raw.js.stated)?,
         history: p.history(raw.history)?,
         ledger: p.ledger(raw.ledger)?,
         base_branch: raw.base_branch,
@@ -290,6 +291,43 @@ impl Parser<'_> {
             .collect()
     }
 
+    /// `[[js.stated]]`: each entry's file a configuration gate reads, its key one gate reads
+    /// there and its value of the type that key takes, checked now: a wrong one would
+    /// otherwise surface as a refusal of every change, far from the line that caused it.
+    fn stated(&self, raw: Vec<super::raw::RawStated>) -> Result<crate::lang::Stated> {
+        use crate::lang::js::stated::{Wrong, check};
+        let mut out = crate::lang::Stated::default();
+        let mut seen = std::collections::BTreeSet::new();
+        for entry in raw {
+            let (file_line, key_line) = (self.line(entry.file.span()), self.line(entry.key.span()));
+            let line = self.line(entry.value.span());
+            let at =
+                |line: usize, why: String| self.err(format!("line {line}: `js.stated`: {why}"));
+            let file = stated_file(entry.file.get_ref()).map_err(|why| at(file_line, why))?;
+            let key = entry.key.into_inner();
+            let value = json_of(entry.value.into_inner()).map_err(|why| at(line, why))?;
+            check(&file, &key, &value).map_err(|e| match e {
+                Wrong::File(why) => at(file_line, why),
+                Wrong::Key(why) => at(key_line, why),
+                Wrong::Value(why) => at(line, why),
+            })?;
+            if !seen.insert((file.clone(), key.clone())) {
+                return Err(at(key_line, format!("`{key}` of {file} is stated twice")));
+            }
+            let line = file_line;
+            out.add(
+                "js",
+                crate::lang::StatedValue {
+                    file,
+                    key,
+                    value,
+                    line,
+                },
+            );
+        }
+        Ok(out)
+    }
+
     fn roots(&self, roots: Spanned<Vec<String>>) -> Result<Vec<String>> {
         let line = self.line(roots.span());
         roots
@@ -384,4 +422,46 @@ impl Parser<'_> {
             })
             .collect()
     }
+}
+
+/// A stated file as a tree path: relative, inside the repository.
+fn stated_file(raw: &str) -> std::result::Result<String, String> {
+    let path = crate::path::normalize(raw);
+    if raw.starts_with('/') || path == ".." || path.starts_with("../") || path.is_empty() {
+        return Err(format!(
+            "file `{raw}` is not a path of the repository (relative, inside it)"
+        ));
+    }
+    Ok(path)
+}
+
+/// A stated value as JSON, the form configuration values are read in (a JSON configuration's
+/// own, and what a literal reads as): TOML's date has no counterpart in a configuration.
+pub(super) fn json_of(value: toml::Value) -> std::result::Result<serde_json::Value, String> {
+    use serde_json::Value as Json;
+    Ok(match value {
+        toml::Value::String(s) => Json::String(s),
+        toml::Value::Integer(i) => Json::from(i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(f)
+            .map(Json::Number)
+            .ok_or_else(|| format!("`{f}` is no number a configuration holds"))?,
+        toml::Value::Boolean(b) => Json::Bool(b),
+        toml::Value::Datetime(d) => {
+            return Err(format!(
+                "`{d}` is a date, which no configuration key gate reads holds"
+            ));
+        }
+        toml::Value::Array(items) => Json::Array(
+            items
+                .into_iter()
+                .map(json_of)
+                .collect::<std::result::Result<_, _>>()?,
+        ),
+        toml::Value::Table(table) => Json::Object(
+            table
+                .into_iter()
+                .map(|(k, v)| Ok((k, json_of(v)?)))
+                .collect::<std::result::Result<_, String>>()?,
+        ),
+    })
 }

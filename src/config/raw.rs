@@ -182,12 +182,28 @@ pub(super) struct RawGo {
     pub(super) allow_args: Option<Spanned<Vec<String>>>,
 }
 
+/// `[js]`: JavaScript and TypeScript.
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
 pub(super) struct RawJs {
     /// Vitest and Jest options accepted after `--` beyond gate's allow-list
     /// (`"--passWithNoTests"`).
     pub(super) allow_args: Option<Spanned<Vec<String>>>,
+    /// Values of a Vitest or Jest configuration gate cannot read as literals.
+    #[serde(default)]
+    pub(super) stated: Vec<RawStated>,
+}
+
+/// `[[js.stated]]`: one key of one configuration file, and what it holds.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(super) struct RawStated {
+    /// The configuration file, repository-relative.
+    pub(super) file: Spanned<String>,
+    /// The dotted key as gate's refusal names it (`test.include`); `""` is the whole file.
+    pub(super) key: Spanned<String>,
+    /// What the key holds.
+    pub(super) value: Spanned<toml::Value>,
 }
 
 #[derive(Deserialize, Default)]

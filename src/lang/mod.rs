@@ -17,7 +17,7 @@ pub(crate) mod toolchain;
 
 use crate::analyze::facts::Facts;
 use crate::graph::{EdgeKind, Tree};
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 /// One language, as the stages see it.
 pub(crate) trait Language: Sync {
@@ -35,11 +35,13 @@ pub(crate) trait Language: Sync {
     /// The grammar its facts are read with: a cached fact is valid only under the same one.
     fn grammar(&self) -> &'static str;
     /// Its reading of one tree's own configuration — test discovery and import resolution —
-    /// when the tree has anything of it to read; `read` gives a file of the tree.
+    /// when the tree has anything of it to read; `read` gives a file of the tree, `stated` the
+    /// values `.gate.toml` states for what it cannot read there.
     fn layout(
         &self,
         _files: &BTreeSet<String>,
         _read: &dyn Fn(&str) -> Option<Vec<u8>>,
+        _stated: &[StatedValue],
     ) -> Option<Box<dyn Layout>> {
         None
     }
@@ -96,6 +98,10 @@ pub(crate) trait Layout: Send + Sync {
     /// Why gate cannot bound a change in this tree (a configuration it cannot read as
     /// literals), naming the file and the key: the run is refused.
     fn broken(&self) -> Option<String>;
+    /// What the load says without refusing: a stated value it did not use, and why.
+    fn warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Itself, for its own language's suite to read back what it holds.
     fn as_any(&self) -> &dyn std::any::Any;
 }
@@ -105,6 +111,37 @@ pub(crate) trait Layout: Send + Sync {
 pub(crate) struct Found<'a> {
     pub edge: &'a mut dyn FnMut(String, EdgeKind, u32, String),
     pub unbounded: &'a mut dyn FnMut(u32, String),
+}
+
+/// Values `.gate.toml` states for configuration gate cannot read as literals (`[[js.stated]]`),
+/// by the language whose layout reads that configuration. Plain data, so the layouts never
+/// see the rest of the configuration.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Stated(BTreeMap<&'static str, Vec<StatedValue>>);
+
+/// One stated value.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct StatedValue {
+    /// The configuration file, repository-relative.
+    pub file: String,
+    /// The dotted key, as gate's refusal names it; `""` is the file's whole value.
+    pub key: String,
+    /// What the key holds, as JSON: the form every configuration value is read in.
+    pub value: serde_json::Value,
+    /// Its line in `.gate.toml`, for the warnings that name it.
+    pub line: usize,
+}
+
+impl Stated {
+    /// Adds a value stated for `language`'s configuration.
+    pub(crate) fn add(&mut self, language: &'static str, value: StatedValue) {
+        self.0.entry(language).or_default().push(value);
+    }
+
+    /// The values stated for `language`'s configuration, in `.gate.toml`'s order.
+    pub(crate) fn of(&self, language: &str) -> &[StatedValue] {
+        self.0.get(language).map_or(&[], Vec::as_slice)
+    }
 }
 
 /// Every language gate gates, in the order a path is offered to them.
@@ -129,12 +166,20 @@ pub(crate) struct Layouts(Vec<(&'static str, Box<dyn Layout>)>);
 pub(crate) static NO_LAYOUTS: Layouts = Layouts(Vec::new());
 
 impl Layouts {
-    /// Each language's reading of the tree whose files are `files`.
-    pub(crate) fn load(files: &BTreeSet<String>, read: &dyn Fn(&str) -> Option<Vec<u8>>) -> Self {
+    /// Each language's reading of the tree whose files are `files`, with the values `stated`
+    /// for what it cannot read.
+    pub(crate) fn load(
+        files: &BTreeSet<String>,
+        read: &dyn Fn(&str) -> Option<Vec<u8>>,
+        stated: &Stated,
+    ) -> Self {
         Layouts(
             LANGUAGES
                 .iter()
-                .filter_map(|l| l.layout(files, read).map(|layout| (l.name(), layout)))
+                .filter_map(|l| {
+                    let layout = l.layout(files, read, stated.of(l.name()))?;
+                    Some((l.name(), layout))
+                })
                 .collect(),
         )
     }
@@ -175,6 +220,11 @@ impl Layouts {
             Some(layout) => layout.reads_whole(),
             None => of_source(path).is_some_and(|l| l.reads_whole()),
         }
+    }
+
+    /// Every layout's warnings.
+    pub(crate) fn warnings(&self) -> Vec<String> {
+        self.0.iter().flat_map(|(_, l)| l.warnings()).collect()
     }
 
     /// The first reason a layout cannot bound changes, if one cannot.

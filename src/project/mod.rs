@@ -149,7 +149,7 @@ impl Project {
         let on_disk = on_disk_tests(repo, snapshot, &framework, &discovery, &doctests);
         let nodes = node_set(snapshot, deleted, &on_disk);
         let go = GoLayout::detect(&nodes, &read);
-        let layouts = Layouts::load(&snapshot.files, &read);
+        let layouts = layouts(snapshot, &config, &read, warn);
         let mut tests = tests_of(&discovery, &doctests, &framework, snapshot, &go, read);
         tests.extend(on_disk.keys().cloned());
         tests.extend(layouts.tests());
@@ -239,6 +239,22 @@ impl Project {
             broken,
         })
     }
+}
+
+/// Each language's layout of the tree, with the stated values of the configuration that governs
+/// (the base's when the change touches `.gate.toml`, so a commit cannot state its own way past
+/// a refusal); each value they did not use is a warning.
+fn layouts(
+    snapshot: &Snapshot,
+    config: &Config,
+    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    warn: &mut dyn FnMut(String),
+) -> Layouts {
+    let layouts = Layouts::load(&snapshot.files, read, &config.stated);
+    for warning in layouts.warnings() {
+        warn(warning);
+    }
+    layouts
 }
 
 /// Python's import roots: `[python] roots`, else the ones detected, pytest's `pythonpath`

@@ -10,6 +10,8 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+mod stated;
+
 /// The shared install every repository links to.
 fn installed() -> PathBuf {
     let modules = fixture("js/node_modules");

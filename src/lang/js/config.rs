@@ -3,9 +3,12 @@
 //! `testMatch`/`testRegex`/`roots`/`testPathIgnorePatterns`), the setup files every test of the
 //! project runs, and the aliases its imports resolve through (`resolve.alias`,
 //! `moduleNameMapper`). A key gate needs that it cannot read as a literal is a refusal naming the
-//! file and the key: a guessed test set could leave out the test a change breaks.
+//! file and the key — unless `.gate.toml` states its value (`stated`): a guessed test set could
+//! leave out the test a change breaks.
 
+use super::keys::Keys;
 use super::literal::{self, Lit};
+use super::stated::Stated;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use regex::Regex;
 use std::collections::BTreeSet;
@@ -150,12 +153,13 @@ const JEST_MATCH: &[&str] = &[
 
 /// The projects of the folder `dir` (whose manifest is `manifest`, parsed) when its runner
 /// is Vitest or Jest (Vitest's `projects` are several); `Err` naming the file and key gate
-/// cannot read.
+/// cannot read and `stated` does not give.
 pub(super) fn project(
     dir: &str,
     manifest: &serde_json::Value,
     files: &BTreeSet<String>,
     read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    stated: &Stated<'_>,
 ) -> Result<Vec<TestProject>, String> {
     let in_dir = |name: &str| {
         let path = crate::path::join(dir, name);
@@ -180,10 +184,10 @@ pub(super) fn project(
     if vitest && !(jest && jest_first) {
         let config = vitest_config.or(vite_config.filter(|_| mentions("vitest")));
         let typecheck = test_script.is_some_and(|s| s.contains("--typecheck"));
-        return super::vitest_config::projects(dir, config, (files, typecheck), read);
+        return super::vitest_config::projects(dir, config, (files, typecheck), read, stated);
     }
     if jest {
-        let project = jest_project(dir, jest_config, manifest, read)?;
+        let project = jest_project(dir, jest_config, manifest, (read, stated))?;
         return Ok(vec![TestProject {
             config_imports: imports_of(project.config.as_deref(), read),
             ..project
@@ -213,18 +217,23 @@ pub(super) fn imports_of(
         .unwrap_or_default()
 }
 
+/// What a Jest project reads its configuration with: a file of the tree, the stated values.
+type Reading<'r> = (&'r dyn Fn(&str) -> Option<Vec<u8>>, &'r Stated<'r>);
+
 fn jest_project(
     dir: &str,
     config: Option<String>,
     manifest: &serde_json::Value,
-    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    reading: Reading<'_>,
 ) -> Result<TestProject, String> {
-    let (value, file) = jest_value(dir, config.as_deref(), manifest, read)?;
+    let (value, file) = jest_value(dir, config.as_deref(), manifest, reading)?;
     let keys = Keys {
         value: &value,
         file: &file,
         dir,
+        own: config.is_some(),
     };
+    // Set at all, whatever they hold: a stated value could not make gate read them.
     for key in [
         "projects",
         "rootDir",
@@ -232,7 +241,7 @@ fn jest_project(
         "moduleDirectories",
         "resolver",
     ] {
-        if keys.known(key)?.is_some() {
+        if keys.set(key)? {
             return Err(format!(
                 "{file}: `{key}` is set: gate does not read it yet, so it cannot tell how this project's tests and imports resolve"
             ));
@@ -316,10 +325,13 @@ fn jest_value(
     dir: &str,
     config: Option<&str>,
     manifest: &serde_json::Value,
-    read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    (read, stated): Reading<'_>,
 ) -> Result<(Lit, String), String> {
     let (value, file) = match (config, manifest.get("jest")) {
-        (Some(file), _) => (jest_config(file, read)?, file.to_string()),
+        (Some(file), _) => (
+            stated.apply(file, jest_config(file, read)?),
+            file.to_string(),
+        ),
         (None, Some(v)) => (
             literal::of_json(v),
             crate::path::join(dir, "package.json") + " `jest`",
@@ -328,8 +340,9 @@ fn jest_value(
     };
     if !matches!(value, Lit::Obj(_)) {
         return Err(format!(
-            "{file}: its configuration is not a literal object: {}; gate cannot tell its tests",
-            value.text()
+            "{file}: its configuration is not a literal object: {}; gate cannot tell its tests{}",
+            value.text(),
+            super::stated::hint(&file, "")
         ));
     }
     Ok((value, file))
@@ -372,65 +385,8 @@ fn module_name_mapper(dir: &str, file: &str, value: Option<&Lit>) -> Result<Vec<
         .collect()
 }
 
-/// A configuration's keys, read as literals or refused by name.
-pub(super) struct Keys<'v> {
-    pub value: &'v Lit,
-    pub file: &'v str,
-    pub dir: &'v str,
-}
-
-impl<'v> Keys<'v> {
-    /// The value of `key`, when set and read whole; `Err` when it holds what gate cannot
-    /// read, or a spread or computed key may set it.
-    pub(super) fn known(&self, key: &str) -> Result<Option<&'v Lit>, String> {
-        let file = self.file;
-        match self.value.get(key) {
-            Some(v) if !v.is_known() => Err(format!(
-                "{file}: `{key}` is not a literal ({}): gate cannot tell what it holds",
-                v.text()
-            )),
-            Some(v) => Ok(Some(v)),
-            None if spread_in(self.value, key) => Err(format!(
-                "{file}: `{key}` may be set by a spread or a computed key gate cannot read"
-            )),
-            None => Ok(None),
-        }
-    }
-
-    /// The strings `key` holds (none when unset).
-    pub(super) fn strings(&self, key: &str) -> Result<Vec<String>, String> {
-        match self.known(key)? {
-            Some(v) => v.strings(self.dir).map_err(|t| {
-                format!(
-                    "{}: `{key}` holds a value that is not a string: {t}",
-                    self.file
-                )
-            }),
-            None => Ok(Vec::new()),
-        }
-    }
-}
-
 fn to_strings(list: &[&str]) -> Vec<String> {
     list.iter().map(|s| s.to_string()).collect()
-}
-
-/// Whether an object holds a spread or a computed key on the way to `key`: it may set it.
-fn spread_in(value: &Lit, key: &str) -> bool {
-    let mut at = value;
-    for part in key.split('.') {
-        let Lit::Obj(entries) = at else {
-            return false;
-        };
-        if entries.iter().any(|(k, _)| k == "*") {
-            return true;
-        }
-        match entries.iter().rev().find(|(k, _)| k == part) {
-            Some((_, v)) => at = v,
-            None => return false,
-        }
-    }
-    false
 }
 
 /// A setup entry: a file of the project (relative, `./`, `/`-rooted or already a tree path),

@@ -28,6 +28,8 @@ pub(crate) struct JsLayout {
     tests: BTreeSet<String>,
     digest: u64,
     broken: Option<String>,
+    /// The values `.gate.toml` states that the load did not use.
+    warnings: Vec<String>,
     /// Built the first time a file's imports are resolved: over the tree's files then.
     resolvers: OnceLock<Resolvers>,
 }
@@ -50,10 +52,12 @@ fn is_compiler_config(path: &str) -> bool {
 }
 
 impl JsLayout {
-    /// The layout of the tree with `files`, when it has a JavaScript manifest or source.
+    /// The layout of the tree with `files`, when it has a JavaScript manifest or source, with
+    /// the values `given` in `.gate.toml` for what its configurations do not say as literals.
     pub(crate) fn load(
         files: &BTreeSet<String>,
         read: &dyn Fn(&str) -> Option<Vec<u8>>,
+        given: &[crate::lang::StatedValue],
     ) -> Option<JsLayout> {
         let manifests: Vec<&String> = files
             .iter()
@@ -97,9 +101,10 @@ impl JsLayout {
         }
         let packages = workspace_packages(&parsed, read);
         let declared = declared(&parsed, &packages);
+        let stated = super::stated::Stated::new(given);
         let mut projects = Vec::new();
         for (dir, manifest) in &parsed {
-            match config::project(dir, manifest, files, read) {
+            match config::project(dir, manifest, files, read, &stated) {
                 Ok(found) => projects.extend(found),
                 Err(why) => {
                     broken.get_or_insert(why);
@@ -120,6 +125,7 @@ impl JsLayout {
             .collect();
         let mut hasher = std::hash::DefaultHasher::new();
         texts.hash(&mut hasher);
+        stated.hash(&mut hasher);
         for project in &projects {
             if let Some(config) = &project.config
                 && let Some(bytes) = read(config)
@@ -134,6 +140,7 @@ impl JsLayout {
             texts,
             tests,
             digest: hasher.finish(),
+            warnings: stated.warnings(files, broken.is_some()),
             broken,
             resolvers: OnceLock::new(),
         })
@@ -476,6 +483,10 @@ impl Layout for JsLayout {
         self.broken.clone()
     }
 
+    fn warnings(&self) -> Vec<String> {
+        self.warnings.clone()
+    }
+
     fn as_any(&self) -> &dyn std::any::Any {
         self
     }
@@ -704,7 +715,7 @@ mod resolution {
             .collect();
         let names: BTreeSet<String> = texts.keys().cloned().collect();
         let read = |p: &str| texts.get(p).cloned();
-        let layout = JsLayout::load(&names, &read).expect("a JavaScript tree");
+        let layout = JsLayout::load(&names, &read, &[]).expect("a JavaScript tree");
         let layouts = crate::lang::Layouts::single("js", Box::new(layout));
         let (links, roots, go) = (BTreeMap::new(), Vec::new(), Default::default());
         let is_test = |_: &str| false;
@@ -819,7 +830,7 @@ mod projects {
             .map(|(p, t)| (p.to_string(), t.as_bytes().to_vec()))
             .collect();
         let names: BTreeSet<String> = texts.keys().cloned().collect();
-        JsLayout::load(&names, &|p: &str| texts.get(p).cloned()).expect("a JavaScript tree")
+        JsLayout::load(&names, &|p: &str| texts.get(p).cloned(), &[]).expect("a JavaScript tree")
     }
 
     #[test]

@@ -1,18 +1,22 @@
 //! JavaScript and TypeScript: their sources (`.js`, `.jsx`, `.mjs`, `.cjs`, `.ts`, `.tsx`,
 //! `.mts`, `.cts`) and their facts (`analyze`, tree-sitter's JavaScript, TypeScript and TSX
-//! grammars), configurations read as literals (`literal`), the tree's test projects
-//! (`config`: Vitest and Jest), its layout (`layout`: workspaces, manifests, compiler
-//! configurations, imports resolved over the tree by oxc_resolver through `fs`), and the
-//! runners (`suite`, `vitest`, `jest`) with the arguments they may be given (`args`).
+//! grammars), configurations read as literals (`literal`, each key through `keys`), the
+//! tree's test projects (`config`: Vitest and Jest), its layout (`layout`: workspaces,
+//! manifests, compiler configurations, imports resolved over the tree by oxc_resolver through
+//! `fs`), the values `.gate.toml` states for what it cannot read (`stated`), and the runners
+//! (`suite`, `vitest`, `jest`) with the arguments they may be given (`args`) and what a run
+//! read outside the tree (`observe`).
 
 pub(crate) mod analyze;
 pub(crate) mod args;
 pub(crate) mod config;
 mod fs;
 mod jest;
+mod keys;
 pub(crate) mod layout;
 mod literal;
 mod observe;
+pub(crate) mod stated;
 mod suite;
 mod vitest;
 mod vitest_config;
@@ -67,8 +71,9 @@ impl super::Language for Js {
         &self,
         files: &BTreeSet<String>,
         read: &dyn Fn(&str) -> Option<Vec<u8>>,
+        stated: &[super::StatedValue],
     ) -> Option<Box<dyn super::Layout>> {
-        layout::JsLayout::load(files, read).map(|l| Box::new(l) as Box<dyn super::Layout>)
+        layout::JsLayout::load(files, read, stated).map(|l| Box::new(l) as Box<dyn super::Layout>)
     }
 
     fn whole_suite(&self) -> &'static [(&'static str, &'static str)] {

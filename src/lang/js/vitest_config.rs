@@ -4,10 +4,12 @@
 //! inline configuration, run from the folder that lists them.
 
 use super::config::{
-    Keys, Matcher, RunnerKind, TestProject, VITE_CONFIGS, VITEST_CONFIGS, globs, imports_of, place,
+    Matcher, RunnerKind, TestProject, VITE_CONFIGS, VITEST_CONFIGS, globs, imports_of, place,
     relative_to, under, vite_aliases,
 };
+use super::keys::Keys;
 use super::literal::{self, Defaults, Lit, VITEST_3, VITEST_4};
+use super::stated::{Stated, hint};
 use std::collections::BTreeSet;
 
 /// What Vitest's configuration is read against: the tree's files, a reader of one, and the
@@ -18,12 +20,13 @@ struct At<'a> {
     defaults: &'static Defaults,
     /// The project's `test` script runs `vitest --typecheck`.
     typecheck: bool,
+    stated: &'a Stated<'a>,
 }
 
 /// Vitest's default type tests.
 const TYPECHECK_INCLUDE: &str = "**/*.{test,spec}-d.?(c|m)[jt]s?(x)";
 
-const WORKSPACE_FILES: &[&str] = &[
+pub(super) const WORKSPACE_FILES: &[&str] = &[
     "vitest.workspace.ts",
     "vitest.workspace.mts",
     "vitest.workspace.js",
@@ -38,12 +41,14 @@ pub(super) fn projects(
     config: Option<String>,
     (files, typecheck): (&BTreeSet<String>, bool),
     read: &dyn Fn(&str) -> Option<Vec<u8>>,
+    stated: &Stated<'_>,
 ) -> Result<Vec<TestProject>, String> {
     let at = &At {
         files,
         read,
         defaults: defaults(dir, files, read),
         typecheck,
+        stated,
     };
     let value = match &config {
         Some(file) => exported(file, at)?,
@@ -54,6 +59,7 @@ pub(super) fn projects(
         value: &value,
         file,
         dir,
+        own: config.is_some(),
     };
     let listed = match (keys.known("test.projects")?, keys.known("test.workspace")?) {
         (Some(list), _) | (None, Some(list)) => Some((list.clone(), file.to_string())),
@@ -86,7 +92,7 @@ pub(super) fn projects(
     }
 }
 
-/// A configuration file's exported object.
+/// A configuration file's exported object, with the values stated for it.
 fn exported(file: &str, at: &At<'_>) -> Result<Lit, String> {
     let bytes = (at.read)(file).ok_or_else(|| format!("{file}: cannot be read"))?;
     let value = if file.ends_with(".json") {
@@ -96,12 +102,14 @@ fn exported(file: &str, at: &At<'_>) -> Result<Lit, String> {
     } else {
         literal::exported(file, &bytes, at.defaults)
     };
+    let value = at.stated.apply(file, value);
     if matches!(value, Lit::Obj(_) | Lit::Arr(_)) {
         Ok(value)
     } else {
         Err(format!(
-            "{file}: its configuration is not a literal object (`export default defineConfig({{…}})`): {}; gate cannot tell its tests",
-            value.text()
+            "{file}: its configuration is not a literal object (`export default defineConfig({{…}})`): {}; gate cannot tell its tests{}",
+            value.text(),
+            hint(file, "")
         ))
     }
 }
@@ -115,7 +123,16 @@ fn workspace_file(dir: &str, at: &At<'_>) -> Result<Option<(Lit, String)>, Strin
     else {
         return Ok(None);
     };
-    Ok(Some((exported(&file, at)?, file)))
+    // Read whole, as `test.projects` is: an entry it cannot read is the list's to state.
+    let value = exported(&file, at)?;
+    if !value.is_known() {
+        return Err(format!(
+            "{file}: its projects are not literals ({}): gate cannot tell them{}",
+            value.text(),
+            hint(&file, "")
+        ));
+    }
+    Ok(Some((value, file)))
 }
 
 /// One entry of a `projects` list: a glob of folders and configuration files (each folder a
@@ -162,6 +179,7 @@ fn listed_project(
                 value: entry,
                 file: from,
                 dir,
+                own: false,
             };
             let folder = match keys.strings("test.root")?.into_iter().next() {
                 Some(root) => relative_to(dir, &root),
@@ -215,16 +233,22 @@ fn project(
     at: &At<'_>,
 ) -> Result<TestProject, String> {
     let file = config.as_deref().unwrap_or("vitest's defaults");
-    let keys = Keys { value, file, dir };
+    let keys = Keys {
+        value,
+        file,
+        dir,
+        own: config.is_some(),
+    };
+    // Set at all, these are refused whatever they hold: a stated value cannot stand in.
     for key in ["root", "test.root"] {
-        if keys.known(key)?.is_some() && config.is_some() {
+        if keys.set(key)? && config.is_some() {
             return Err(format!(
                 "{file}: `{key}` is set: gate does not read another Vitest root yet"
             ));
         }
     }
     // In-source tests are the source files that hold `import.meta.vitest`: not read yet.
-    if keys.known("test.includeSource")?.is_some() {
+    if keys.set("test.includeSource")? {
         return Err(format!(
             "{file}: `test.includeSource` is set: gate does not read in-source tests yet"
         ));
