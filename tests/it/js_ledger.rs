@@ -26,12 +26,9 @@ fn quiet(kind: Kind) -> PathBuf {
     })
 }
 
-on_both!(what_a_vitest_run_read_outside_the_tree_binds_its_pass: outside_sqlite, outside_postgres);
-fn what_a_vitest_run_read_outside_the_tree_binds_its_pass(kind: Kind) {
-    let t = repo_in("vitest", &quiet(kind));
-    let store = Store::new(kind, &t);
-    let db = store.url.as_str();
-    // An installed package the project declares, its files no commit holds.
+/// An installed package the project declares (`gate-ext`, `RATE = 1`), its files no commit
+/// holds: its folder.
+fn installed(t: &crate::support::TestRepo) -> PathBuf {
     let package = t.root.join("node_modules/gate-ext");
     std::fs::create_dir_all(&package).unwrap();
     std::fs::write(
@@ -40,6 +37,15 @@ fn what_a_vitest_run_read_outside_the_tree_binds_its_pass(kind: Kind) {
     )
     .unwrap();
     std::fs::write(package.join("index.js"), "exports.RATE = 1;\n").unwrap();
+    package
+}
+
+on_both!(what_a_vitest_run_read_outside_the_tree_binds_its_pass: outside_sqlite, outside_postgres);
+fn what_a_vitest_run_read_outside_the_tree_binds_its_pass(kind: Kind) {
+    let t = repo_in("vitest", &quiet(kind));
+    let store = Store::new(kind, &t);
+    let db = store.url.as_str();
+    let package = installed(&t);
     t.write(
         "package.json",
         r#"{"name":"vt","private":true,"type":"module","dependencies":{"gate-ext":"1.0.0"},"devDependencies":{"vitest":"^4.1.12"}}"#,
@@ -98,5 +104,47 @@ fn what_a_vitest_run_read_outside_the_tree_binds_its_pass(kind: Kind) {
     assert!(
         ran(&flagged).contains(&"test/flag.test.ts".to_string()),
         "{flagged:#}"
+    );
+}
+
+on_both!(what_a_jest_run_read_outside_the_tree_binds_its_pass: jest_sqlite, jest_postgres);
+/// The same for Jest, whose own cache (read and rewritten by every run) is its state: a pass is
+/// reused, and an installed package's file edited in place runs the test again.
+fn what_a_jest_run_read_outside_the_tree_binds_its_pass(kind: Kind) {
+    let t = repo_in("jest", &quiet(kind));
+    let store = Store::new(kind, &t);
+    let db = store.url.as_str();
+    let package = installed(&t);
+    t.write(
+        "package.json",
+        r#"{"name":"jt","private":true,"dependencies":{"gate-ext":"1.0.0"},"devDependencies":{"jest":"^30.5.2"}}"#,
+    );
+    t.write(
+        "spec/ext.spec.js",
+        "const { RATE } = require('gate-ext');\nconst { cents } = require('../lib/money');\n\ntest('rate', () => {\n  expect(cents(RATE)).toBe(100);\n});\n",
+    );
+    t.commit("a test of an installed package");
+    t.branch("feature");
+    t.checkout("feature");
+    t.append("lib/money.js", "\n// reviewed\n");
+    t.commit("money");
+    settle();
+    let first = gate(&t, db, &[]);
+    assert_eq!(first["exit_code"], 0, "{first:#}");
+    assert!(
+        ran(&first).contains(&"spec/ext.spec.js".to_string()),
+        "{first:#}"
+    );
+    let again = gate(&t, db, &[]);
+    assert!(
+        reused(&again).contains(&"spec/ext.spec.js".to_string()),
+        "{again:#}"
+    );
+    std::fs::write(package.join("index.js"), "exports.RATE = 2;\n").unwrap();
+    let edited = gate(&t, db, &[]);
+    assert_eq!(edited["exit_code"], 1, "{edited:#}");
+    assert!(
+        ran(&edited).contains(&"spec/ext.spec.js".to_string()),
+        "{edited:#}"
     );
 }

@@ -1,4 +1,4 @@
-//! Jest, run as `jest --json --outputFile=… [ARGS] --runTestsByPath -- FILES` from the
+//! Jest, run as `jest --json --outputFile=… --no-watchman [ARGS] --runTestsByPath -- FILES` from the
 //! project's folder with the project's own Jest: the listed paths exactly (`--` ends its
 //! options, so a file name is never one), each test's result read back from Jest's JSON report
 //! (its titles exact, where jest-junit's templates rewrite some). ARGS: the user's runner
@@ -50,10 +50,13 @@ pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Resu
         )));
         return Ok(Outcome::Broken(None));
     };
+    // Without watchman: its daemon would list the tree's files where the run's trace cannot
+    // see; Jest's own crawl is traced.
     let mut argv = vec![
         jest.display().to_string(),
         "--json".to_string(),
         format!("--outputFile={}", out.display()),
+        "--no-watchman".to_string(),
     ];
     argv.extend(command.args.iter().cloned());
     argv.push("--runTestsByPath".to_string());
@@ -65,7 +68,9 @@ pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Resu
     } else {
         workspace
     };
-    let code = crate::run::exit_code(&argv, at.env, &workspace, at.root, at.quiet_stdout)?;
+    let traced = super::observe::Traced::begin(at, scratch.path(), &mut argv);
+    let code = crate::run::exit_code(&argv, &traced.env, &workspace, at.root, at.quiet_stdout)?;
+    traced.end(command, &dir, &[cache_directory()], sink);
     let report = std::fs::read(&out).ok();
     let parsed = report.as_deref().map(serde_json::from_slice::<Report>);
     let results = match parsed {
@@ -84,6 +89,34 @@ pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Resu
         results.as_deref(),
         sink,
     ))
+}
+
+/// Jest's own cache (`cacheDirectory`'s default, as Jest makes it: the temporary folder's
+/// `jest_` and the user id in base 36): its transforms, keyed by the sources' content and the
+/// configuration, and its map of the tree's files, read and rewritten by every run — the
+/// runner's state, derived from what the run lists, as pytest's `.pytest_cache` is. A project
+/// that moves it elsewhere has it listed: its runs then change it and enter nothing.
+fn cache_directory() -> std::path::PathBuf {
+    let dir = std::env::temp_dir();
+    let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
+    // SAFETY: getuid has no preconditions and cannot fail.
+    let uid = unsafe { libc::getuid() };
+    dir.join(format!("jest_{}", base36(u64::from(uid))))
+}
+
+/// `n` in base 36, lower case, as JavaScript's `toString(36)` writes it.
+fn base36(mut n: u64) -> String {
+    const DIGITS: &[u8; 36] = b"0123456789abcdefghijklmnopqrstuvwxyz";
+    let mut out = Vec::new();
+    loop {
+        out.push(DIGITS[(n % 36) as usize]);
+        n /= 36;
+        if n == 0 {
+            break;
+        }
+    }
+    out.reverse();
+    String::from_utf8(out).expect("ASCII digits")
 }
 
 /// Each assertion as a result on its test file (repository-relative); a file that failed to
@@ -122,4 +155,15 @@ fn results(command: &JsCommand, dir: &std::path::Path, report: &Report) -> Vec<T
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn base36_is_javascript_s() {
+        assert_eq!(super::base36(0), "0");
+        assert_eq!(super::base36(1000), "rs");
+        assert_eq!(super::base36(35), "z");
+        assert_eq!(super::base36(36), "10");
+    }
 }

@@ -1,4 +1,4 @@
-//! What a Vitest run read that no commit holds, observed: the run goes under `strace -f`, and
+//! What a Vitest or Jest run read that no commit holds, observed: the run goes under `strace -f`, and
 //! every path its processes (node, its workers, whatever a test starts) opened, looked up or
 //! executed is read back from the trace — the installed packages' files, a git-ignored `.env`,
 //! a file outside the repository, and each one looked for and absent. Node has no audit hook
@@ -6,8 +6,12 @@
 //! not only by `open`: a trace of the system calls is the one complete record, and the ledger
 //! binds a pass to it as it binds pytest's to the probe's list.
 
+use super::suite::JsCommand;
+use crate::run::At;
+use crate::run::events::{Event, Sink};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 /// strace's arguments before the traced argv: every process followed, each path printed in
 /// full with the file a descriptor names (`-y`), the calls that read, look up, execute, write
@@ -55,6 +59,78 @@ pub(super) fn works() -> bool {
         .is_ok_and(|s| s.success())
 }
 
+/// A runner's run, traced when the ledger may enter it: its argv under strace, its
+/// environment, and after it the reads it made, to the event stream.
+pub(super) struct Traced<'a> {
+    at: &'a At<'a>,
+    /// The trace, when the run is traced.
+    log: Option<PathBuf>,
+    /// gate's scratch folder for the run: its files are gate's, not the run's inputs.
+    scratch: PathBuf,
+    started: SystemTime,
+    /// The runner's environment: the caller's, with libuv's io_uring off when traced (its
+    /// file operations make no system call strace sees).
+    pub env: BTreeMap<String, String>,
+}
+
+impl<'a> Traced<'a> {
+    /// `argv` put under strace when the ledger is on, strace is on `PATH` and traces here.
+    pub(super) fn begin(at: &'a At<'a>, scratch: &Path, argv: &mut Vec<String>) -> Traced<'a> {
+        let mut env = at.env.clone();
+        let log = (at.project.config.ledger.enabled && on_path(at.root) && works())
+            .then(|| scratch.join("reads.strace"));
+        if let Some(log) = &log {
+            argv.splice(0..0, prefix(log));
+            env.insert("UV_USE_IO_URING".into(), "0".into());
+        }
+        Traced {
+            at,
+            log,
+            scratch: scratch.to_path_buf(),
+            started: SystemTime::now(),
+            env,
+        }
+    }
+
+    /// What the run of `command` from `cwd` read outside the tree, to `sink`: the list with
+    /// every unit of the run at its end, or each unit unobserved with why. `own`: the
+    /// runner's own state (a cache it reads and rewrites, derived from what is listed).
+    pub(super) fn end(self, command: &JsCommand, cwd: &Path, own: &[PathBuf], sink: &mut dyn Sink) {
+        if !self.at.project.config.ledger.enabled {
+            return;
+        }
+        let real = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+        let mut mine: Vec<PathBuf> = own.iter().map(|p| real(p)).collect();
+        mine.push(real(&self.scratch));
+        let read = match self.log.as_deref().map(std::fs::read) {
+            None => Reads::Unknown(
+                "strace cannot trace here (not on PATH, or `ptrace` is not allowed)".into(),
+            ),
+            Some(Err(e)) => Reads::Unknown(format!("its trace cannot be read ({e})")),
+            Some(Ok(bytes)) => reads(
+                &String::from_utf8_lossy(&bytes),
+                (&real(cwd), &real(&self.at.workspace.dir), &mine),
+                (&real(&std::env::temp_dir()), self.started),
+            ),
+        };
+        match read {
+            Reads::Listed(files) => {
+                let at = shares(&command.files, &files);
+                sink.event(Event::Outside {
+                    files: &files,
+                    at: &at,
+                });
+            }
+            Reads::Unknown(why) => {
+                let what = format!("a run whose reads are not observed: {why}");
+                for unit in &command.files {
+                    sink.event(Event::Unobserved { unit, what: &what });
+                }
+            }
+        }
+    }
+}
+
 /// What a trace shows the run read: its paths in the order first read (relative to `root`
 /// under it, absolute elsewhere), or why what it read cannot be named.
 #[derive(Debug, PartialEq, Eq)]
@@ -65,7 +141,7 @@ pub(super) enum Reads {
 
 /// The paths a trace shows read, looked up or executed, first-seen order. `cwd` is where the
 /// first process started; `root` the repository's folder where the run ran; paths under
-/// `own` (gate's scratch folder) are gate's. A path the run wrote before any read of it is the
+/// `own` (gate's scratch folder, the runner's own cache) are no inputs. A path the run wrote before any read of it is the
 /// run's output, not an input; one it read first is listed, so a write during the run is the
 /// ledger's "changed during the run". The kernel's and devices' files are not inputs.
 ///
@@ -74,8 +150,8 @@ pub(super) enum Reads {
 /// not listed, looked up absent or not — Vitest and Vite make folders of random names there.
 pub(super) fn reads(
     trace: &str,
-    (cwd, root, own): (&Path, &Path, &Path),
-    (temp, started): (&Path, std::time::SystemTime),
+    (cwd, root, own): (&Path, &Path, &[PathBuf]),
+    (temp, started): (&Path, SystemTime),
 ) -> Reads {
     let mut state = State {
         group: HashMap::new(),
@@ -94,12 +170,8 @@ pub(super) fn reads(
         }
     }
     let root = format!("{}/", root.display());
-    let own = own.display().to_string();
     let probed = std::mem::take(&mut state.probed);
-    let gates = |p: &str| {
-        p.strip_prefix(&own)
-            .is_some_and(|r| r.is_empty() || r.starts_with('/'))
-    };
+    let gates = |p: &str| own.iter().any(|o| Path::new(p).starts_with(o));
     Reads::Listed(
         state
             .listed
@@ -117,12 +189,7 @@ pub(super) fn reads(
 /// Whether `path` is in the temporary folder `temp` under something made since `started`,
 /// or was only looked for there (`probed`) and is not there: a name tried before making it.
 /// One opened to be read and absent is listed: it appearing changes what the test reads.
-fn scratch(
-    path: &Path,
-    temp: &Path,
-    started: std::time::SystemTime,
-    probed: &BTreeSet<String>,
-) -> bool {
+fn scratch(path: &Path, temp: &Path, started: SystemTime, probed: &BTreeSet<String>) -> bool {
     use std::os::unix::fs::MetadataExt;
     let made = |m: std::fs::Metadata| {
         let ctime = std::time::UNIX_EPOCH
@@ -535,11 +602,12 @@ mod tests {
         let trace = trace.replace("ROOT", &root.display().to_string());
         let temp = root.join("tmp");
         std::fs::create_dir_all(temp.join("old")).unwrap();
-        let started = std::time::SystemTime::now();
+        let started = SystemTime::now();
         std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::create_dir_all(temp.join("made/sub")).unwrap();
         let app = root.join("app");
-        let paths = (app.as_path(), root.as_path(), Path::new("/tmp/own"));
+        let own = [PathBuf::from("/tmp/own")];
+        let paths = (app.as_path(), root.as_path(), own.as_slice());
         match reads(&trace, paths, (&temp, started)) {
             Reads::Listed(l) => l,
             Reads::Unknown(why) => panic!("{why}"),
@@ -628,8 +696,8 @@ mod tests {
                 matches!(
                     reads(
                         trace,
-                        (Path::new("/r"), Path::new("/r"), Path::new("/o")),
-                        (Path::new("/t"), std::time::SystemTime::now())
+                        (Path::new("/r"), Path::new("/r"), &[PathBuf::from("/o")]),
+                        (Path::new("/t"), SystemTime::now())
                     ),
                     Reads::Unknown(_)
                 ),
@@ -709,11 +777,11 @@ mod tests {
             .unwrap();
         assert!(status.success());
         let trace = std::fs::read_to_string(&log).unwrap();
-        let paths = (root.join("sub"), root.clone(), top.join("own"));
+        let paths = (root.join("sub"), root.clone(), [top.join("own")]);
         let Reads::Listed(listed) = reads(
             &trace,
-            (&paths.0, &paths.1, &paths.2),
-            (Path::new("/nonexistent"), std::time::SystemTime::now()),
+            (&paths.0, &paths.1, paths.2.as_slice()),
+            (Path::new("/nonexistent"), SystemTime::now()),
         ) else {
             panic!("unknown")
         };

@@ -151,10 +151,10 @@ impl Suite for Js {
     }
 
     /// Its runs load the project's installed packages (`node_modules`), which no commit
-    /// holds: a Vitest run traced by strace names every file it read there (and anywhere
-    /// outside the tree); a Jest run, or one with no strace, names none, and is not entered.
-    fn reads_outside(&self, project: &Project, root: &Path) -> Option<bool> {
-        Some(observed(project, root))
+    /// holds: a run traced by strace names every file it read there (and anywhere outside
+    /// the tree); with no strace on `PATH`, none is named, and no pass is entered.
+    fn reads_outside(&self, _project: &Project, root: &Path) -> Option<bool> {
+        Some(super::observe::on_path(root))
     }
 
     fn alone(&self, project: &Project, root: &Path, unit: &str) -> (Vec<String>, PathBuf) {
@@ -201,13 +201,6 @@ const RUN_ENV: [&str; 9] = [
     "VITEST_VM_POOL",
     "VITEST_MODULE_DIRECTORIES",
 ];
-
-/// Whether the JavaScript runs of `project` are observed: every project runs Vitest, and
-/// strace is on `PATH` to trace it.
-pub(super) fn observed(project: &Project, root: &Path) -> bool {
-    layout(project).is_some_and(|l| l.projects.iter().all(|p| p.runner == RunnerKind::Vitest))
-        && super::observe::on_path(root)
-}
 
 /// The runner `name` installed for the project in `folder`: `node_modules/.bin/NAME` there or
 /// in a folder above it up to `top` (a workspace's packages are installed at its root), as

@@ -54,26 +54,9 @@ pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Resu
     } else {
         workspace
     };
-    // The ledger enters a pass bound to what the run read outside the tree: observed, or the
-    // pass is not entered.
-    let log = scratch.path().join("reads.strace");
-    let traced = at.project.config.ledger.enabled
-        && super::suite::observed(at.project, at.root)
-        && super::observe::works();
-    if traced {
-        argv.splice(0..0, super::observe::prefix(&log));
-    }
-    let mut env = at.env.clone();
-    if traced {
-        // libuv's io_uring file operations make no system call strace sees.
-        env.insert("UV_USE_IO_URING".into(), "0".into());
-    }
-    let started = std::time::SystemTime::now();
-    let code = crate::run::exit_code(&argv, &env, &workspace, at.root, at.quiet_stdout)?;
-    if at.project.config.ledger.enabled {
-        let paths = (folder.as_path(), at.workspace.dir.as_path(), scratch.path());
-        outside(command, traced.then_some(&log), paths, started, sink);
-    }
+    let traced = super::observe::Traced::begin(at, scratch.path(), &mut argv);
+    let code = crate::run::exit_code(&argv, &traced.env, &workspace, at.root, at.quiet_stdout)?;
+    traced.end(command, &folder, &[], sink);
     let report = std::fs::read(&junit).ok();
     let results = match report.as_deref().map(|bytes| results(command, bytes)) {
         Some(Ok(results)) => Some(results),
@@ -86,44 +69,6 @@ pub(super) fn run(command: &JsCommand, at: &At<'_>, sink: &mut dyn Sink) -> Resu
         None => None,
     };
     Ok(judge(command, code, results.as_deref(), sink))
-}
-
-/// What the run read outside the tree, from its trace at `log` (none: not traced), to `sink`:
-/// the list, every unit of the run at its end, or each unit unobserved with why.
-fn outside(
-    command: &JsCommand,
-    log: Option<&std::path::Path>,
-    (cwd, root, own): (&std::path::Path, &std::path::Path, &std::path::Path),
-    started: std::time::SystemTime,
-    sink: &mut dyn Sink,
-) {
-    let real = |p: &std::path::Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let reads = match log.map(std::fs::read) {
-        None => super::observe::Reads::Unknown(
-            "strace cannot trace here (not installed, or `ptrace` is not allowed)".into(),
-        ),
-        Some(Err(e)) => super::observe::Reads::Unknown(format!("its trace cannot be read ({e})")),
-        Some(Ok(bytes)) => super::observe::reads(
-            &String::from_utf8_lossy(&bytes),
-            (&real(cwd), &real(root), &real(own)),
-            (&real(&std::env::temp_dir()), started),
-        ),
-    };
-    match reads {
-        super::observe::Reads::Listed(files) => {
-            let at = super::observe::shares(&command.files, &files);
-            sink.event(Event::Outside {
-                files: &files,
-                at: &at,
-            });
-        }
-        super::observe::Reads::Unknown(why) => {
-            let what = format!("a Vitest run whose reads are not observed: {why}");
-            for unit in &command.files {
-                sink.event(Event::Unobserved { unit, what: &what });
-            }
-        }
-    }
 }
 
 /// The results of a JUnit report Vitest wrote from the project's folder: each case placed on
