@@ -3,7 +3,7 @@
 //! search.
 
 use super::files::blob;
-use super::{Input, Kind, Memo, Scope, hash};
+use super::{Input, Kind, Memo, Scope, hash, value_of};
 use std::path::Path;
 
 impl Scope<'_> {
@@ -28,6 +28,26 @@ impl Scope<'_> {
                         .expect("read with the repository"),
                 })
                 .collect();
+            // What a whole-suite file reads from the environment by name changes every run
+            // (a Vitest configuration's `process.env.X`): each such variable is an input, and
+            // one read by a name gate cannot know makes every fingerprint unknown.
+            let mut read: std::collections::BTreeSet<&str> = std::collections::BTreeSet::new();
+            for file in &files {
+                let Some(reads) = self.project.reads.get(file) else {
+                    continue;
+                };
+                read.extend(reads.env.iter().map(String::as_str));
+                for (line, text) in &reads.env_any {
+                    why.push(format!(
+                        "{file}:{line}: reads the environment by a name gate cannot know (`{text}`): no variable's value can stand for it"
+                    ));
+                }
+            }
+            inputs.extend(read.into_iter().map(|name| Input {
+                kind: Kind::Env,
+                name: name.to_string(),
+                hash: value_of(name),
+            }));
             // A pytest.ini or pyproject.toml at the root ends pytest's search there.
             let ends = ["pytest.ini", ".pytest.ini", "pyproject.toml"];
             if !ends.iter().any(|f| self.snapshot.contains(f)) {

@@ -234,6 +234,21 @@ impl Graph {
             })
     }
 
+    /// Whether a file imports `path`, or a convention ties it to the files that use it (a
+    /// snapshot to its test, a mock to its module): whoever needs it reaches it through the
+    /// graph. A file read only by a path, or by no file at all (what a runner loads itself),
+    /// is none.
+    pub(crate) fn imported(&self, path: &str) -> bool {
+        self.id(path).is_some_and(|i| {
+            self.dependents(i).any(|l| {
+                matches!(
+                    self.links[l as usize].kind,
+                    EdgeKind::Import | EdgeKind::Convention
+                )
+            })
+        })
+    }
+
     /// The nodes that need `node` directly.
     pub(crate) fn dependents_of(&self, node: u32) -> impl Iterator<Item = u32> + '_ {
         self.dependents(node).map(|i| self.links[i as usize].from)

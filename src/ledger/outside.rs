@@ -113,7 +113,7 @@ impl Chain {
         states: &mut States<'_>,
     ) -> Chain {
         let (files, counts) = beyond_tree(files, scope.snapshot);
-        let (at, broken) = chained(&files, scope.root, states);
+        let (at, broken) = chained(&files, scope, states);
         Chain { at, broken, counts }
     }
 
@@ -137,7 +137,11 @@ impl Chain {
 
 /// The running hashes of `files`' paths and states, and why the chain ends early when a file
 /// cannot be named.
-fn chained(files: &[String], root: &Path, states: &mut States<'_>) -> (Vec<[u8; 32]>, Option<Why>) {
+fn chained(
+    files: &[String],
+    scope: &crate::fingerprint::Scope<'_>,
+    states: &mut States<'_>,
+) -> (Vec<[u8; 32]>, Option<Why>) {
     let mut at: Vec<[u8; 32]> = vec![Sha256::digest(b"gate outside 1").into()];
     for file in files {
         // The probe's name for a path no encoding spells: nothing can be named by it.
@@ -148,7 +152,12 @@ fn chained(files: &[String], root: &Path, states: &mut States<'_>) -> (Vec<[u8; 
             };
             return (at, Some(why));
         }
-        let state = match states.state(&on_disk(root, file)) {
+        let state = match (file.strip_prefix(TRACKED), file.ends_with('/')) {
+            (tracked, true) => listing(&on_disk(scope.root, tracked.unwrap_or(file)), states),
+            (Some(tracked), false) => tracked_state(tracked, scope, states),
+            (None, false) => states.state(&on_disk(scope.root, file)),
+        };
+        let state = match state {
             Ok(state) => state,
             Err(why) => return (at, Some(why)),
         };
@@ -160,6 +169,81 @@ fn chained(files: &[String], root: &Path, states: &mut States<'_>) -> (Vec<[u8; 
         at.push(h.finalize().into());
     }
     (at, None)
+}
+
+/// A runner's spelling of a file of the tree that its run read (`./PATH`): a JavaScript run's
+/// trace names every file it read, and the closure holds only what the imports reach — a
+/// committed `.env` Vite loads, a base `tsconfig` an `extends` names, data read by a path no
+/// analysis evaluates are the run's inputs too. (pytest's reads of the tree are its traced
+/// edges instead, per test file.)
+pub(crate) const TRACKED: &str = "./";
+
+/// The state of the tree's file `path` a run read: its blob in the gated tree (a look-up of a
+/// commit the working tree is not at reads what that commit holds). An entry checks that the
+/// run read that blob: one read from a working tree whose file differs from it is no state
+/// gate can name. A path the tree does not hold is read from disk, as any other.
+fn tracked_state(
+    path: &str,
+    scope: &crate::fingerprint::Scope<'_>,
+    states: &mut States<'_>,
+) -> Result<String, Why> {
+    if !scope.snapshot.contains(path) {
+        return states.state(&on_disk(scope.root, path));
+    }
+    let unknown = |detail: String| Why {
+        cause: Cause::UnknownInput,
+        detail,
+    };
+    let blob = match scope.snapshot.known_blob(path) {
+        Some(oid) => oid,
+        None => {
+            scope
+                .snapshot
+                .read(scope.repo, path)
+                .map_err(|e| unknown(format!("{path}: cannot be read ({e})")))?
+                .0
+        }
+    };
+    if states.since.is_some() {
+        let on_disk = std::fs::read(scope.root.join(path))
+            .ok()
+            .and_then(|bytes| git2::Oid::hash_object(git2::ObjectType::Blob, &bytes).ok());
+        if on_disk != Some(blob) {
+            return Err(Why {
+                cause: Cause::ReadChanged,
+                detail: format!(
+                    "{path}: the run read it as the working tree holds it, not as the commit does"
+                ),
+            });
+        }
+    }
+    Ok(format!("blob {blob}"))
+}
+
+/// The state of a folder a run listed (`DIR/` on a list): the names it holds, sorted — one
+/// added or removed is another state. Read afresh each time (a listing has no content hash to
+/// keep); an entry checks that the folder did not change while the run ran.
+fn listing(path: &Path, states: &States<'_>) -> Result<String, Why> {
+    if states.since.is_some_and(|t| changed_since(path, t)) {
+        return Err(Why {
+            cause: Cause::ReadChanged,
+            detail: format!("{} changed during the run", path.display()),
+        });
+    }
+    let Ok(entries) = std::fs::read_dir(path) else {
+        return Ok("not a folder".into());
+    };
+    let mut names: Vec<std::ffi::OsString> = entries.flatten().map(|e| e.file_name()).collect();
+    names.sort();
+    let mut h = Sha256::new();
+    for name in &names {
+        h.update(name.as_encoded_bytes());
+        h.update(b"\0");
+    }
+    Ok(format!(
+        "listing {}",
+        crate::fingerprint::hex(&h.finalize())
+    ))
 }
 
 /// How many of a list's files beyond the tree its first `count` (as read) hold, by `counts`

@@ -10,17 +10,27 @@ use crate::ledger::{gate, gate_with, ran, reused};
 use crate::ledger_inputs::settle;
 use std::path::PathBuf;
 
-/// A folder for `kind`'s repository whose parents no other test writes to while it runs:
-/// Node and Vite look files up in every folder above the project (`package.json`,
-/// `pnpm-workspace.yaml`, `node_modules`), and a file looked for and absent whose folder
-/// changed during the run may have been there for a moment — such a run is not entered, and
-/// the shared temporary folder changes all the time.
-fn quiet(kind: Kind) -> PathBuf {
-    let top = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("js-ledger");
-    for each in ["sqlite", "postgres"] {
-        std::fs::create_dir_all(top.join(each)).unwrap();
-    }
-    top.join(match kind {
+/// A folder for one test's repository (`test`, on the store `kind`) whose parents no other
+/// test writes to while it runs: Node and Vite look files up in every folder above the project
+/// (`package.json`, `pnpm-workspace.yaml`, `node_modules`), and a file looked for and absent
+/// whose folder changed during the run may have been there for a moment — such a run is not
+/// entered. So every test's folder is made at once, before any runs, beside the build (the
+/// shared temporary folder, and `target/tmp` where other tests keep caches, change all the
+/// time).
+fn quiet(test: &str, kind: Kind) -> PathBuf {
+    const TESTS: [&str; 3] = ["outside", "jest", "beyond"];
+    static MADE: std::sync::Once = std::sync::Once::new();
+    let top = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .parent()
+        .unwrap()
+        .join("js-ledger");
+    MADE.call_once(|| {
+        for (test, kind) in TESTS.iter().flat_map(|t| [(t, "sqlite"), (t, "postgres")]) {
+            std::fs::create_dir_all(top.join(test).join(kind)).unwrap();
+        }
+    });
+    assert!(TESTS.contains(&test), "{test} is made with the others");
+    top.join(test).join(match kind {
         Kind::Sqlite => "sqlite",
         Kind::Postgres => "postgres",
     })
@@ -42,7 +52,7 @@ fn installed(t: &crate::support::TestRepo) -> PathBuf {
 
 on_both!(what_a_vitest_run_read_outside_the_tree_binds_its_pass: outside_sqlite, outside_postgres);
 fn what_a_vitest_run_read_outside_the_tree_binds_its_pass(kind: Kind) {
-    let t = repo_in("vitest", &quiet(kind));
+    let t = repo_in("vitest", &quiet("outside", kind));
     let store = Store::new(kind, &t);
     let db = store.url.as_str();
     let package = installed(&t);
@@ -111,7 +121,7 @@ on_both!(what_a_jest_run_read_outside_the_tree_binds_its_pass: jest_sqlite, jest
 /// The same for Jest, whose own cache (read and rewritten by every run) is its state: a pass is
 /// reused, and an installed package's file edited in place runs the test again.
 fn what_a_jest_run_read_outside_the_tree_binds_its_pass(kind: Kind) {
-    let t = repo_in("jest", &quiet(kind));
+    let t = repo_in("jest", &quiet("jest", kind));
     let store = Store::new(kind, &t);
     let db = store.url.as_str();
     let package = installed(&t);
@@ -147,4 +157,79 @@ fn what_a_jest_run_read_outside_the_tree_binds_its_pass(kind: Kind) {
         ran(&edited).contains(&"spec/ext.spec.js".to_string()),
         "{edited:#}"
     );
+}
+
+on_both!(what_a_vitest_run_reads_beyond_its_imports_binds_its_pass: beyond_sqlite, beyond_postgres);
+/// What a run reads that no import reaches, each changed after a pass: a committed `.env`
+/// Vite loads (changed on master, merged: the range's diff is still one module), a variable
+/// the Vitest configuration reads, what a folder outside the tree holds, and a file opened
+/// read-write — each test runs again and fails instead of being reused.
+fn what_a_vitest_run_reads_beyond_its_imports_binds_its_pass(kind: Kind) {
+    let t = repo_in("vitest", &quiet("beyond", kind));
+    let store = Store::new(kind, &t);
+    let db = store.url.as_str();
+    let home = t.root.parent().unwrap().to_path_buf();
+    std::fs::create_dir_all(home.join("plugins")).unwrap();
+    std::fs::write(home.join("plugins/one.js"), "").unwrap();
+    std::fs::write(home.join("state.txt"), "ok").unwrap();
+    t.write(".env", "VITE_FLAG=off\n");
+    t.append(
+        "vitest.config.ts",
+        "\nprocess.env.CFG_MODE = process.env.GATE_CFG_MODE ?? 'a';\n",
+    );
+    let test = |name: &str, body: &str| {
+        t.write(
+            &format!("test/{name}.test.ts"),
+            &format!(
+                "import {{ test, expect }} from 'vitest';\nimport {{ readdirSync, openSync, readSync }} from 'node:fs';\nimport {{ homedir }} from 'node:os';\nimport {{ join }} from 'node:path';\nimport {{ add }} from '../src/math';\n\ntest('{name}', () => {{\n  expect(add(1, 1)).toBe(2);\n  {body}\n}});\n"
+            ),
+        );
+    };
+    test("envfile", "expect(import.meta.env.VITE_FLAG).toBe('off');");
+    test("cfg", "expect(process.env.CFG_MODE).toBe('a');");
+    test(
+        "listing",
+        "expect(readdirSync(join(homedir(), 'plugins')).length).toBe(1);",
+    );
+    test(
+        "rplus",
+        "const b = Buffer.alloc(2); readSync(openSync(join(homedir(), 'state.txt'), 'r+'), b); expect(b.toString()).toBe('ok');",
+    );
+    t.commit("tests of what a run reads beyond its imports");
+    t.branch("feature");
+    t.checkout("feature");
+    t.append("src/math.ts", "\n// reviewed\n");
+    t.commit("math");
+    settle();
+    let units = [
+        "test/cfg.test.ts",
+        "test/envfile.test.ts",
+        "test/listing.test.ts",
+        "test/rplus.test.ts",
+    ];
+    let first = gate(&t, db, &[]);
+    assert_eq!(first["exit_code"], 0, "{first:#}");
+    let again = gate(&t, db, &[]);
+    for unit in units {
+        assert!(
+            reused(&again).contains(&unit.to_string()),
+            "{unit}: {again:#}"
+        );
+    }
+    let runs = |doc: &serde_json::Value, unit: &str| {
+        assert_eq!(doc["exit_code"], 1, "{unit}: {doc:#}");
+        assert!(ran(doc).contains(&unit.to_string()), "{unit}: {doc:#}");
+    };
+    let (cfg, _) = gate_with(&t, db, &[("GATE_CFG_MODE", Some("b"))]);
+    runs(&cfg, "test/cfg.test.ts");
+    std::fs::write(home.join("plugins/two.js"), "").unwrap();
+    runs(&gate(&t, db, &[]), "test/listing.test.ts");
+    std::fs::write(home.join("state.txt"), "no").unwrap();
+    runs(&gate(&t, db, &[]), "test/rplus.test.ts");
+    t.checkout("master");
+    t.write(".env", "VITE_FLAG=on\n");
+    t.commit("the flag on");
+    t.checkout("feature");
+    t.merge("master", "master");
+    runs(&gate(&t, db, &[]), "test/envfile.test.ts");
 }

@@ -11,7 +11,6 @@ use crate::run::At;
 use crate::run::events::{Event, Sink};
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
 
 /// strace's arguments before the traced argv: every process followed, each path printed in
 /// full with the file a descriptor names (`-y`), the calls that read, look up, execute, write
@@ -67,7 +66,6 @@ pub(super) struct Traced<'a> {
     log: Option<PathBuf>,
     /// gate's scratch folder for the run: its files are gate's, not the run's inputs.
     scratch: PathBuf,
-    started: SystemTime,
     /// The runner's environment: the caller's, with libuv's io_uring off when traced (its
     /// file operations make no system call strace sees).
     pub env: BTreeMap<String, String>,
@@ -87,7 +85,6 @@ impl<'a> Traced<'a> {
             at,
             log,
             scratch: scratch.to_path_buf(),
-            started: SystemTime::now(),
             env,
         }
     }
@@ -110,11 +107,12 @@ impl<'a> Traced<'a> {
             Some(Ok(bytes)) => reads(
                 &String::from_utf8_lossy(&bytes),
                 (&real(cwd), &real(&self.at.workspace.dir), &mine),
-                (&real(&std::env::temp_dir()), self.started),
+                &real(&std::env::temp_dir()),
             ),
         };
         match read {
             Reads::Listed(files) => {
+                let files = spelled(files, self.at.project);
                 let at = shares(&command.files, &files);
                 sink.event(Event::Outside {
                     files: &files,
@@ -131,6 +129,28 @@ impl<'a> Traced<'a> {
     }
 }
 
+/// The list as the ledger binds it: a file under the root that a test is, or that a file
+/// imports (or a convention ties to its user), as its path — the ledger leaves the tree's to
+/// the closures, which reach it for whoever needs it; any other file under the root spelled
+/// `./PATH` (`ledger::outside::TRACKED`), so that a file of the tree the run read but no
+/// closure holds — a committed `.env` Vite loads, a base `tsconfig` an `extends` names, data
+/// read by a path no analysis evaluates — is bound by its blob. Every unit of a run shares the
+/// list: an import bound so would make one test's change every other test's.
+fn spelled(files: Vec<String>, project: &crate::project::Project) -> Vec<String> {
+    files
+        .into_iter()
+        .map(|f| {
+            let closures =
+                f.starts_with('/') || project.tests.contains(&f) || project.graph.imported(&f);
+            if closures {
+                f
+            } else {
+                format!("{}{f}", crate::ledger::TRACKED)
+            }
+        })
+        .collect()
+}
+
 /// What a trace shows the run read: its paths in the order first read (relative to `root`
 /// under it, absolute elsewhere), or why what it read cannot be named.
 #[derive(Debug, PartialEq, Eq)]
@@ -141,17 +161,17 @@ pub(super) enum Reads {
 
 /// The paths a trace shows read, looked up or executed, first-seen order. `cwd` is where the
 /// first process started; `root` the repository's folder where the run ran; paths under
-/// `own` (gate's scratch folder, the runner's own cache) are no inputs. A path the run wrote before any read of it is the
-/// run's output, not an input; one it read first is listed, so a write during the run is the
-/// ledger's "changed during the run". The kernel's and devices' files are not inputs.
+/// `own` (gate's scratch folder, the runner's own cache) are no inputs. A path the run only
+/// wrote before any read of it is the run's output, not an input; one it read first is
+/// listed, so a write during the run is the ledger's "changed during the run". The kernel's
+/// and devices' files are not inputs.
 ///
-/// In the temporary folder, what the run made is its own scratch (as pytest's probe has it):
-/// a path there whose nearest existing folder or file was made since the run `started` is
-/// not listed, looked up absent or not — Vitest and Vite make folders of random names there.
+/// In the temporary folder, a name the run looked for and then made itself is its own
+/// scratch (`scratch`).
 pub(super) fn reads(
     trace: &str,
     (cwd, root, own): (&Path, &Path, &[PathBuf]),
-    (temp, started): (&Path, SystemTime),
+    temp: &Path,
 ) -> Reads {
     let mut state = State {
         group: HashMap::new(),
@@ -177,7 +197,12 @@ pub(super) fn reads(
             .listed
             .into_iter()
             .filter(|p| !gates(p) && !PSEUDO.iter().any(|d| p.starts_with(d)))
-            .filter(|p| !scratch(Path::new(p), temp, started, &probed))
+            .filter(|p| !scratch(Path::new(p), temp, &probed, &state.made))
+            // A folder the run made holds what the run put there.
+            .filter(|p| p.strip_suffix('/').is_none_or(|dir| !state.made.contains(dir)))
+            // What a folder of the tree holds is the tree's (an untracked file a test lists
+            // there is named by the analysis or unknown); an installed folder's is not.
+            .filter(|p| !p.ends_with('/') || !p.starts_with(&root) || p.contains("/node_modules/"))
             .map(|p| match p.strip_prefix(&root) {
                 Some(rel) => rel.to_string(),
                 None => p,
@@ -186,27 +211,19 @@ pub(super) fn reads(
     )
 }
 
-/// Whether `path` is in the temporary folder `temp` under something made since `started`,
-/// or was only looked for there (`probed`) and is not there: a name tried before making it.
-/// One opened to be read and absent is listed: it appearing changes what the test reads.
-fn scratch(path: &Path, temp: &Path, started: SystemTime, probed: &BTreeSet<String>) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    let made = |m: std::fs::Metadata| {
-        let ctime = std::time::UNIX_EPOCH
-            + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec().max(0) as u32);
-        ctime >= started
-    };
-    if !path.starts_with(temp) || path == temp {
-        return false;
-    }
-    match path
-        .ancestors()
-        .take_while(|a| *a != temp)
-        .find_map(|a| std::fs::symlink_metadata(a).ok())
-    {
-        Some(m) => made(m),
-        None => path.to_str().is_some_and(|p| probed.contains(p)),
-    }
+/// Whether `path` is in the temporary folder `temp`, was only ever looked for there
+/// (`probed`) and not found, and the run itself then made it or a folder above it (`made`):
+/// a name tried before making it, its own scratch — Vitest and Vite make folders of random
+/// names there. Anything else the run read there is listed, as anywhere: a file that was
+/// there before the run, a name looked for and never made.
+fn scratch(path: &Path, temp: &Path, probed: &BTreeSet<String>, made: &BTreeSet<String>) -> bool {
+    path.starts_with(temp)
+        && path != temp
+        && path.to_str().is_some_and(|p| probed.contains(p))
+        && path
+            .ancestors()
+            .take_while(|a| *a != temp)
+            .any(|a| a.to_str().is_some_and(|a| made.contains(a)))
 }
 
 /// The kernel's and devices' files: no commit or install changes them between runs.
@@ -319,12 +336,8 @@ impl State {
                     "open" | "creat" => path_at(0, None)?,
                     _ => path_at(0, dir.as_deref())?,
                 };
-                let writes = name == "creat"
-                    || ["O_WRONLY", "O_RDWR", "O_CREAT", "O_TRUNC"]
-                        .iter()
-                        .any(|f| args.contains(f));
                 if let Some(path) = path {
-                    self.opened(path, writes, result);
+                    self.opened(path, Open::of(name, args), result);
                 }
             }
             "access" | "stat" | "lstat" | "readlink" | "execve" => {
@@ -345,8 +358,8 @@ impl State {
             | "truncate" | "mkdir" | "mkdirat"
                 if !failed =>
             {
-                // What it makes is the run's output: its last path (a rename's source is
-                // moved away, not read).
+                // What it makes is the run's output: its last path. What a rename or a link
+                // takes its content from is read: the new name holds it.
                 let at = match name {
                     "renameat" | "renameat2" | "linkat" => folder_argument(args, 2),
                     "symlinkat" => folder_argument(args, 1),
@@ -354,7 +367,17 @@ impl State {
                     _ => None,
                 };
                 let last = strings.len().saturating_sub(1);
+                if matches!(
+                    name,
+                    "rename" | "link" | "renameat" | "renameat2" | "linkat"
+                ) && let Some(from) = path_at(0, dir.as_deref())?
+                {
+                    self.read(from);
+                }
                 if let Some(path) = path_at(last, at.as_deref())? {
+                    if name != "truncate" {
+                        self.made.insert(path.clone());
+                    }
                     self.wrote(path);
                 }
             }
@@ -382,22 +405,25 @@ impl State {
         self.group.insert(child.to_string(), shared);
     }
 
-    /// An open of `path` that `writes` or only reads, ended with `result`.
-    fn opened(&mut self, path: String, writes: bool, result: &str) {
+    /// An open of `path` as `open` asks it, ended with `result`.
+    fn opened(&mut self, path: String, open: Open, result: &str) {
         let failed = result.starts_with('-');
-        if writes && !failed {
-            self.wrote(path);
-        } else if failed && (result.contains("ENOENT") || result.contains("ENOTDIR")) {
-            let _ = self.missed(path);
-        } else {
-            self.read(path);
-        }
-        // The file the descriptor names, links resolved: a link's target is read too.
-        if let Some(real) = descriptor_path(result) {
-            if writes {
-                self.wrote(real);
+        // The file the descriptor names, links resolved: a link's target is opened too.
+        let real = descriptor_path(result);
+        for path in std::iter::once(path).chain(real) {
+            if failed && (result.contains("ENOENT") || result.contains("ENOTDIR")) {
+                let _ = self.missed(path.clone());
+            } else if failed || !open.output {
+                self.read(path.clone());
             } else {
-                self.read(real);
+                self.wrote(path.clone());
+            }
+            if open.creates && !failed {
+                self.made.insert(path.clone());
+            }
+            // A folder opened to be listed: what it holds is read too (`DIR/`).
+            if open.lists && !failed {
+                self.read(format!("{path}/"));
             }
         }
     }
@@ -472,9 +498,35 @@ impl State {
     }
 
     fn wrote(&mut self, path: String) {
-        self.made.insert(path.clone());
         if !self.seen.contains(&path) {
             self.written.insert(path);
+        }
+    }
+}
+
+/// What an open asks of a path, by its flags.
+struct Open {
+    /// It only writes, whatever the path held (`creat`, `O_WRONLY` with `O_TRUNC`, a new file
+    /// with `O_CREAT|O_EXCL`): the run's output. Anything else reads what was there — a
+    /// read-write open, an append —, and is listed.
+    output: bool,
+    /// It makes the path when it is not there (`O_CREAT`).
+    creates: bool,
+    /// It opens a folder to list it (`O_DIRECTORY`).
+    lists: bool,
+}
+
+impl Open {
+    fn of(name: &str, args: &str) -> Open {
+        let has = |f: &str| args.contains(f);
+        let creates = name == "creat" || has("O_CREAT");
+        let output = name == "creat"
+            || has("O_WRONLY") && (has("O_TRUNC") || has("O_EXCL"))
+            || has("O_CREAT") && has("O_EXCL");
+        Open {
+            output,
+            creates,
+            lists: has("O_DIRECTORY"),
         }
     }
 }
@@ -602,13 +654,11 @@ mod tests {
         let trace = trace.replace("ROOT", &root.display().to_string());
         let temp = root.join("tmp");
         std::fs::create_dir_all(temp.join("old")).unwrap();
-        let started = SystemTime::now();
-        std::thread::sleep(std::time::Duration::from_millis(20));
         std::fs::create_dir_all(temp.join("made/sub")).unwrap();
         let app = root.join("app");
         let own = [PathBuf::from("/tmp/own")];
         let paths = (app.as_path(), root.as_path(), own.as_slice());
-        match reads(&trace, paths, (&temp, started)) {
+        match reads(&trace, paths, &temp) {
             Reads::Listed(l) => l,
             Reads::Unknown(why) => panic!("{why}"),
         }
@@ -631,6 +681,11 @@ mod tests {
 10 access("ROOT/app/gone/other.so", F_OK) = -1 ENOENT (No such file or directory)
 10 access("ROOT/tmp/made/sub/x", F_OK) = -1 ENOENT (No such file or directory)
 10 access("ROOT/tmp/made", F_OK) = -1 ENOENT (No such file or directory)
+10 mkdir("ROOT/tmp/made", 0777) = 0
+10 openat(AT_FDCWD<ROOT/app>, "db.sqlite", O_RDWR|O_CREAT|O_CLOEXEC, 0644) = 26<ROOT/app/db.sqlite>
+10 openat(AT_FDCWD<ROOT/app>, "log.txt", O_WRONLY|O_APPEND|O_CREAT, 0644) = 27<ROOT/app/log.txt>
+10 link("/etc/hostname", "ROOT/app/out/copy") = 0
+10 openat(AT_FDCWD<ROOT/app>, "out/copy", O_RDONLY) = 28<ROOT/app/out/copy>
 10 access("ROOT/tmp/old/y", F_OK) = -1 ENOENT (No such file or directory)
 10 access("ROOT/tmp/gone", F_OK) = -1 ENOENT (No such file or directory)
 10 access("ROOT/tmp/cleaned/sub", F_OK) = -1 ENOENT (No such file or directory)
@@ -649,7 +704,11 @@ mod tests {
                 "/etc/hosts",
                 "app/cache.json",
                 "app/gone",
+                "app/db.sqlite",
+                "app/log.txt",
+                "/etc/hostname",
                 "tmp/old/y",
+                "tmp/gone",
                 "tmp/wanted",
             ]
         );
@@ -697,7 +756,7 @@ mod tests {
                     reads(
                         trace,
                         (Path::new("/r"), Path::new("/r"), &[PathBuf::from("/o")]),
-                        (Path::new("/t"), SystemTime::now())
+                        Path::new("/t")
                     ),
                     Reads::Unknown(_)
                 ),
@@ -781,7 +840,7 @@ mod tests {
         let Reads::Listed(listed) = reads(
             &trace,
             (&paths.0, &paths.1, paths.2.as_slice()),
-            (Path::new("/nonexistent"), SystemTime::now()),
+            Path::new("/nonexistent"),
         ) else {
             panic!("unknown")
         };
