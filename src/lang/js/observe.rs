@@ -199,7 +199,10 @@ pub(super) fn reads(
             .filter(|p| !gates(p) && !PSEUDO.iter().any(|d| p.starts_with(d)))
             .filter(|p| !scratch(Path::new(p), temp, &probed, &state.made))
             // A folder the run made holds what the run put there.
-            .filter(|p| p.strip_suffix('/').is_none_or(|dir| !state.made.contains(dir)))
+            .filter(|p| {
+                p.strip_suffix('/')
+                    .is_none_or(|dir| !state.made.contains(dir))
+            })
             // What a folder of the tree holds is the tree's (an untracked file a test lists
             // there is named by the analysis or unknown); an installed folder's is not.
             .filter(|p| !p.ends_with('/') || !p.starts_with(&root) || p.contains("/node_modules/"))
