@@ -85,8 +85,8 @@ pub(crate) trait Language: Sync {
 /// A language's reading of one tree: its tests and how its imports resolve, from the tree's
 /// own configuration (manifests, compiler and runner configuration), read once per load.
 pub(crate) trait Layout: Send + Sync {
-    /// Its test units in the tree.
-    fn tests(&self) -> BTreeSet<String>;
+    /// Its test units among the tree's `files` (the files it was loaded with).
+    fn tests(&self, files: &BTreeSet<String>) -> BTreeSet<String>;
     /// Adds the edges of `path`'s imports (`facts.imports`, as its analyser wrote them) and
     /// of what its configuration says `path` needs (a setup file, a snapshot) to `found`.
     fn edges(&self, tree: &Tree<'_>, path: &str, facts: &Facts, found: &mut Found<'_>);
@@ -203,9 +203,9 @@ impl Layouts {
             .map(|(_, l)| l.as_ref())
     }
 
-    /// Every layout's test units.
-    pub(crate) fn tests(&self) -> BTreeSet<String> {
-        self.0.iter().flat_map(|(_, l)| l.tests()).collect()
+    /// Every layout's test units among the tree's `files` (the files they were loaded with).
+    pub(crate) fn tests(&self, files: &BTreeSet<String>) -> BTreeSet<String> {
+        self.0.iter().flat_map(|(_, l)| l.tests(files)).collect()
     }
 
     /// The digests of every layout, in order, for a kept graph's key.

@@ -5,6 +5,7 @@ use crate::analyze;
 use crate::analyze::analysis::{self, Analysis};
 use crate::analyze::facts::{Flags, Reads};
 use crate::cache::graph::{self as graph_cache, Blobs};
+use crate::cache::test_list;
 use crate::config::{self, Config};
 use crate::error::Result;
 use crate::graph::{self, Graph, Tree};
@@ -152,7 +153,7 @@ impl Project {
         let layouts = layouts(snapshot, &config, &read, warn);
         let mut tests = tests_of(&discovery, &doctests, &framework, snapshot, &go, read);
         tests.extend(on_disk.keys().cloned());
-        tests.extend(layouts.tests());
+        tests.extend(layout_tests(&state, snapshot, &layouts));
         reader.check()?;
         check_roots(&config, &snapshot.files)?;
         let stale_depends = stale_depends(&config, &tests, deleted)?;
@@ -255,6 +256,17 @@ fn layouts(
         warn(warning);
     }
     layouts
+}
+
+/// The layouts' tests, kept by `test_list` when the tree has a layout: matching every file of
+/// a large tree against a project's test globs costs a warm selection more than hashing the
+/// files' names for the key does.
+fn layout_tests(state: &Path, snapshot: &Snapshot, layouts: &Layouts) -> BTreeSet<String> {
+    if layouts.digests().is_empty() {
+        return BTreeSet::new();
+    }
+    let key = test_list::key(layouts, &snapshot.files);
+    test_list::of(state, key, || layouts.tests(&snapshot.files))
 }
 
 /// Python's import roots: `[python] roots`, else the ones detected, pytest's `pythonpath`

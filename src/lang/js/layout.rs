@@ -25,7 +25,6 @@ pub(crate) struct JsLayout {
     declared: BTreeSet<String>,
     /// Manifests and compiler configurations, by path: what the resolver reads.
     texts: BTreeMap<String, Vec<u8>>,
-    tests: BTreeSet<String>,
     digest: u64,
     broken: Option<String>,
     /// The values `.gate.toml` states that the load did not use.
@@ -117,12 +116,6 @@ impl JsLayout {
             (b.dir.len(), &a.dir, a.run_dir.len()).cmp(&(a.dir.len(), &b.dir, b.run_dir.len()))
         });
         projects.dedup_by(|later, kept| later.dir == kept.dir && later.config == kept.config);
-        let tests = files
-            .iter()
-            .filter(|f| super::is_js(f) && !in_node_modules(f))
-            .filter(|f| owner(&projects, f).is_some_and(|p| p.is_test(f)))
-            .cloned()
-            .collect();
         let mut hasher = std::hash::DefaultHasher::new();
         texts.hash(&mut hasher);
         stated.hash(&mut hasher);
@@ -138,12 +131,23 @@ impl JsLayout {
             packages,
             declared,
             texts,
-            tests,
             digest: hasher.finish(),
             warnings: stated.warnings(files, broken.is_some()),
             broken,
             resolvers: OnceLock::new(),
         })
+    }
+
+    /// Whether `path` is a test: some project holding it matches it. `owner` picks the first
+    /// holding project that matches, else one that does not, so this is the same as asking
+    /// `owner`'s project, with each project's globs tried once.
+    fn is_test(&self, path: &str) -> bool {
+        super::is_js(path)
+            && !in_node_modules(path)
+            && self
+                .projects
+                .iter()
+                .any(|p| config::under(&p.dir, path).is_some() && p.is_test(path))
     }
 
     /// The project that runs `path`: the deepest whose folder holds it.
@@ -454,15 +458,17 @@ fn pnpm_packages(text: &str) -> Vec<String> {
 }
 
 impl Layout for JsLayout {
-    fn tests(&self) -> BTreeSet<String> {
-        self.tests.clone()
+    /// Every file matched against the projects' tests: what the `test_list` cache keeps, so
+    /// a warm selection does not redo it.
+    fn tests(&self, files: &BTreeSet<String>) -> BTreeSet<String> {
+        files.iter().filter(|f| self.is_test(f)).cloned().collect()
     }
 
     fn edges(&self, tree: &Tree<'_>, path: &str, facts: &Facts, found: &mut Found<'_>) {
         for import in &facts.imports {
             import_edges(self, tree, path, import, found);
         }
-        if self.tests.contains(path)
+        if self.is_test(path)
             && let Some(project) = self.project_of(path)
         {
             project_edges(self, tree, path, project, found);
@@ -833,9 +839,15 @@ mod projects {
         JsLayout::load(&names, &|p: &str| texts.get(p).cloned(), &[]).expect("a JavaScript tree")
     }
 
+    /// The tests among `files` of their layout.
+    fn tests(files: &[(&str, &str)]) -> BTreeSet<String> {
+        let names = files.iter().map(|(p, _)| p.to_string()).collect();
+        load(files).tests(&names)
+    }
+
     #[test]
     fn a_vitest_configuration_names_the_tests_and_the_setup_files() {
-        let layout = load(&[
+        let files = [
             ("package.json", r#"{"devDependencies":{"vitest":"4"}}"#),
             (
                 "vitest.config.ts",
@@ -845,8 +857,9 @@ mod projects {
             ("test/b.test.ts", ""),
             ("src/c.spec.ts", ""),
             ("test/setup.ts", ""),
-        ]);
-        assert_eq!(layout.tests(), ["test/a.spec.ts".to_string()].into());
+        ];
+        let layout = load(&files);
+        assert_eq!(tests(&files), ["test/a.spec.ts".to_string()].into());
         let project = &layout.projects[0];
         assert_eq!(project.setup, vec!["test/setup.ts"]);
         assert_eq!(alias(&project.aliases, "~util/x"), vec!["/src/util/x"]);
@@ -855,14 +868,15 @@ mod projects {
 
     #[test]
     fn a_key_that_is_no_literal_is_a_refusal_naming_file_and_key() {
-        let layout = load(&[
+        let files = [
             ("package.json", r#"{"devDependencies":{"vitest":"4"}}"#),
             (
                 "vitest.config.ts",
                 "export default defineConfig({ test: { include: globs() } });\n",
             ),
             ("a.test.ts", ""),
-        ]);
+        ];
+        let layout = load(&files);
         let why = layout.broken().expect("refused");
         assert!(
             why.contains("vitest.config.ts") && why.contains("test.include"),
@@ -881,7 +895,7 @@ mod projects {
 
     #[test]
     fn a_jest_project_reads_its_matchers_mapper_and_root_dir_patterns() {
-        let layout = load(&[
+        let files = [
             ("package.json", r#"{"devDependencies":{"jest":"30"}}"#),
             (
                 "jest.config.js",
@@ -891,10 +905,11 @@ mod projects {
             ("dist/b.test.js", ""),
             ("src/dist/c.test.js", ""),
             ("test/setup.js", ""),
-        ]);
+        ];
+        let layout = load(&files);
         // `<rootDir>/dist/` ignores the project's dist/ only, as Jest matches it.
         assert_eq!(
-            layout.tests(),
+            tests(&files),
             [
                 "src/dist/c.test.js".to_string(),
                 "test/a.test.js".to_string()
@@ -908,7 +923,7 @@ mod projects {
 
     #[test]
     fn vitest_projects_are_each_read_and_run_from_the_listing_folder() {
-        let layout = load(&[
+        let files = [
             ("package.json", r#"{"devDependencies":{"vitest":"4"}}"#),
             (
                 "vitest.config.ts",
@@ -926,10 +941,11 @@ mod projects {
             ("packages/skip/w.test.ts", ""),
             ("tests/unit/u.test.ts", ""),
             ("tests/e2e/e.test.ts", ""),
-        ]);
+        ];
+        let layout = load(&files);
         assert!(layout.broken().is_none(), "{:?}", layout.broken());
         assert_eq!(
-            layout.tests(),
+            tests(&files),
             [
                 "packages/a/spec/x.ts".to_string(),
                 "packages/b/src/z.test.ts".to_string(),
@@ -937,7 +953,7 @@ mod projects {
             ]
             .into()
         );
-        for test in layout.tests() {
+        for test in tests(&files) {
             let p = layout.project_of(&test).expect("a project");
             assert_eq!(p.run_dir, "", "{test}");
         }

@@ -488,10 +488,10 @@ mod tests {
         };
         let layout = load(&[stated(json!(["**/spec/**/*.spec.js"]))]);
         assert!(layout.broken().is_none(), "{:?}", layout.broken());
-        assert_eq!(layout.tests(), ["spec/a.spec.js".to_string()].into());
+        assert_eq!(layout.tests(&names), ["spec/a.spec.js".to_string()].into());
         assert!(layout.warnings().is_empty(), "{:?}", layout.warnings());
         let other = load(&[stated(json!(["**/test/**/*.test.js"]))]);
-        assert_eq!(other.tests(), ["test/b.test.js".to_string()].into());
+        assert_eq!(other.tests(&names), ["test/b.test.js".to_string()].into());
         assert_ne!(layout.digest(), refused.digest());
         assert_ne!(layout.digest(), other.digest());
     }
