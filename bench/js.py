@@ -158,7 +158,7 @@ def main():
     results["lexer_scan_s"] = median(scans)
     results["cold_over_lexer"] = round(median(cold) / median(scans), 2)
 
-    if os.path.isdir(FIXTURE_MODULES):
+    if args.related_runs > 0 and os.path.isdir(FIXTURE_MODULES):
         related = []
         for _ in range(args.related_runs):
             wall, out = sh(["node_modules/.bin/vitest", "related", "--run", "--passWithNoTests",
@@ -166,7 +166,7 @@ def main():
             related.append(wall)
         results["vitest_related_s"] = median(related)
         results["warm_over_vitest_related"] = round(median(warm) / median(related), 3)
-    else:
+    elif args.related_runs > 0:
         print(f"bench/js.py: {FIXTURE_MODULES} is not installed (npm ci in tests/fixtures/js): "
               "vitest related not measured", file=sys.stderr)
     print(json.dumps(results, indent=2))
