@@ -28,7 +28,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use why::{Cause, Why};
 
 pub(crate) use enter::Entered;
-pub(crate) use outside::TRACKED;
+pub(crate) use outside::{ABSENT, TRACKED};
 
 /// Each unit's digest, or why it has none.
 type Digests = BTreeMap<String, Result<String, Why>>;

@@ -152,10 +152,16 @@ fn chained(
             };
             return (at, Some(why));
         }
-        let state = match (file.strip_prefix(TRACKED), file.ends_with('/')) {
-            (tracked, true) => listing(&on_disk(scope.root, tracked.unwrap_or(file)), states),
-            (Some(tracked), false) => tracked_state(tracked, scope, states),
-            (None, false) => states.state(&on_disk(scope.root, file)),
+        let state = match (file.strip_prefix(ABSENT), file.strip_prefix(TRACKED)) {
+            (Some(missing), _) => absence(
+                &on_disk(scope.root, missing.strip_prefix(TRACKED).unwrap_or(missing)),
+                states,
+            ),
+            (None, tracked) if file.ends_with('/') => {
+                listing(&on_disk(scope.root, tracked.unwrap_or(file)), states)
+            }
+            (None, Some(tracked)) => tracked_state(tracked, scope, states),
+            (None, None) => states.state(&on_disk(scope.root, file)),
         };
         let state = match state {
             Ok(state) => state,
@@ -169,6 +175,24 @@ fn chained(
         at.push(h.finalize().into());
     }
     (at, None)
+}
+
+/// A runner's spelling of a path its run looked for and never found (`?PATH`): the run saw
+/// it absent, so its state is whether it is there — at an entry, there now is a change during
+/// the run (the folder it would be in may change as it likes: a run that found it absent in
+/// a busy temporary folder saw what it saw).
+pub(crate) const ABSENT: &str = "?";
+
+/// The state of a path a run found absent.
+fn absence(path: &Path, states: &States<'_>) -> Result<String, Why> {
+    match std::fs::symlink_metadata(path) {
+        Err(_) => Ok("absent".into()),
+        Ok(_) if states.since.is_some() => Err(Why {
+            cause: Cause::ReadChanged,
+            detail: format!("{} appeared during the run", path.display()),
+        }),
+        Ok(_) => Ok("there".into()),
+    }
 }
 
 /// A runner's spelling of a file of the tree that its run read (`./PATH`): a JavaScript run's

@@ -48,12 +48,7 @@ pub(crate) fn link_modules(dir: &Path, extra: &[(&str, &str)]) {
 
 /// A repository of the fixture `js/NAME`, its packages linked at its root.
 pub(crate) fn repo(name: &str) -> TestRepo {
-    repo_in(name, &std::env::temp_dir())
-}
-
-/// A repository of the fixture `js/NAME` in a new folder under `parent`.
-pub(crate) fn repo_in(name: &str, parent: &Path) -> TestRepo {
-    let t = TestRepo::from_fixture_in(&format!("js/{name}"), parent);
+    let t = TestRepo::from_fixture(&format!("js/{name}"));
     link_modules(&t.root, &[]);
     t
 }

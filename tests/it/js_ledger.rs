@@ -5,36 +5,10 @@
 //! the test run again and fail instead of being reused, and another `NODE_ENV` runs it again.
 
 use crate::history::{Kind, Store};
-use crate::js::repo_in;
+use crate::js::repo;
 use crate::ledger::{gate, gate_with, ran, reused};
 use crate::ledger_inputs::settle;
 use std::path::PathBuf;
-
-/// A folder for one test's repository (`test`, on the store `kind`) whose parents no other
-/// test writes to while it runs: Node and Vite look files up in every folder above the project
-/// (`package.json`, `pnpm-workspace.yaml`, `node_modules`), and a file looked for and absent
-/// whose folder changed during the run may have been there for a moment — such a run is not
-/// entered. So every test's folder is made at once, before any runs, beside the build (the
-/// shared temporary folder, and `target/tmp` where other tests keep caches, change all the
-/// time).
-fn quiet(test: &str, kind: Kind) -> PathBuf {
-    const TESTS: [&str; 3] = ["outside", "jest", "beyond"];
-    static MADE: std::sync::Once = std::sync::Once::new();
-    let top = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"))
-        .parent()
-        .unwrap()
-        .join("js-ledger");
-    MADE.call_once(|| {
-        for (test, kind) in TESTS.iter().flat_map(|t| [(t, "sqlite"), (t, "postgres")]) {
-            std::fs::create_dir_all(top.join(test).join(kind)).unwrap();
-        }
-    });
-    assert!(TESTS.contains(&test), "{test} is made with the others");
-    top.join(test).join(match kind {
-        Kind::Sqlite => "sqlite",
-        Kind::Postgres => "postgres",
-    })
-}
 
 /// An installed package the project declares (`gate-ext`, `RATE = 1`), its files no commit
 /// holds: its folder.
@@ -52,7 +26,7 @@ fn installed(t: &crate::support::TestRepo) -> PathBuf {
 
 on_both!(what_a_vitest_run_read_outside_the_tree_binds_its_pass: outside_sqlite, outside_postgres);
 fn what_a_vitest_run_read_outside_the_tree_binds_its_pass(kind: Kind) {
-    let t = repo_in("vitest", &quiet("outside", kind));
+    let t = repo("vitest");
     let store = Store::new(kind, &t);
     let db = store.url.as_str();
     let package = installed(&t);
@@ -121,7 +95,7 @@ on_both!(what_a_jest_run_read_outside_the_tree_binds_its_pass: jest_sqlite, jest
 /// The same for Jest, whose own cache (read and rewritten by every run) is its state: a pass is
 /// reused, and an installed package's file edited in place runs the test again.
 fn what_a_jest_run_read_outside_the_tree_binds_its_pass(kind: Kind) {
-    let t = repo_in("jest", &quiet("jest", kind));
+    let t = repo("jest");
     let store = Store::new(kind, &t);
     let db = store.url.as_str();
     let package = installed(&t);
@@ -165,7 +139,7 @@ on_both!(what_a_vitest_run_reads_beyond_its_imports_binds_its_pass: beyond_sqlit
 /// the Vitest configuration reads, what a folder outside the tree holds, and a file opened
 /// read-write — each test runs again and fails instead of being reused.
 fn what_a_vitest_run_reads_beyond_its_imports_binds_its_pass(kind: Kind) {
-    let t = repo_in("vitest", &quiet("beyond", kind));
+    let t = repo("vitest");
     let store = Store::new(kind, &t);
     let db = store.url.as_str();
     let home = t.root.parent().unwrap().to_path_buf();

@@ -25,12 +25,7 @@ pub(crate) fn fixture(name: &str) -> PathBuf {
 impl TestRepo {
     /// A repository whose first commit holds the fixture tree `name`.
     pub(crate) fn from_fixture(name: &str) -> TestRepo {
-        Self::from_fixture_in(name, &std::env::temp_dir())
-    }
-
-    /// A repository of the fixture `name` in a new folder under `parent`.
-    pub(crate) fn from_fixture_in(name: &str, parent: &Path) -> TestRepo {
-        let dir = tempfile::tempdir_in(parent).unwrap();
+        let dir = tempfile::tempdir().unwrap();
         let root = dir.path().join("repo");
         copy_tree(&fixture(name), &root);
         let repo = Repository::init(&root).unwrap();

@@ -141,8 +141,10 @@ fn spelled(files: Vec<String>, project: &crate::project::Project) -> Vec<String>
     files
         .into_iter()
         .map(|f| {
-            let closures =
-                f.starts_with('/') || project.tests.contains(&f) || project.graph.imported(&f);
+            let closures = f.starts_with('/')
+                || f.starts_with(ABSENT)
+                || project.tests.contains(&f)
+                || project.graph.imported(&f);
             if closures {
                 f
             } else {
@@ -182,6 +184,7 @@ pub(super) fn reads(
         seen: BTreeSet::new(),
         probed: BTreeSet::new(),
         made: BTreeSet::new(),
+        present: BTreeSet::new(),
         listed: Vec::new(),
         pending: HashMap::new(),
     };
@@ -207,9 +210,18 @@ pub(super) fn reads(
             // What a folder of the tree holds is the tree's (an untracked file a test lists
             // there is named by the analysis or unknown); an installed folder's is not.
             .filter(|p| !p.ends_with('/') || !p.starts_with(&root) || p.contains("/node_modules/"))
-            .map(|p| match p.strip_prefix(&root) {
-                Some(rel) => rel.to_string(),
-                None => p,
+            .map(|p| {
+                // What the run only ever found absent is listed as such (`?PATH`): the run saw
+                // it absent, so it is absent after the run or the run is not entered.
+                let absent = if state.present.contains(&p) {
+                    ""
+                } else {
+                    ABSENT
+                };
+                match p.strip_prefix(&root) {
+                    Some(rel) => format!("{absent}{rel}"),
+                    None => format!("{absent}{p}"),
+                }
             })
             .collect(),
     )
@@ -230,6 +242,8 @@ fn scratch(path: &Path, temp: &Path, probed: &BTreeSet<String>, made: &BTreeSet<
             .any(|a| a.to_str().is_some_and(|a| made.contains(a)))
 }
 
+use crate::ledger::ABSENT;
+
 /// The kernel's and devices' files: no commit or install changes them between runs.
 const PSEUDO: [&str; 3] = ["/proc/", "/sys/", "/dev/"];
 
@@ -249,6 +263,8 @@ struct State {
     probed: BTreeSet<String>,
     /// Every path the run made or wrote, whenever it did.
     made: BTreeSet<String>,
+    /// Every path the run found there (read, looked up, listed).
+    present: BTreeSet<String>,
     listed: Vec<String>,
     /// A call strace split (`<unfinished ...>`) by process, waiting for its `resumed` end.
     pending: HashMap<String, String>,
@@ -476,11 +492,17 @@ impl State {
             at = parent.to_path_buf();
         }
         let at = at.display().to_string();
-        self.read(at.clone());
+        self.list(at.clone());
         at
     }
 
+    /// A path the run read, or found there.
     fn read(&mut self, path: String) {
+        self.present.insert(path.clone());
+        self.list(path);
+    }
+
+    fn list(&mut self, path: String) {
         if !self.made.contains(&path) {
             self.probed.remove(&path);
         }
@@ -704,16 +726,16 @@ mod tests {
                 "/usr/bin/node",
                 "app/node_modules/pkg/index.js",
                 "node_modules/.pnpm/pkg/index.js",
-                "app/.env.local",
+                "?app/.env.local",
                 "/etc/hosts",
                 "app/cache.json",
-                "app/gone",
+                "?app/gone",
                 "app/db.sqlite",
                 "app/log.txt",
                 "/etc/hostname",
-                "tmp/old/y",
-                "tmp/gone",
-                "tmp/wanted",
+                "?tmp/old/y",
+                "?tmp/gone",
+                "?tmp/wanted",
             ]
         );
     }
@@ -739,11 +761,11 @@ mod tests {
             listed(trace),
             [
                 "/etc/hosts",
-                "app/fixture.json",
+                "?app/fixture.json",
                 "/etc/resolv.conf",
                 "/etc/passwd",
                 "/etc/group",
-                "/etc/shadow"
+                "?/etc/shadow"
             ]
         );
     }
@@ -854,7 +876,7 @@ mod tests {
                 "{real} is not on the list"
             );
         }
-        assert!(listed.contains(&data.join("none.js").display().to_string()));
+        assert!(listed.contains(&format!("{ABSENT}{}", data.join("none.js").display())));
         assert!(listed.contains(&data.join("d/after.js").display().to_string()));
         assert!(!listed.contains(&data.join("out.txt").display().to_string()));
     }
