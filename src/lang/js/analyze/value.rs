@@ -192,13 +192,30 @@ impl Walk<'_, '_> {
     /// Whether `node` is an argument of a call that builds a path (`path.join`, `new URL`,
     /// `fileURLToPath`, `dirname`): only the outermost such expression is recorded.
     pub(super) fn inside_path_call(&self, node: Node<'_>) -> bool {
-        let Some(call) = node
-            .parent()
+        node.parent()
             .filter(|p| p.kind() == "arguments")
             .and_then(|a| a.parent())
-        else {
+            .is_some_and(|call| self.builds_path(call))
+    }
+
+    /// Whether a call records its arguments itself: a path call (the outermost is recorded),
+    /// a load (its specifier is evaluated), a file call (its first argument).
+    pub(super) fn takes_path(&self, call: Node<'_>) -> bool {
+        if self.builds_path(call) {
+            return true;
+        }
+        let Some(function) = call.child_by_field_name("function") else {
             return false;
         };
+        let (object, name) = self.callee(function);
+        matches!(
+            (object.as_str(), name.as_str()),
+            ("", "import" | "require") | ("require" | "import.meta", "resolve")
+        ) || FILE_CALLS.contains(&name.as_str())
+    }
+
+    /// Whether `call` builds a path: `new URL(…)`, a path call, `dirname`.
+    fn builds_path(&self, call: Node<'_>) -> bool {
         if call.kind() == "new_expression" {
             return call
                 .child_by_field_name("constructor")
@@ -210,28 +227,6 @@ impl Walk<'_, '_> {
         let (object, name) = self.callee(function);
         is_path_call(&object, &name)
             || matches!((object.as_str(), name.as_str()), ("" | "path", "dirname"))
-    }
-
-    /// Whether a call records its arguments itself: a path call (the outermost is recorded),
-    /// a load (its specifier is evaluated), a file call (its first argument).
-    pub(super) fn takes_path(&self, call: Node<'_>) -> bool {
-        if call.kind() == "new_expression" {
-            return call
-                .child_by_field_name("constructor")
-                .is_some_and(|c| self.text(c) == "URL");
-        }
-        let Some(function) = call.child_by_field_name("function") else {
-            return false;
-        };
-        let (object, name) = self.callee(function);
-        is_path_call(&object, &name)
-            || matches!(
-                (object.as_str(), name.as_str()),
-                ("" | "path", "dirname")
-                    | ("", "import" | "require")
-                    | ("require" | "import.meta", "resolve")
-            )
-            || FILE_CALLS.contains(&name.as_str())
     }
 
     /// Whether a call's string arguments are left to `plain` (no other reading took them).
